@@ -1,0 +1,1 @@
+from .schedulers import *  # noqa: F401,F403

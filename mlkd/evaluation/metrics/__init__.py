@@ -1,0 +1,3 @@
+from .multi_label import MultiLabelMetrics, SampleMAP
+
+__all__ = ['MultiLabelMetrics', 'SampleMAP']

@@ -1,0 +1,41 @@
+"""The contract every mlkd distillation loss follows.
+
+A loss is a pure function on tensors (the math, with its formula and paper in the docstring) plus a
+thin registered ``nn.Module`` subclass of :class:`BaseDistillLoss` holding hyper-parameters and the
+weight. The distiller reads the names of ``forward``'s arguments once at build time and supplies
+them by name:
+
+* ``s_logits`` / ``t_logits``: ``[B, C]`` student / teacher logits (teacher already detached);
+* ``gt``: ``[B, C]`` float targets, 1 positive, 0 negative, -1 ignored (belongs to no set);
+* ``s_<tap>`` / ``t_<tap>``: any recorded intermediate tensor, e.g. ``s_label_emb`` ``[B, C, D]``;
+* ``data_samples``: the batch's data samples.
+
+Rules: compute in fp32 whatever the autocast state; return a tensor connected to the graph even
+when the valid set is empty (multiply by zero rather than returning a Python number), so DDP with
+``find_unused_parameters=False`` sees the same parameters every step; keep the reference code's
+reduction as the default so a paper's loss weight keeps its meaning.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class BaseDistillLoss(nn.Module):
+    """Holds ``loss_weight``; subclasses implement ``forward`` returning the weighted loss.
+
+    Args:
+        loss_weight: factor applied to the value of the loss function.
+    """
+
+    def __init__(self, loss_weight: float = 1.0) -> None:
+        super().__init__()
+        self.loss_weight = float(loss_weight)
+
+    def extra_repr(self) -> str:
+        return f'loss_weight={self.loss_weight}'
+
+
+def as_fp32(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Cast inputs to float32 (losses run in fp32 even under autocast)."""
+    return tuple(t.float() for t in tensors)
