@@ -1,4 +1,3 @@
 from .multidigits import MultiDigits
-from .worker_seed import epoch_seeded_worker_init_fn
 
-__all__ = ['MultiDigits', 'epoch_seeded_worker_init_fn']
+__all__ = ['MultiDigits']

@@ -12,7 +12,10 @@ that fixes it is the minimum mlkd supports.
 * setuptools >= 82 has no ``pkg_resources``; mmengine's ``is_installed`` and
   ``get_installed_path`` import it, so ``_base_ = ['pkg::...']`` configs and ``mmengine.hub`` fail.
   mlkd replaces both with ``importlib``-based versions.
-* The third breakage (``init_dist('pytorch')`` calling ``torch.cuda.set_device`` on hosts without
+* mmengine's data-loader ``worker_init_fn`` ignores the epoch, so with non-persistent workers random
+  augmentations repeat every epoch; the Runner's default is replaced by
+  :func:`mlkd.utils.worker_seed.epoch_seeded_worker_init_fn`.
+* The last breakage (``init_dist('pytorch')`` calling ``torch.cuda.set_device`` on hosts without
   CUDA) is handled without patching, in :mod:`mlkd.utils.dist`.
 """
 from __future__ import annotations
@@ -113,4 +116,8 @@ def apply() -> None:
             module.is_installed = is_installed
         if hasattr(module, 'get_installed_path'):
             module.get_installed_path = get_installed_path
+
+    import mmengine.runner.runner as runner_module
+    from mlkd.utils.worker_seed import epoch_seeded_worker_init_fn
+    runner_module.default_worker_init_fn = epoch_seeded_worker_init_fn
     _APPLIED = True

@@ -1,0 +1,3 @@
+from .one_cycle import OneCycleMomentum
+
+__all__ = ['OneCycleMomentum']

@@ -1,0 +1,41 @@
+# MultiDigits: bundled multi-label demo data built from scikit-learn's digit scans (no download).
+# Images are mosaics of 1-4 digits; labels are the set of digit classes present (10 classes).
+dataset_type = 'MultiDigits'
+num_classes = 10
+variant = 'multi_label'
+
+data_preprocessor = dict(
+    type='ClsDataPreprocessor',
+    num_classes=num_classes,
+    mean=[0.0, 0.0, 0.0],
+    std=[255.0, 255.0, 255.0],
+    to_rgb=False,
+    to_onehot=True,
+)
+
+train_pipeline = [
+    dict(type='RandomCrop', crop_size=32, padding=2, padding_mode='constant'),
+    dict(type='PackInputs'),
+]
+test_pipeline = [dict(type='PackInputs')]
+
+train_dataloader = dict(
+    batch_size=64,
+    num_workers=2,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=True),
+    dataset=dict(type=dataset_type, split='train', variant=variant, num_samples=2000,
+                 image_size=32, seed=0, pipeline=train_pipeline),
+)
+val_dataloader = dict(
+    batch_size=128,
+    num_workers=2,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    dataset=dict(type=dataset_type, split='val', variant=variant, num_samples=500,
+                 image_size=32, seed=0, pipeline=test_pipeline),
+)
+test_dataloader = val_dataloader
+
+val_evaluator = dict(type='MultiLabelMetrics', thr=0.5, conventions=('threshold', 'oracle_topk'))
+test_evaluator = val_evaluator

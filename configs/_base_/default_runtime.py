@@ -1,0 +1,28 @@
+# Runtime shared by every mlkd config.
+default_scope = 'mlkd'
+
+default_hooks = dict(
+    timer=dict(type='IterTimerHook'),
+    logger=dict(type='LoggerHook', interval=50),
+    param_scheduler=dict(type='ParamSchedulerHook'),
+    checkpoint=dict(type='CheckpointHook', interval=1, max_keep_ckpts=2),
+    sampler_seed=dict(type='DistSamplerSeedHook'),
+)
+# Fails at start-up when the head's num_classes disagrees with the datasets' class lists.
+custom_hooks = [dict(type='NumClassesCheckHook')]
+
+env_cfg = dict(
+    cudnn_benchmark=False,
+    mp_cfg=dict(mp_start_method='fork', opencv_num_threads=0),
+    # tools/train.py switches to gloo (and CPU DDP) by itself on hosts without CUDA.
+    dist_cfg=dict(backend='nccl'),
+)
+
+vis_backends = [dict(type='LocalVisBackend')]
+visualizer = dict(type='Visualizer', vis_backends=vis_backends)
+
+log_processor = dict(by_epoch=True)
+log_level = 'INFO'
+load_from = None
+resume = False
+randomness = dict(seed=0, deterministic=False)

@@ -1,0 +1,14 @@
+# Small CIFAR-layout ResNet-18 (3x3 stem, no max-pool) for the MultiDigits demo: the student size.
+# Trains from scratch on a CPU in minutes.
+model = dict(
+    type='ImageClassifier',
+    backbone=dict(type='ResNet_CIFAR', depth=18, stem_channels=8, base_channels=8,
+                  out_indices=(3, )),
+    neck=dict(type='GlobalAveragePooling'),
+    head=dict(
+        type='MultiLabelLinearClsHead',
+        num_classes=10,
+        in_channels=64,
+        loss=dict(type='BinaryCrossEntropySumLoss'),
+    ),
+)

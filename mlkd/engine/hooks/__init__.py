@@ -1,0 +1,3 @@
+from .num_classes_check import NumClassesCheckHook
+
+__all__ = ['NumClassesCheckHook']

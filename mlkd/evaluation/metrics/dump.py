@@ -1,0 +1,57 @@
+"""Write every prediction of an evaluation run to disk (``tools/test.py --out``)."""
+from __future__ import annotations
+
+import os
+import os.path as osp
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from mmengine.evaluator import BaseMetric
+
+from mlkd.registry import METRICS
+
+
+@METRICS.register_module()
+class DumpScores(BaseMetric):
+    """Save scores and labels of the whole evaluation set to an ``.npz`` file.
+
+    The file holds ``scores`` ``[N, C]`` (the model's ``pred_score``), ``labels`` ``[N, C]``
+    (1 positive, 0 negative, -1 difficult/ignored, or ``[N]`` class indices for single-label data)
+    and ``sample_idx`` ``[N]``, in dataset order when all ranks are gathered. Returns no metric.
+
+    Args:
+        out_file: destination path ending in ``.npz``; its folder is created.
+    """
+
+    default_prefix = None
+
+    def __init__(self, out_file: str, collect_device: str = 'cpu', prefix: str | None = None):
+        if not str(out_file).endswith('.npz'):
+            raise ValueError(f'DumpScores.out_file must end with .npz, got {out_file!r}')
+        super().__init__(collect_device=collect_device, prefix=prefix)
+        self.out_file = out_file
+
+    def process(self, data_batch: Any, data_samples: Sequence[dict]) -> None:
+        for sample in data_samples:
+            score = sample['pred_score']
+            num_classes = score.numel()
+            if 'gt_score' in sample:
+                label = sample['gt_score'].clone().float()
+            else:
+                label = torch.zeros(num_classes)
+                label[torch.as_tensor(sample['gt_label'], dtype=torch.long)] = 1
+            if 'gt_label_difficult' in sample:
+                difficult = torch.as_tensor(sample['gt_label_difficult'], dtype=torch.long)
+                label[difficult[label[difficult] == 0]] = -1
+            self.results.append((score.cpu().float(), label.cpu(),
+                                 int(sample.get('sample_idx', len(self.results)))))
+
+    def compute_metrics(self, results: list) -> dict:
+        scores = torch.stack([r[0] for r in results]).numpy()
+        labels = torch.stack([r[1] for r in results]).numpy()
+        sample_idx = np.asarray([r[2] for r in results])
+        folder = osp.dirname(osp.abspath(self.out_file))
+        os.makedirs(folder, exist_ok=True)
+        np.savez(self.out_file, scores=scores, labels=labels, sample_idx=sample_idx)
+        return {}

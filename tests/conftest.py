@@ -1,0 +1,60 @@
+import os
+import os.path as osp
+import sys
+import uuid
+
+import pytest
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+import mlkd  # noqa: E402,F401
+
+# Keep the 2-core CI machine responsive: tests are single-threaded.
+import torch  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def config_path(*parts: str) -> str:
+    return osp.join(REPO, 'configs', *parts)
+
+
+def small_run_cfg(config: str, work_dir: str, *, epochs: int = 2, train_samples: int = 128,
+                  val_samples: int = 64, batch_size: int = 32, augment: bool = False,
+                  num_workers: int = 0, schedule_epochs: int | None = None):
+    """A fast variant of a MultiDigits config: tiny data, few epochs, unique experiment name."""
+    from mmengine.config import Config
+    cfg = Config.fromfile(config)
+    cfg.work_dir = work_dir
+    cfg.experiment_name = f'test_{uuid.uuid4().hex[:8]}'
+    schedule_epochs = schedule_epochs or epochs
+    for scheduler in cfg.param_scheduler:
+        if 'total_steps' in scheduler:
+            scheduler['total_steps'] = schedule_epochs
+    cfg.train_cfg.max_epochs = epochs
+    cfg.train_cfg.val_interval = epochs
+    for key, samples, size in (('train_dataloader', train_samples, batch_size),
+                               ('val_dataloader', val_samples, 64),
+                               ('test_dataloader', val_samples, 64)):
+        loader = cfg[key]
+        loader.dataset.num_samples = samples
+        loader.batch_size = size
+        loader.num_workers = num_workers
+        loader.persistent_workers = num_workers > 0
+    if not augment:
+        cfg.train_dataloader.dataset.pipeline = [dict(type='PackInputs')]
+    cfg.default_hooks.logger.interval = 1
+    cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=1, max_keep_ckpts=-1)
+    return cfg
+
+
+@pytest.fixture
+def tmp_work_dir(tmp_path):
+    path = tmp_path / 'work'
+    path.mkdir()
+    return str(path)
+
+
+os.environ.setdefault('OMP_NUM_THREADS', '1')

@@ -1,0 +1,78 @@
+"""Two CPU processes through tools/dist_train.sh equal one process with the same global batch.
+
+With CUDA absent mlkd creates the gloo group itself (mmengine's launcher would call
+torch.cuda.set_device) and wraps the model in CPU DDP. The comparison is made exact in
+principle: GroupNorm instead of BatchNorm (no per-rank batch statistics), no random
+augmentation (workers on two ranks draw different numbers), and the BCE-sum task loss scaled by
+the world size so that DDP's gradient averaging gives the single-process sum. What remains is
+floating-point summation order; the stated tolerance is 0.5 mAP points.
+"""
+import json
+import os
+import os.path as osp
+import re
+import subprocess
+import sys
+import textwrap
+
+from conftest import REPO, config_path
+
+TOLERANCE = 0.5  # mAP / F1 points
+
+
+def _write_config(tmp_path, per_process_batch):
+    path = tmp_path / f'dist_{per_process_batch}.py'
+    path.write_text(textwrap.dedent(f'''
+        _base_ = [{config_path('multidigits', 'resnet_student.py')!r}]
+        model = dict(backbone=dict(norm_cfg=dict(type='GN', num_groups=4)))
+        train_dataloader = dict(batch_size={per_process_batch}, num_workers=0,
+                                persistent_workers=False,
+                                dataset=dict(num_samples=256, pipeline=[dict(type='PackInputs')]))
+        val_dataloader = dict(num_workers=0, persistent_workers=False,
+                              dataset=dict(num_samples=128))
+        test_dataloader = val_dataloader
+        param_scheduler = [
+            dict(type='OneCycleLR', eta_max=2e-3, total_steps=2, pct_start=0.2, by_epoch=True,
+                 convert_to_iter_based=True),
+            dict(type='OneCycleMomentum', total_steps=2, pct_start=0.2, by_epoch=True,
+                 convert_to_iter_based=True),
+        ]
+        train_cfg = dict(max_epochs=2, val_interval=2)
+        default_hooks = dict(checkpoint=dict(interval=2))
+    '''))
+    return str(path)
+
+
+def _final_metrics(work_dir):
+    scalars = []
+    for root, _, files in os.walk(work_dir):
+        scalars += [osp.join(root, f) for f in files if f == 'scalars.json']
+    assert scalars, f'no scalars.json under {work_dir}'
+    metrics = {}
+    with open(scalars[0]) as f:
+        for line in f:
+            record = json.loads(line)
+            if 'mAP' in record:
+                metrics = record
+    assert metrics, 'no validation metrics were logged'
+    return metrics
+
+
+def test_two_process_cpu_ddp_matches_single_process(tmp_path):
+    env = dict(os.environ, OMP_NUM_THREADS='1', PORT=str(29500 + os.getpid() % 1000))
+    single_dir, dist_dir = str(tmp_path / 'single'), str(tmp_path / 'dist')
+    single = subprocess.run(
+        [sys.executable, 'tools/train.py', _write_config(tmp_path, 32), '--work-dir', single_dir],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert single.returncode == 0, single.stderr[-3000:]
+    dist = subprocess.run(
+        ['bash', 'tools/dist_train.sh', _write_config(tmp_path, 16), '2',
+         '--work-dir', dist_dir],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert dist.returncode == 0, dist.stderr[-3000:]
+    log = dist.stdout + dist.stderr
+    assert re.search(r'world_size: 2|Distributed launcher: pytorch', log) or 'gloo' in log
+    single_metrics, dist_metrics = _final_metrics(single_dir), _final_metrics(dist_dir)
+    for key in ('mAP', 'CF1_thr0.5', 'OF1_thr0.5'):
+        assert abs(single_metrics[key] - dist_metrics[key]) <= TOLERANCE, (
+            key, single_metrics[key], dist_metrics[key])

@@ -1,0 +1,77 @@
+"""Evaluate a checkpoint: ``python tools/test.py CONFIG CKPT [--out results.npz]``.
+
+On a distillation config the student is evaluated (the distiller's ``predict`` is the student's).
+Prints the metrics and, for multi-label metrics, a per-class AP table.
+"""
+import argparse
+import os
+import os.path as osp
+
+import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
+from mmengine.config import Config, DictAction
+from mmengine.runner import Runner
+
+from mlkd.utils.dist import prepare_distributed
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description='Evaluate a checkpoint with mlkd')
+    parser.add_argument('config', help='config file path')
+    parser.add_argument('checkpoint', help='checkpoint file')
+    parser.add_argument('--work-dir', help='where the evaluation log goes')
+    parser.add_argument('--out', help='write scores and labels of every image to this .npz file')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help='override config entries, e.g. test_dataloader.batch_size=32')
+    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    args = parser.parse_args()
+    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    return args
+
+
+def per_class_ap_table(evaluator, class_names) -> str | None:
+    """terminaltables rendering of the per-class AP kept by MultiLabelMetrics, if any."""
+    from terminaltables import AsciiTable
+    for metric in getattr(evaluator, 'metrics', []):
+        ap = getattr(metric, 'last_per_class_ap', None)
+        if ap is None:
+            continue
+        names = list(class_names) if class_names else [str(i) for i in range(len(ap))]
+        rows = [['class', 'AP (%)']]
+        rows += [[name, f'{100 * float(v):.2f}' if v == v else 'n/a'] for name, v in zip(names, ap)]
+        return AsciiTable(rows, title='per-class AP').table
+    return None
+
+
+def main() -> None:
+    args = parse_args()
+    if not osp.isfile(args.config):
+        raise FileNotFoundError(f'config file not found: {args.config}')
+    if not osp.isfile(args.checkpoint):
+        raise FileNotFoundError(f'checkpoint file not found: {args.checkpoint}')
+    cfg = Config.fromfile(args.config)
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options)
+    cfg.launcher = args.launcher
+    cfg.work_dir = args.work_dir or cfg.get('work_dir') or osp.join(
+        'work_dirs', osp.splitext(osp.basename(args.config))[0])
+    cfg.load_from = args.checkpoint
+    cfg.resume = False
+    if args.out:
+        evaluators = cfg.test_evaluator
+        evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
+        cfg.test_evaluator = evaluators + [dict(type='DumpScores', out_file=args.out)]
+    prepare_distributed(cfg, args.launcher)
+    runner = Runner.from_cfg(cfg)
+    runner.test()
+    if runner.rank == 0:
+        classes = runner.test_dataloader.dataset.metainfo.get('classes')
+        table = per_class_ap_table(runner.test_evaluator, classes)
+        if table:
+            print(table)
+        if args.out:
+            print(f'scores and labels written to {args.out}')
+
+
+if __name__ == '__main__':
+    main()

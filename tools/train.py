@@ -1,0 +1,80 @@
+"""Train a model (a classifier or a distiller) from an mlkd config.
+
+    python tools/train.py CONFIG [--work-dir DIR] [--resume [CKPT]] [--amp] [--cfg-options k=v ...]
+    bash tools/dist_train.sh CONFIG GPUS [args]        # torchrun, one process per GPU (or CPU)
+"""
+import argparse
+import os
+import os.path as osp
+
+import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
+from mmengine.config import Config, DictAction
+from mmengine.runner import Runner
+
+from mlkd.utils.dist import prepare_distributed
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description='Train a model with mlkd')
+    parser.add_argument('config', help='config file path')
+    parser.add_argument('--work-dir', help='where logs and checkpoints go '
+                        '(default: work_dirs/<config name>)')
+    parser.add_argument('--resume', nargs='?', type=str, const='auto',
+                        help='resume from CKPT, or without a value from the latest checkpoint '
+                        'in the work dir')
+    parser.add_argument('--amp', action='store_true', help='automatic mixed precision (CUDA)')
+    parser.add_argument('--auto-scale-lr', action='store_true',
+                        help='scale the learning rate by the actual total batch size')
+    parser.add_argument('--no-validate', action='store_true', help='skip validation')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help='override config entries, e.g. train_cfg.max_epochs=3')
+    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    args = parser.parse_args()
+    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    return args
+
+
+def build_cfg(args: argparse.Namespace) -> Config:
+    if not osp.isfile(args.config):
+        raise FileNotFoundError(f'config file not found: {args.config}')
+    cfg = Config.fromfile(args.config)
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options)
+    cfg.launcher = args.launcher
+    cfg.work_dir = args.work_dir or cfg.get('work_dir') or osp.join(
+        'work_dirs', osp.splitext(osp.basename(args.config))[0])
+    if args.resume == 'auto':
+        cfg.resume, cfg.load_from = True, None
+    elif args.resume is not None:
+        if not osp.isfile(args.resume):
+            raise FileNotFoundError(f'--resume checkpoint not found: {args.resume}')
+        cfg.resume, cfg.load_from = True, args.resume
+    if args.amp:
+        import torch
+        if not torch.cuda.is_available():
+            raise RuntimeError('--amp needs a CUDA device (mmengine AmpOptimWrapper); '
+                               'this host has none')
+        cfg.optim_wrapper.type = 'AmpOptimWrapper'
+        cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
+    if args.auto_scale_lr:
+        cfg.setdefault('auto_scale_lr', {})['enable'] = True
+    if args.no_validate:
+        cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
+    if cfg.get('load_from') and not cfg.get('resume') and not osp.isfile(cfg.load_from) \
+            and '://' not in cfg.load_from:
+        raise FileNotFoundError(f'load_from checkpoint not found: {cfg.load_from}')
+    prepare_distributed(cfg, args.launcher)
+    return cfg
+
+
+def main() -> None:
+    args = parse_args()
+    cfg = build_cfg(args)
+    os.makedirs(cfg.work_dir, exist_ok=True)
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+
+
+if __name__ == '__main__':
+    main()
