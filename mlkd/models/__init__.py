@@ -1,2 +1,4 @@
 from . import losses  # noqa: F401
 from .heads import *  # noqa: F401,F403
+from .distillers import *  # noqa: F401,F403
+from .data_preprocessors import *  # noqa: F401,F403

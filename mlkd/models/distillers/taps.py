@@ -4,7 +4,8 @@
 forward hooks on enter and removes them on exit, so copies of the model (an EMA, ``deepcopy``)
 never carry orphan hooks. Recorded tensors are cloned because later in-place operations (ReLU,
 ``out += identity``) would otherwise overwrite them. ``'path@k'`` selects the k-th call of a
-module that runs several times per forward (0-based; default the last call).
+module that runs several times per forward (0-based; default the last call). One-element tuples
+(an mmpretrain backbone with one ``out_indices`` entry, a pooling neck) are unwrapped to the tensor.
 """
 from __future__ import annotations
 
@@ -83,5 +84,9 @@ class Taps:
             if index is not None and index >= len(calls):
                 raise RuntimeError(f'{self.owner} tap {name!r}: asked for call {index} of '
                                    f'{path!r}, which ran {len(calls)} time(s)')
-            out[name] = calls[-1 if index is None else index]
+            value = calls[-1 if index is None else index]
+            # mmpretrain backbones and necks return tuples; a one-element tuple is unwrapped.
+            if isinstance(value, (tuple, list)) and len(value) == 1:
+                value = value[0]
+            out[name] = value
         return out

@@ -1,0 +1,44 @@
+"""Evaluate the frozen teacher once, before the first training step."""
+from __future__ import annotations
+
+import torch
+from mmengine.hooks import Hook
+from mmengine.model import is_model_wrapper
+
+from mlkd.registry import HOOKS
+
+
+@HOOKS.register_module()
+class TeacherEvalHook(Hook):
+    """Run the validation set through the teacher at ``before_train`` and log ``teacher/<metric>``.
+
+    A badly loaded teacher (wrong checkpoint, wrong class order, wrong normalisation) shows up at
+    step 0 instead of as a mysteriously weak student. The teacher never changes, so it is
+    evaluated once (mmrazor re-evaluates it at every validation). Skipped without a validation
+    loop or for models without ``teacher_predict``.
+    """
+
+    priority = 'LOW'
+
+    def before_train(self, runner) -> None:
+        model = runner.model.module if is_model_wrapper(runner.model) else runner.model
+        loop = getattr(runner, '_val_loop', None)
+        if not hasattr(model, 'teacher_predict') or loop is None or isinstance(loop, dict):
+            return
+        evaluator, dataloader = loop.evaluator, loop.dataloader
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            for data_batch in dataloader:
+                data = model.data_preprocessor(data_batch, False)
+                outputs = model.teacher_predict(data['inputs'], data['data_samples'])
+                evaluator.process(data_samples=outputs, data_batch=data_batch)
+        metrics = evaluator.evaluate(len(dataloader.dataset))
+        model.train(was_training)
+        for key, value in metrics.items():
+            runner.message_hub.update_scalar(f'teacher/{key}', value)
+        runner.logger.info('Teacher on the validation set: ' + '  '.join(
+            f'teacher/{k}: {v:.4f}' if isinstance(v, float) else f'teacher/{k}: {v}'
+            for k, v in metrics.items()))
+        runner.visualizer.add_scalars({f'teacher/{k}': v for k, v in metrics.items()
+                                       if isinstance(v, (int, float))}, step=0)

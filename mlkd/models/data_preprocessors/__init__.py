@@ -1,0 +1,3 @@
+from .multi_view import MultiViewClsDataPreprocessor
+
+__all__ = ['MultiViewClsDataPreprocessor']

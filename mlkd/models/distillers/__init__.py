@@ -1,0 +1,4 @@
+from .single_teacher import SingleTeacherDistiller
+from .taps import Taps
+
+__all__ = ['SingleTeacherDistiller', 'Taps']

@@ -1,0 +1,189 @@
+"""SingleTeacherDistiller: frozen teacher, strict loading, taps, loss contract, export."""
+import copy
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.registry import DefaultScope
+from mmpretrain.structures import DataSample
+from torch import nn
+
+import mlkd
+from mlkd.models.losses.base import BaseDistillLoss
+from mlkd.registry import MODELS
+
+from conftest import config_path
+
+import mlkd.models  # noqa: E402,F401
+
+STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
+TEACHER_CFG = config_path('_base_', 'models', 'digits_resnet_teacher.py')
+
+
+@MODELS.register_module(force=True)
+class _ProbeLoss(BaseDistillLoss):
+    """Test loss: logit MSE plus a trainable connector sized by the probe."""
+
+    def __init__(self, s_channels, t_channels, loss_weight=1.0):
+        super().__init__(loss_weight)
+        self.connector = nn.Linear(s_channels['pooled'], t_channels['pooled'])
+        self.seen = {}
+
+    def forward(self, s_logits, t_logits, s_pooled, t_pooled, gt):
+        self.seen = dict(s_logits=s_logits, t_logits=t_logits, gt=gt)
+        feat = (self.connector(s_pooled) - t_pooled).pow(2).mean()
+        return self.loss_weight * ((s_logits - t_logits).pow(2).mean() + feat)
+
+
+@MODELS.register_module(force=True)
+class _DictLoss(BaseDistillLoss):
+    def forward(self, s_logits, t_logits):
+        return {'a': (s_logits - t_logits).abs().mean(), 'b': s_logits.sum() * 0}
+
+
+def _samples(batch, num_classes=10):
+    samples = []
+    for i in range(batch):
+        sample = DataSample().set_gt_label([i % num_classes, (i + 3) % num_classes])
+        sample.set_gt_score(torch.zeros(num_classes).index_fill_(
+            0, torch.tensor([i % num_classes, (i + 3) % num_classes]), 1.0))
+        samples.append(sample)
+    return samples
+
+
+def _distiller(**kwargs):
+    cfg = dict(type='SingleTeacherDistiller', student=STUDENT_CFG, teacher=TEACHER_CFG,
+               distill_losses=dict(probe=dict(type='_ProbeLoss', loss_weight=2.0),
+                                   pair=dict(type='_DictLoss')),
+               probe_input_size=(32, 32))
+    cfg.update(kwargs)
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        return MODELS.build(cfg)
+
+
+def _teacher_checkpoint(tmp_path, prefix=''):
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        teacher = MODELS.build(Config.fromfile(TEACHER_CFG).model)
+    state = {prefix + k: v for k, v in teacher.state_dict().items()}
+    path = str(tmp_path / 'teacher.pth')
+    torch.save({'state_dict': state, 'meta': {'epoch': 1}}, path)
+    return path, teacher
+
+
+def test_teacher_frozen_in_eval_and_survives_init_weights(tmp_path):
+    path, reference = _teacher_checkpoint(tmp_path)
+    model = _distiller(teacher_ckpt=path)
+    model.init_weights()
+    model.train()
+    assert not model.teacher.training
+    assert all(m.training for m in model.student.modules())
+    assert not any(p.requires_grad for p in model.teacher.parameters())
+    for key, value in reference.state_dict().items():
+        torch.testing.assert_close(model.teacher.state_dict()[key], value)
+
+
+@pytest.mark.parametrize('prefix', ['module.', 'student.'])
+def test_teacher_checkpoint_prefixes_are_handled(tmp_path, prefix):
+    path, reference = _teacher_checkpoint(tmp_path, prefix)
+    model = _distiller(teacher_ckpt=path)
+    key = next(iter(reference.state_dict()))
+    torch.testing.assert_close(model.teacher.state_dict()[key], reference.state_dict()[key])
+
+
+def test_a_checkpoint_that_does_not_fit_lists_the_keys(tmp_path):
+    path, _ = _teacher_checkpoint(tmp_path)
+    ckpt = torch.load(path, weights_only=False)
+    ckpt['state_dict'].pop('head.fc.weight')
+    ckpt['state_dict']['extra.weight'] = torch.zeros(1)
+    torch.save(ckpt, path)
+    with pytest.raises(ValueError, match=r"missing keys: \['head.fc.weight'\][\s\S]*"
+                                         r"unexpected keys: \['extra.weight'\]"):
+        _distiller(teacher_ckpt=path)
+
+
+def test_probe_sizes_connectors_before_training_and_keeps_modes():
+    model = _distiller()
+    assert model.distill_losses['probe'].connector.in_features == 64
+    assert model.distill_losses['probe'].connector.out_features == 256
+    assert model.student.training and not model.teacher.training
+
+
+def test_loss_logs_every_term_and_only_the_student_gets_gradients():
+    torch.manual_seed(0)
+    model = _distiller(task_loss_weight=0.5)
+    model.train()
+    samples = _samples(4)
+    losses = model.loss(torch.rand(4, 3, 32, 32), samples)
+    assert set(losses) == {'loss_cls', 'loss_probe', 'loss_pair_a', 'loss_pair_b'}
+    sum(losses.values()).backward()
+    assert all(p.grad is None for p in model.teacher.parameters())
+    assert model.student.backbone.conv1.weight.grad is not None
+    assert model.distill_losses['probe'].connector.weight.grad is not None
+    seen = model.distill_losses['probe'].seen
+    assert not seen['t_logits'].requires_grad and seen['s_logits'].requires_grad
+    torch.testing.assert_close(seen['gt'], torch.stack([s.gt_score for s in samples]))
+
+
+def test_task_loss_weight_scales_the_student_loss():
+    torch.manual_seed(0)
+    inputs, samples = torch.rand(2, 3, 32, 32), _samples(2)
+    model = _distiller(task_loss_weight=1.0)
+    full = model.loss(inputs, samples)['loss_cls']
+    model.task_loss_weight = 0.25
+    torch.testing.assert_close(model.loss(inputs, samples)['loss_cls'], 0.25 * full)
+
+
+def test_teacher_logits_equal_a_plain_teacher_forward():
+    model = _distiller()
+    model.train()
+    inputs = torch.rand(3, 3, 32, 32)
+    model.loss(inputs, _samples(3))
+    with torch.no_grad():
+        expected = model.teacher(inputs, mode='tensor')
+    torch.testing.assert_close(model.distill_losses['probe'].seen['t_logits'], expected)
+
+
+def test_unknown_loss_argument_fails_at_build_naming_it():
+    @MODELS.register_module(force=True)
+    class _NeedsEmbedding(BaseDistillLoss):
+        def forward(self, s_label_emb, t_logits):
+            return s_label_emb.sum()
+
+    with pytest.raises(ValueError, match="needs \\['s_label_emb'\\].*student_taps"):
+        _distiller(distill_losses=dict(x=dict(type='_NeedsEmbedding')))
+
+
+def test_extra_taps_by_module_path_reach_the_loss():
+    @MODELS.register_module(force=True)
+    class _StageLoss(BaseDistillLoss):
+        def forward(self, s_stage, t_stage):
+            self.shapes = (s_stage.shape, t_stage.shape)
+            return s_stage.mean() * 0
+
+    model = _distiller(distill_losses=dict(x=dict(type='_StageLoss')),
+                       student_taps=dict(stage='backbone.layer2'),
+                       teacher_taps=dict(stage='backbone.layer2'))
+    model.loss(torch.rand(2, 3, 32, 32), _samples(2))
+    assert model.distill_losses['x'].shapes == ((2, 16, 16, 16), (2, 64, 16, 16))
+    # Hooks are removed after each step: a deep copy (EMA) carries none.
+    assert not any(m._forward_hooks for m in copy.deepcopy(model).modules())
+
+
+def test_predict_is_the_students():
+    model = _distiller().eval()
+    inputs = torch.rand(2, 3, 32, 32)
+    with torch.no_grad():
+        out = model(inputs, _samples(2), mode='predict')
+        expected = torch.sigmoid(model.student(inputs, mode='tensor'))
+    torch.testing.assert_close(torch.stack([o.pred_score for o in out]), expected)
+
+
+def test_views_select_the_input_of_each_net():
+    model = _distiller(views=dict(teacher=0, student=1))
+    weak, strong = torch.rand(2, 3, 32, 32), torch.rand(2, 3, 32, 32)
+    model.loss([weak, strong], _samples(2))
+    with torch.no_grad():
+        torch.testing.assert_close(model.distill_losses['probe'].seen['t_logits'],
+                                   model.teacher(weak, mode='tensor'))
+    with pytest.raises(TypeError, match='views'):
+        _distiller().loss([weak, strong], _samples(2))
