@@ -1,3 +1,4 @@
-from .multidigits import MultiDigits
+from .image_list import MultiLabelImageList
+from .multidigits import MultiDigits, export_image_folder
 
-__all__ = ['MultiDigits']
+__all__ = ['MultiDigits', 'MultiLabelImageList', 'export_image_folder']
