@@ -103,8 +103,8 @@ def test_a_checkpoint_that_does_not_fit_lists_the_keys(tmp_path):
 
 def test_probe_sizes_connectors_before_training_and_keeps_modes():
     model = _distiller()
-    assert model.distill_losses['probe'].connector.in_features == 64
-    assert model.distill_losses['probe'].connector.out_features == 256
+    assert model.distill_losses['probe'].connector.in_features == 128
+    assert model.distill_losses['probe'].connector.out_features == 192
     assert model.student.training and not model.teacher.training
 
 
@@ -164,7 +164,7 @@ def test_extra_taps_by_module_path_reach_the_loss():
                        student_taps=dict(stage='backbone.layer2'),
                        teacher_taps=dict(stage='backbone.layer2'))
     model.loss(torch.rand(2, 3, 32, 32), _samples(2))
-    assert model.distill_losses['x'].shapes == ((2, 16, 16, 16), (2, 64, 16, 16))
+    assert model.distill_losses['x'].shapes == ((2, 32, 16, 16), (2, 48, 16, 16))
     # Hooks are removed after each step: a deep copy (EMA) carries none.
     assert not any(m._forward_hooks for m in copy.deepcopy(model).modules())
 

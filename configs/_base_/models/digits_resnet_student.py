@@ -2,13 +2,13 @@
 # Trains from scratch on a CPU in minutes.
 model = dict(
     type='ImageClassifier',
-    backbone=dict(type='ResNet_CIFAR', depth=18, stem_channels=8, base_channels=8,
+    backbone=dict(type='ResNet_CIFAR', depth=18, stem_channels=16, base_channels=16,
                   out_indices=(3, )),
     neck=dict(type='GlobalAveragePooling'),
     head=dict(
         type='MultiLabelLinearClsHead',
         num_classes=10,
-        in_channels=64,
+        in_channels=128,
         loss=dict(type='BinaryCrossEntropySumLoss'),
     ),
 )

@@ -1,0 +1,18 @@
+# Common part of every distillation config on MultiDigits: the ML-Decoder teacher and student of
+# the demo, trained with the student's recipe. Run `tools/train.py
+# configs/multidigits/mldecoder_teacher.py` first (or `python tools/demo.py`), or point
+# `model.teacher_ckpt` at your teacher.
+_base_ = [
+    './datasets/multidigits.py',
+    './schedules/onecycle_12e_demo.py',
+    './default_runtime.py',
+]
+model = dict(
+    type='SingleTeacherDistiller',
+    student='{{fileDirname}}/../multidigits/mldecoder_student.py',
+    teacher='{{fileDirname}}/../multidigits/mldecoder_teacher.py',
+    teacher_ckpt='work_dirs/mldecoder_teacher/epoch_12.pth',
+    probe_input_size=(32, 32),
+)
+custom_hooks = [dict(type='NumClassesCheckHook'), dict(type='TeacherEvalHook')]
+default_hooks = dict(logger=dict(interval=10))
