@@ -187,3 +187,11 @@ def test_views_select_the_input_of_each_net():
                                    model.teacher(weak, mode='tensor'))
     with pytest.raises(TypeError, match='views'):
         _distiller().loss([weak, strong], _samples(2))
+
+
+def test_networks_from_a_config_path_with_overrides():
+    model = _distiller(student=dict(cfg_path=STUDENT_CFG, head=dict(num_classes=10),
+                                    backbone=dict(base_channels=8, stem_channels=8)),
+                       distill_losses=dict(pair=dict(type='_DictLoss')))
+    assert model.student.backbone.layer1[0].conv1.out_channels == 8
+    assert model.student.head.loss_module.__class__.__name__ == 'BinaryCrossEntropySumLoss'

@@ -3,14 +3,14 @@
 # configs/multidigits/mldecoder_teacher.py` first (or `python tools/demo.py`), or point
 # `model.teacher_ckpt` at your teacher.
 _base_ = [
-    './datasets/multidigits.py',
-    './schedules/onecycle_12e_demo.py',
-    './default_runtime.py',
+    '../datasets/multidigits.py',
+    '../schedules/onecycle_12e_demo.py',
+    '../default_runtime.py',
 ]
 model = dict(
     type='SingleTeacherDistiller',
-    student='{{fileDirname}}/../multidigits/mldecoder_student.py',
-    teacher='{{fileDirname}}/../multidigits/mldecoder_teacher.py',
+    student='{{fileDirname}}/../../multidigits/mldecoder_student.py',
+    teacher='{{fileDirname}}/../../multidigits/mldecoder_teacher.py',
     teacher_ckpt='work_dirs/mldecoder_teacher/epoch_12.pth',
     probe_input_size=(32, 32),
 )

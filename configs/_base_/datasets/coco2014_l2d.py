@@ -1,0 +1,81 @@
+# MS-COCO 2014 multi-label, L2D protocol (methods.md sections 4.1.3 and 7).
+#
+# * Splits: train2014 / val2014 images with at least one instance annotation (82,081 / 40,137);
+#   val2014 doubles as the test set, as in L2D. Labels index the alphabetically sorted 80 category
+#   names (0 airplane ... 49 person ... 79 zebra): `class_order='alphabetical'`. Use
+#   'category_id' only for checkpoints trained in pycocotools order.
+# * Images are squished to 224 x 224 with PIL's antialiased bilinear resize (aspect not kept), as
+#   L2D's torchvision Resize on PIL images; decoding also goes through PIL.
+# * Train: ASL/L2D's always-on half-size random-colour cutout, then RandAugment. mmpretrain's
+#   timm-style RandAugment (2 ops per image, magnitude 9/10 with std 0.5) STANDS IN for L2D's
+#   UDA-style RandAugment (15 ops, random op pairs, each op with p = 0.5), which mlkd has not
+#   ported; the grey affine fill 128 is the UDA fill. No horizontal flip (ASL / L2D convention).
+# * No mean/std normalisation: inputs are RGB in [0, 1] (mean 0, std 255; images are loaded BGR
+#   by mmcv, hence to_rgb=True).
+# * Metrics follow L2D's evaluate(): CF1/OF1 at the oracle top-k and at threshold 0.5, CF1 as the
+#   mean of per-class F1 (methods.md section 6.2).
+dataset_type = 'COCOMultiLabel'
+data_root = 'data/coco'
+num_classes = 80
+image_size = 224
+
+data_preprocessor = dict(
+    type='ClsDataPreprocessor',
+    num_classes=num_classes,
+    mean=[0.0, 0.0, 0.0],
+    std=[255.0, 255.0, 255.0],
+    to_rgb=True,
+    to_onehot=True,
+)
+
+# Stand-in for the UDA RandAugment of L2D (see the header).
+rand_augment = dict(
+    type='RandAugment',
+    policies='timm_increasing',
+    num_policies=2,
+    total_level=10,
+    magnitude_level=9,
+    magnitude_std=0.5,
+    hparams=dict(pad_val=128),
+)
+cutout = dict(type='RandomColorCutout', cutout_factor=0.5, prob=1.0)
+
+train_pipeline = [
+    dict(type='LoadImageFromFile', imdecode_backend='pillow'),
+    dict(type='Resize', scale=(image_size, image_size), keep_ratio=False, backend='pillow',
+         interpolation='bilinear'),
+    cutout,
+    rand_augment,
+    dict(type='PackInputs'),
+]
+test_pipeline = [
+    dict(type='LoadImageFromFile', imdecode_backend='pillow'),
+    dict(type='Resize', scale=(image_size, image_size), keep_ratio=False, backend='pillow',
+         interpolation='bilinear'),
+    dict(type='PackInputs'),
+]
+
+train_dataloader = dict(
+    batch_size=64,
+    num_workers=8,
+    persistent_workers=True,
+    # L2D drops the last incomplete batch: 82,081 // 64 = 1282 steps per epoch.
+    drop_last=True,
+    sampler=dict(type='DefaultSampler', shuffle=True),
+    dataset=dict(type=dataset_type, data_root=data_root, split='train',
+                 class_order='alphabetical', keep_unlabeled=False, pipeline=train_pipeline),
+)
+val_dataloader = dict(
+    batch_size=64,
+    num_workers=8,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    dataset=dict(type=dataset_type, data_root=data_root, split='val',
+                 class_order='alphabetical', keep_unlabeled=False, pipeline=test_pipeline,
+                 test_mode=True),
+)
+test_dataloader = val_dataloader
+
+val_evaluator = dict(type='MultiLabelMetrics', conventions=('oracle_topk', 'threshold'),
+                     cf1_mode='mean_of_class_f1')
+test_evaluator = val_evaluator

@@ -1,0 +1,15 @@
+# Distillation pair of 3D Table B.1: cifar_resnet56 -> cifar_resnet20 on MS-COCO 2014.
+# Train the teacher first with configs/teachers/coco_cifar_resnet56_mldecoder.py (30 of 80 epochs).
+_base_ = [
+    '../datasets/coco2014_l2d.py',
+    '../schedules/onecycle_80e.py',
+    '../default_runtime.py',
+]
+model = dict(
+    type='SingleTeacherDistiller',
+    teacher='{{fileDirname}}/../../teachers/coco_cifar_resnet56_mldecoder.py',
+    student='{{fileDirname}}/../../students/coco_cifar_resnet20_mldecoder.py',
+    teacher_ckpt='work_dirs/teachers/coco_cifar_resnet56_mldecoder/epoch_30.pth',
+    probe_input_size=(224, 224),
+)
+custom_hooks = [dict(type='NumClassesCheckHook'), dict(type='TeacherEvalHook')]

@@ -1,0 +1,15 @@
+# Distillation pair of 3D Table B.1: cifar_wrn_40_2 -> cifar_wrn_16_2 on MS-COCO 2014.
+# Train the teacher first with configs/teachers/coco_cifar_wrn_40_2_mldecoder.py (30 of 80 epochs).
+_base_ = [
+    '../datasets/coco2014_l2d.py',
+    '../schedules/onecycle_80e.py',
+    '../default_runtime.py',
+]
+model = dict(
+    type='SingleTeacherDistiller',
+    teacher='{{fileDirname}}/../../teachers/coco_cifar_wrn_40_2_mldecoder.py',
+    student='{{fileDirname}}/../../students/coco_cifar_wrn_16_2_mldecoder.py',
+    teacher_ckpt='work_dirs/teachers/coco_cifar_wrn_40_2_mldecoder/epoch_30.pth',
+    probe_input_size=(224, 224),
+)
+custom_hooks = [dict(type='NumClassesCheckHook'), dict(type='TeacherEvalHook')]

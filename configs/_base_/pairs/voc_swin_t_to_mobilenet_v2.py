@@ -1,0 +1,15 @@
+# Distillation pair of 3D Table B.2: swin_t -> mobilenet_v2 on PASCAL VOC 2007.
+# Train the teacher first with configs/teachers/voc_swin_t_mldecoder.py (30 of 80 epochs).
+_base_ = [
+    '../datasets/voc2007_l2d.py',
+    '../schedules/onecycle_80e.py',
+    '../default_runtime.py',
+]
+model = dict(
+    type='SingleTeacherDistiller',
+    teacher='{{fileDirname}}/../../teachers/voc_swin_t_mldecoder.py',
+    student='{{fileDirname}}/../../students/voc_mobilenet_v2_mldecoder.py',
+    teacher_ckpt='work_dirs/teachers/voc_swin_t_mldecoder/epoch_30.pth',
+    probe_input_size=(224, 224),
+)
+custom_hooks = [dict(type='NumClassesCheckHook'), dict(type='TeacherEvalHook')]

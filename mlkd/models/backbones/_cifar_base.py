@@ -1,0 +1,109 @@
+"""Shared plumbing of the CIFAR-layout backbones: output selection, freezing, BN eval, init.
+
+Each backbone lists its modules as a stem plus ``num_stages`` stages; ``out_indices`` index those
+stages (negative indices count from the end) and ``forward`` returns the selected stage outputs as a
+tuple in stage order, as mmpretrain backbones do, so that ``GlobalAveragePooling`` and a head can
+follow. The default initialisation (Kaiming-normal, fan-out, ReLU gain for convolutions, zero conv
+bias, unit-weight zero-bias norms) equals the explicit loops of the CRD/mdistiller model files.
+It is applied by ``init_weights()``, which the MMEngine runner calls; pass ``init_cfg=None``
+(PyTorch's default init) or a ``Pretrained`` entry to override it.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Union
+
+from mmpretrain.models.backbones.base_backbone import BaseBackbone
+from torch import nn
+from torch.nn.modules.batchnorm import _BatchNorm
+
+__all__ = ['CifarBackbone', 'CIFAR_INIT_CFG']
+
+CIFAR_INIT_CFG = [
+    dict(type='Kaiming', layer=['Conv2d']),  # mode='fan_out', nonlinearity='relu', normal, bias 0
+    dict(type='Constant', val=1, layer=['_BatchNorm', 'GroupNorm']),
+]
+
+
+def normalize_out_indices(out_indices: Union[int, Sequence[int]],
+                          num_outputs: int) -> tuple[int, ...]:
+    """Map possibly negative ``out_indices`` to sorted, unique, non-negative stage indices.
+
+    Raises:
+        ValueError: an index outside ``[-num_outputs, num_outputs)`` or an empty selection.
+    """
+    if isinstance(out_indices, int):
+        out_indices = (out_indices, )
+    result = set()
+    for index in out_indices:
+        if not -num_outputs <= index < num_outputs:
+            raise ValueError(f'out index {index} is outside the {num_outputs} outputs')
+        result.add(index % num_outputs)
+    if not result:
+        raise ValueError('out_indices selects no output')
+    return tuple(sorted(result))
+
+
+class CifarBackbone(BaseBackbone):
+    """Base of the CIFAR-layout backbones.
+
+    Subclasses set ``stem_names`` (module paths applied before the first stage) and ``stage_names``
+    (one entry per selectable output; an entry may be a tuple of module paths when a stage ends with
+    extra modules such as WRN's final BN), build their modules, then call :meth:`_finish_init`.
+
+    Args:
+        out_indices: stage outputs to return; ``-1`` is the last stage.
+        frozen_stages: freeze the stem and stages ``0..frozen_stages-1`` (no gradients, eval mode);
+            ``-1`` freezes nothing, ``0`` only the stem.
+        norm_eval: keep every BN layer in eval mode while training (frozen running statistics).
+        init_cfg: MMEngine init config; the default reproduces the reference initialisation.
+    """
+
+    stem_names: tuple[str, ...] = ()
+    stage_names: tuple[Union[str, tuple[str, ...]], ...] = ()
+
+    def __init__(self, out_indices: Union[int, Sequence[int]] = (-1, ), frozen_stages: int = -1,
+                 norm_eval: bool = False, init_cfg: Optional[Union[dict, list]] = None) -> None:
+        super().__init__(init_cfg=init_cfg)
+        self._out_indices_arg = out_indices
+        self.frozen_stages = frozen_stages
+        self.norm_eval = norm_eval
+        self.out_indices: tuple[int, ...] = ()
+
+    @property
+    def num_stages(self) -> int:
+        """Number of selectable stage outputs."""
+        return len(self.stage_names)
+
+    def _finish_init(self) -> None:
+        """Validate ``out_indices`` and ``frozen_stages`` once the stages exist, then freeze."""
+        self.out_indices = normalize_out_indices(self._out_indices_arg, self.num_stages)
+        if not -1 <= self.frozen_stages <= self.num_stages:
+            raise ValueError(f'frozen_stages must lie in [-1, {self.num_stages}], '
+                             f'got {self.frozen_stages}')
+        self._freeze_stages()
+
+    def _stage_modules(self, index: int) -> list[nn.Module]:
+        names = self.stage_names[index]
+        names = (names, ) if isinstance(names, str) else names
+        return [self.get_submodule(name) for name in names]
+
+    def _freeze_stages(self) -> None:
+        if self.frozen_stages < 0:
+            return
+        modules = [self.get_submodule(name) for name in self.stem_names]
+        for index in range(self.frozen_stages):
+            modules += self._stage_modules(index)
+        for module in modules:
+            module.eval()
+            for param in module.parameters():
+                param.requires_grad = False
+
+    def train(self, mode: bool = True) -> 'CifarBackbone':
+        """Set the mode, then re-apply freezing and ``norm_eval``."""
+        super().train(mode)
+        self._freeze_stages()
+        if mode and self.norm_eval:
+            for module in self.modules():
+                if isinstance(module, _BatchNorm):
+                    module.eval()
+        return self
