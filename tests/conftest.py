@@ -32,7 +32,7 @@ def small_run_cfg(config: str, work_dir: str, *, epochs: int = 2, train_samples:
     schedule_epochs = schedule_epochs or epochs
     for scheduler in cfg.param_scheduler:
         if 'total_steps' in scheduler:
-            scheduler['total_steps'] = schedule_epochs
+            scheduler['total_steps'] = scheduler['end'] = schedule_epochs
     cfg.train_cfg.max_epochs = epochs
     cfg.train_cfg.val_interval = epochs
     for key, samples, size in (('train_dataloader', train_samples, batch_size),

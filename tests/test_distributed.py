@@ -5,7 +5,8 @@ torch.cuda.set_device) and wraps the model in CPU DDP. The comparison is made ex
 principle: GroupNorm instead of BatchNorm (no per-rank batch statistics), no random
 augmentation (workers on two ranks draw different numbers), and the BCE-sum task loss scaled by
 the world size so that DDP's gradient averaging gives the single-process sum. What remains is
-floating-point summation order; the stated tolerance is 0.5 mAP points.
+floating-point summation order: each weight tensor agrees to 1% of its norm and the metrics to
+0.5 points (observed: identical to the printed precision).
 """
 import json
 import os
@@ -32,13 +33,13 @@ def _write_config(tmp_path, per_process_batch):
                               dataset=dict(num_samples=128))
         test_dataloader = val_dataloader
         param_scheduler = [
-            dict(type='OneCycleLR', eta_max=2e-3, total_steps=2, pct_start=0.2, by_epoch=True,
+            dict(type='OneCycleLR', eta_max=2e-3, total_steps=2, end=2, pct_start=0.2, by_epoch=True,
                  convert_to_iter_based=True),
-            dict(type='OneCycleMomentum', total_steps=2, pct_start=0.2, by_epoch=True,
+            dict(type='OneCycleMomentum', total_steps=2, end=2, pct_start=0.2, by_epoch=True,
                  convert_to_iter_based=True),
         ]
         train_cfg = dict(max_epochs=2, val_interval=2)
-        default_hooks = dict(checkpoint=dict(interval=2))
+        default_hooks = dict(checkpoint=dict(interval=1))
     '''))
     return str(path)
 
@@ -72,7 +73,35 @@ def test_two_process_cpu_ddp_matches_single_process(tmp_path):
     assert dist.returncode == 0, dist.stderr[-3000:]
     log = dist.stdout + dist.stderr
     assert re.search(r'world_size: 2|Distributed launcher: pytorch', log) or 'gloo' in log
+    # Same weights after training (the stronger check), and the same validation metrics.
+    import torch
+    single_state = torch.load(osp.join(single_dir, 'epoch_2.pth'), weights_only=False)
+    dist_state = torch.load(osp.join(dist_dir, 'epoch_2.pth'), weights_only=False)
+    moved = 0.0
+    # Per tensor, relative to its norm: Adam divides by sqrt(v), so entries whose gradients are
+    # ~0 turn summation-order noise into lr-sized steps; whole tensors stay within 1% (observed
+    # worst case about 0.2%, on a GroupNorm bias).
+    for key, value in single_state['state_dict'].items():
+        if value.is_floating_point():
+            gap = (dist_state['state_dict'][key] - value).norm() / value.norm().clamp(min=1e-12)
+            assert gap < 1e-2, (key, float(gap))
+    init_state = torch.load(osp.join(single_dir, 'epoch_1.pth'), weights_only=False)
+    moved = max((value - init_state['state_dict'][key]).abs().max().item()
+                for key, value in single_state['state_dict'].items() if value.is_floating_point())
+    assert moved > 1e-3   # the second epoch changed the weights: the comparison is not vacuous
     single_metrics, dist_metrics = _final_metrics(single_dir), _final_metrics(dist_dir)
     for key in ('mAP', 'CF1_thr0.5', 'OF1_thr0.5'):
         assert abs(single_metrics[key] - dist_metrics[key]) <= TOLERANCE, (
             key, single_metrics[key], dist_metrics[key])
+
+
+def test_sum_reduced_task_loss_is_scaled_by_the_world_size(monkeypatch):
+    import torch
+    import mlkd.models.losses.bce as bce
+    loss = bce.BinaryCrossEntropySumLoss()
+    logits, target = torch.randn(4, 3), (torch.rand(4, 3) > 0.5).float()
+    single = loss(logits, target)
+    monkeypatch.setattr(bce, 'get_world_size', lambda: 4)
+    torch.testing.assert_close(loss(logits, target), 4 * single)
+    loss.eval()   # evaluation losses are not used for gradients: no scaling
+    torch.testing.assert_close(loss(logits, target), single)

@@ -11,7 +11,7 @@ import mlkd  # noqa: F401  (installs the compatibility shims before any config i
 from mmengine.config import Config, DictAction
 from mmengine.runner import Runner
 
-from mlkd.utils.dist import prepare_distributed
+from mlkd.utils.dist import finish_distributed, prepare_distributed
 
 
 def parse_args() -> argparse.Namespace:
@@ -64,6 +64,7 @@ def main() -> None:
     prepare_distributed(cfg, args.launcher)
     runner = Runner.from_cfg(cfg)
     runner.test()
+    finish_distributed()
     if runner.rank == 0:
         classes = runner.test_dataloader.dataset.metainfo.get('classes')
         table = per_class_ap_table(runner.test_evaluator, classes)

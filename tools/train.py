@@ -11,7 +11,7 @@ import mlkd  # noqa: F401  (installs the compatibility shims before any config i
 from mmengine.config import Config, DictAction
 from mmengine.runner import Runner
 
-from mlkd.utils.dist import prepare_distributed
+from mlkd.utils.dist import finish_distributed, prepare_distributed
 
 
 def parse_args() -> argparse.Namespace:
@@ -74,6 +74,7 @@ def main() -> None:
     os.makedirs(cfg.work_dir, exist_ok=True)
     runner = Runner.from_cfg(cfg)
     runner.train()
+    finish_distributed()
 
 
 if __name__ == '__main__':

@@ -8,8 +8,9 @@ default_hooks = dict(
     checkpoint=dict(type='CheckpointHook', interval=1, max_keep_ckpts=2),
     sampler_seed=dict(type='DistSamplerSeedHook'),
 )
-# Fails at start-up when the head's num_classes disagrees with the datasets' class lists.
-custom_hooks = [dict(type='NumClassesCheckHook')]
+# NumClassesCheckHook fails at start-up when a head's num_classes disagrees with the datasets;
+# RandomStateHook stores the RNG states in checkpoints so that --resume continues exactly.
+custom_hooks = [dict(type='NumClassesCheckHook'), dict(type='RandomStateHook')]
 
 env_cfg = dict(
     cudnn_benchmark=False,

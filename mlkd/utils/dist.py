@@ -60,3 +60,14 @@ def prepare_distributed(cfg: Config, launcher: str) -> None:
                                                    broadcast_buffers=False)
     wrapper['device_ids'] = None
     cfg.model_wrapper_cfg = wrapper
+
+
+def finish_distributed() -> None:
+    """Wait for every rank, then destroy the process group.
+
+    Without it a gloo run can abort at interpreter exit ("terminate called without an active
+    exception") while one rank still tears down its communication threads.
+    """
+    if torch_dist.is_available() and torch_dist.is_initialized():
+        torch_dist.barrier()
+        torch_dist.destroy_process_group()

@@ -12,4 +12,4 @@ model = dict(
     teacher_ckpt='work_dirs/teachers/coco_resnet34_mldecoder/epoch_30.pth',
     probe_input_size=(224, 224),
 )
-custom_hooks = [dict(type='NumClassesCheckHook'), dict(type='TeacherEvalHook')]
+custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]

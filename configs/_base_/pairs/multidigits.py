@@ -14,5 +14,5 @@ model = dict(
     teacher_ckpt='work_dirs/mldecoder_teacher/epoch_12.pth',
     probe_input_size=(32, 32),
 )
-custom_hooks = [dict(type='NumClassesCheckHook'), dict(type='TeacherEvalHook')]
+custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
 default_hooks = dict(logger=dict(interval=10))

@@ -15,7 +15,7 @@ class TeacherEvalHook(Hook):
     A badly loaded teacher (wrong checkpoint, wrong class order, wrong normalisation) shows up at
     step 0 instead of as a mysteriously weak student. The teacher never changes, so it is
     evaluated once (mmrazor re-evaluates it at every validation). Skipped without a validation
-    loop or for models without ``teacher_predict``.
+    loop, for models without ``teacher_predict``, and when resuming.
     """
 
     priority = 'LOW'
@@ -24,6 +24,9 @@ class TeacherEvalHook(Hook):
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
         loop = getattr(runner, '_val_loop', None)
         if not hasattr(model, 'teacher_predict') or loop is None or isinstance(loop, dict):
+            return
+        if runner.iter > 0:  # resumed: the teacher was evaluated when the run started
+            runner.logger.info('Resumed run: teacher evaluation skipped (see the first log)')
             return
         evaluator, dataloader = loop.evaluator, loop.dataloader
         was_training = model.training

@@ -3,3 +3,10 @@ from .label_embedding import (ClassAwareDistillLoss, InstanceAwareDistillLoss,  
                               grouped_huber_distance_loss, instance_aware_distance_loss,
                               pairwise_huber_distance_loss)
 from .mdkd import MultiOrderDependencyLoss  # noqa: F401
+from .bce import BinaryCrossEntropySumLoss, binary_cross_entropy_sum  # noqa: F401
+from .kd import MultiLabelKDLoss, SoftmaxKDLoss, multi_label_kd, softmax_kd  # noqa: F401
+from .mld import MultiLabelLogitDistillLoss, multi_label_logit_distill  # noqa: F401
+from .mse import MSEDistillLoss, mse_distill  # noqa: F401
+from .negative_discrepancy import NegativeDiscrepancyLoss, negative_discrepancy  # noqa: F401
+from .partial_softmax import (PartialSoftmaxLoss, PositiveDivideLoss,  # noqa: F401
+                              partial_softmax_kl)

@@ -1,0 +1,3 @@
+from .cutout import RandomColorCutout
+
+__all__ = ['RandomColorCutout']

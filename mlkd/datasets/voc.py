@@ -1,0 +1,132 @@
+"""Pascal VOC multi-label classification with an explicit policy for ``difficult`` objects.
+
+mmpretrain 1.2.0's ``VOC`` reads every ``<object>`` of ``Annotations/{id}.xml`` and puts its class
+into ``gt_label`` when ``<difficult>0</difficult>`` and into ``gt_label_difficult`` otherwise (both
+unsorted lists built from sets; objects whose name is not a known class are skipped). A class with
+a normal and a difficult object is therefore in both lists, and an image whose only objects of a
+class are difficult has no positive for it. Its VOC metrics then turn the *difficult-only* classes
+(``gt_label_difficult - gt_label``) into -1 (ignored) by default.
+
+Training losses only see ``gt_label`` (``ClsDataPreprocessor`` one-hot encodes it), so the
+paper-specific choice must be made in the dataset. :class:`VOCMultiLabel` exposes it as
+``difficult_policy`` (methods.md section 7, architecture.md section 6.1):
+
+=========== ======================================= ==============================================
+policy      ``gt_label``                            ``gt_label_difficult``
+=========== ======================================= ==============================================
+ignore      classes with a non-difficult object     difficult-only classes (metrics give them -1)
+positive    classes with any object (L2D)           ``[]``
+negative    classes with a non-difficult object     ``[]`` (difficult-only classes are negatives)
+=========== ======================================= ==============================================
+
+Both lists are sorted. Note that with ``ignore`` a *training* loss still sees difficult-only
+classes as negatives (only metrics read ``gt_label_difficult``); evaluation pipelines must pass the
+key through ``PackInputs(meta_keys=(..., 'gt_label_difficult'))`` for the metric to see it.
+"""
+from __future__ import annotations
+
+import os.path as osp
+from typing import Any
+
+from mmpretrain.datasets import VOC
+
+from mlkd.registry import DATASETS
+
+__all__ = ['VOCMultiLabel']
+
+_POLICIES = ('ignore', 'positive', 'negative')
+
+
+@DATASETS.register_module()
+class VOCMultiLabel(VOC):
+    """mmpretrain's ``VOC`` plus ``difficult_policy`` (see the module docstring for the table).
+
+    Each data_info holds ``img_path`` (``data_root/JPEGImages/{id}.jpg``), ``gt_label`` and
+    ``gt_label_difficult`` (sorted lists of class indices into ``VOC2007_CATEGORIES``; both
+    ``None`` when annotations are not loaded, i.e. a test split without ``ann_path``).
+
+    Args:
+        data_root: VOC year folder, e.g. ``data/VOCdevkit/VOC2007``; must exist.
+        split: ``'train'``, ``'val'``, ``'trainval'`` or ``'test'``; the image ids come from
+            ``ImageSets/Main/{split}.txt``.
+        difficult_policy: ``'ignore'`` (default, mmpretrain / VOC-devkit convention),
+            ``'positive'`` (L2D: difficult objects count as positives) or ``'negative'``.
+        **kwargs: the other arguments of :class:`mmpretrain.datasets.VOC` (``image_set_path``,
+            ``data_prefix``, ``test_mode``, ``metainfo``, ``pipeline``, ...).
+    """
+
+    def __init__(self,
+                 data_root: str,
+                 split: str = 'trainval',
+                 difficult_policy: str = 'ignore',
+                 **kwargs: Any) -> None:
+        if difficult_policy not in _POLICIES:
+            raise ValueError(f'VOCMultiLabel: difficult_policy must be one of {_POLICIES}, got '
+                             f'{difficult_policy!r} (config key `difficult_policy`)')
+        if not data_root:
+            raise FileNotFoundError('VOCMultiLabel: config key `data_root` is empty; set it to the '
+                                    'VOC year folder, e.g. data/VOCdevkit/VOC2007')
+        data_root = osp.expanduser(data_root)
+        if not osp.isdir(data_root):
+            raise FileNotFoundError(
+                f'VOCMultiLabel: data_root directory {data_root!r} does not exist (config key '
+                f'`data_root`; resolved to {osp.abspath(data_root)!r}); expected the folder '
+                f'holding JPEGImages/, Annotations/ and ImageSets/Main/')
+        self.difficult_policy = difficult_policy
+        super().__init__(data_root=data_root, split=split, **kwargs)
+
+    def _get_labels_from_xml(self, img_id: str) -> tuple[list[int], list[int]]:
+        """mmpretrain's parser, with the XML file named in any error it raises."""
+        xml_path = self.backend.join_path(self.ann_prefix, f'{img_id}.xml')
+        try:
+            return super()._get_labels_from_xml(img_id)
+        except FileNotFoundError:
+            raise FileNotFoundError(f'VOCMultiLabel: annotation {xml_path!r} of image id '
+                                    f'{img_id!r} (listed in {self.image_set_path}) not found') \
+                from None
+        except Exception as err:  # ParseError, or a missing <name>/<difficult> tag
+            raise ValueError(f'VOCMultiLabel: cannot read labels from {xml_path!r}: '
+                             f'{type(err).__name__}: {err}') from err
+
+    def load_data_list(self) -> list[dict]:
+        """Load mmpretrain's lists, then apply ``difficult_policy``.
+
+        Returns:
+            list of ``dict(img_path=str, gt_label=list[int] | None,
+            gt_label_difficult=list[int] | None)`` in image-set order.
+        """
+        if not osp.isfile(self.image_set_path):
+            raise FileNotFoundError(f'VOCMultiLabel: image set {self.image_set_path!r} not found '
+                                    f'(split={self.split!r}, data_root={self.data_root!r})')
+        data_list = super().load_data_list()
+        for info in data_list:
+            if info['gt_label'] is None:
+                continue
+            info['gt_label'], info['gt_label_difficult'] = self.apply_policy(
+                info['gt_label'], info['gt_label_difficult'], self.difficult_policy)
+        return data_list
+
+    @staticmethod
+    def apply_policy(labels: list[int], labels_difficult: list[int],
+                     policy: str) -> tuple[list[int], list[int]]:
+        """Combine mmpretrain's two label lists under ``policy``.
+
+        Args:
+            labels: classes with at least one non-difficult object.
+            labels_difficult: classes with at least one difficult object (may overlap ``labels``).
+            policy: ``'ignore'``, ``'positive'`` or ``'negative'``.
+
+        Returns:
+            ``(gt_label, gt_label_difficult)``, sorted lists of ints.
+        """
+        normal, difficult = set(labels), set(labels_difficult)
+        if policy == 'positive':
+            return sorted(normal | difficult), []
+        if policy == 'negative':
+            return sorted(normal), []
+        if policy == 'ignore':
+            return sorted(normal), sorted(difficult - normal)
+        raise ValueError(f'unknown difficult_policy {policy!r}; choose from {_POLICIES}')
+
+    def extra_repr(self) -> list[str]:
+        return super().extra_repr() + [f'Difficult policy: \t{self.difficult_policy}']

@@ -1,0 +1,215 @@
+"""Registered multi-label metrics (methods.md §6, architecture.md §7).
+
+Both metrics keep one ``{'pred_score', 'target'}`` record per sample, because MMEngine's
+``collect_results`` interleaves and truncates the per-rank lists by sample count; with
+``collect_device='cpu'`` the records of all ranks are gathered and every number is computed on
+the whole evaluation set, never per shard.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+from mmengine.evaluator import BaseMetric
+from torch import Tensor
+
+from mlkd.registry import METRICS
+from .functional import (average_precision, mean_of_ap, multilabel_prf,
+                         sample_average_precision)
+
+__all__ = ['MultiLabelMetrics', 'SampleMAP']
+
+_CONVENTIONS = ('threshold', 'topk', 'oracle_topk')
+_CF1_MODES = ('harmonic', 'harmonic_of_means', 'mean_of_class_f1', 'macro')
+
+
+def _as_index_list(value: Any) -> List[int]:
+    if value is None:
+        return []
+    if isinstance(value, Tensor):
+        return [int(v) for v in value.flatten().tolist()]
+    return [int(v) for v in np.asarray(value).flatten().tolist()]
+
+
+def _sample_to_record(data_sample: dict, difficult_as_ignored: bool) -> Dict[str, Tensor]:
+    """One data-sample dict → ``{'pred_score': float32 [C], 'target': int8 [C]}`` on CPU.
+
+    Targets: ``gt_score`` (multi-hot, possibly already holding -1) when present, else the one-hot
+    of the ``gt_label`` indices. With ``difficult_as_ignored``, classes listed in
+    ``gt_label_difficult`` but not among the positives become -1; a class with both a difficult and
+    a normal object stays positive (VOC's rule, as in mmpretrain's VOC metrics).
+    """
+    score = torch.as_tensor(data_sample['pred_score']).detach().to('cpu', torch.float32)
+    num_classes = score.numel()
+    if 'gt_score' in data_sample and data_sample['gt_score'] is not None:
+        target = torch.sign(torch.as_tensor(data_sample['gt_score']).detach().cpu().float())
+        target = target.to(torch.int8).reshape(num_classes)
+    else:
+        target = torch.zeros(num_classes, dtype=torch.int8)
+        labels = _as_index_list(data_sample.get('gt_label'))
+        if labels:
+            target[labels] = 1
+    if difficult_as_ignored and 'gt_label_difficult' in data_sample:
+        difficult = torch.tensor(_as_index_list(data_sample['gt_label_difficult']),
+                                 dtype=torch.long)
+        if difficult.numel():
+            only_difficult = difficult[target[difficult] <= 0]
+            target[only_difficult] = -1
+    return {'pred_score': score.reshape(num_classes), 'target': target}
+
+
+def _stack(results: Sequence[dict]) -> tuple[Tensor, Tensor]:
+    scores = torch.stack([r['pred_score'] for r in results])
+    targets = torch.stack([r['target'] for r in results])
+    return scores, targets
+
+
+@METRICS.register_module()
+class MultiLabelMetrics(BaseMetric):
+    """mAP plus CP, CR, CF1, OP, OR, OF1 under explicit, named conventions (values in percent).
+
+    Args:
+        thr: threshold of the ``'threshold'`` convention; predictions are ``pred_score >= thr``
+            and ``pred_score`` holds sigmoid probabilities (as mmpretrain's multi-label heads
+            store them).
+        topk: k of the ``'topk'`` convention. Giving it switches that convention on even if
+            ``conventions`` does not list it; listing ``'topk'`` without it is an error.
+        conventions: any of ``'threshold'`` (keys ``*_thr<thr>``), ``'topk'`` (``*_top<k>``) and
+            ``'oracle_topk'`` (L2D's rule, keys ``*_oracle``).
+        cf1_mode: ``'harmonic'`` (CF1 = 2·CP·CR/(CP+CR), ML-GCN/ASL papers; key ``CF1_<tag>``) or
+            ``'mean_of_class_f1'`` (mean of per-class F1, L2D's code / scikit-learn macro; key
+            ``CF1macro_<tag>``).
+        empty_policy: AP of a class without positives, ``'zero'`` or ``'exclude'``.
+        tie_policy: ``'grouped'`` (scikit-learn) or ``'stable_sort'``.
+        difficult_as_ignored: turn ``gt_label_difficult`` classes that are not also positive into
+            ignored (-1) entries; when False they stay negatives.
+        collect_device: ``'cpu'`` or ``'gpu'`` for gathering results across ranks.
+        prefix: optional key prefix; by default keys are bare (``mAP``, ``CF1_thr0.5``).
+
+    After :meth:`compute_metrics`, ``self.last_per_class_ap`` holds the per-class AP as a float64
+    numpy array ``[C]`` of **fractions** in ``[0, 1]`` (NaN for classes excluded by
+    ``empty_policy='exclude'``; ``tools/test.py`` prints it ×100) and
+    ``self.last_num_positives`` the number of positives per class, for tools that print a
+    per-class table.
+    """
+
+    default_prefix: Optional[str] = None
+
+    def __init__(self,
+                 thr: float = 0.5,
+                 topk: Optional[int] = None,
+                 conventions: Sequence[str] = ('threshold', 'oracle_topk'),
+                 cf1_mode: str = 'harmonic',
+                 empty_policy: str = 'zero',
+                 tie_policy: str = 'grouped',
+                 difficult_as_ignored: bool = True,
+                 collect_device: str = 'cpu',
+                 prefix: Optional[str] = None) -> None:
+        super().__init__(collect_device=collect_device, prefix=prefix)
+        conventions = tuple(conventions)
+        unknown = set(conventions) - set(_CONVENTIONS)
+        if unknown:
+            raise ValueError(f'unknown conventions {sorted(unknown)}; choose from {_CONVENTIONS}')
+        if topk is not None:
+            if int(topk) < 1:
+                raise ValueError(f'topk must be >= 1, got {topk}')
+            if 'topk' not in conventions:
+                conventions = conventions + ('topk', )
+        elif 'topk' in conventions:
+            raise ValueError("the 'topk' convention needs topk=<k>")
+        if cf1_mode not in _CF1_MODES:
+            raise ValueError(f'cf1_mode must be one of {_CF1_MODES}, got {cf1_mode!r}')
+        if empty_policy not in ('zero', 'exclude'):
+            raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")
+        if tie_policy not in ('grouped', 'stable_sort'):
+            raise ValueError(f"tie_policy must be 'grouped' or 'stable_sort', got {tie_policy!r}")
+        self.thr = float(thr)
+        self.topk = None if topk is None else int(topk)
+        self.conventions = conventions
+        self.cf1_mode = cf1_mode
+        self.empty_policy = empty_policy
+        self.tie_policy = tie_policy
+        self.difficult_as_ignored = difficult_as_ignored
+        self.last_per_class_ap: Optional[np.ndarray] = None
+        self.last_num_positives: Optional[np.ndarray] = None
+
+    def process(self, data_batch: Any, data_samples: Sequence[dict]) -> None:
+        """Store one ``{'pred_score', 'target'}`` record per data-sample dict."""
+        for data_sample in data_samples:
+            self.results.append(_sample_to_record(data_sample, self.difficult_as_ignored))
+
+    def _tag(self, convention: str) -> str:
+        if convention == 'threshold':
+            return f'thr{self.thr:g}'
+        if convention == 'topk':
+            return f'top{self.topk}'
+        return 'oracle'
+
+    def compute_metrics(self, results: list) -> Dict[str, float]:
+        """Concatenate the records and return ``mAP`` and the per-convention P/R/F1 keys."""
+        scores, targets = _stack(results)
+        ap = average_precision(scores, targets, self.empty_policy, self.tie_policy)
+        self.last_per_class_ap = ap.numpy()
+        self.last_num_positives = (targets > 0).sum(0).numpy()
+        metrics: Dict[str, float] = {'mAP': mean_of_ap(ap)}
+        cf1_name = 'CF1macro' if self.cf1_mode in ('mean_of_class_f1', 'macro') else 'CF1'
+        for convention in self.conventions:
+            values = multilabel_prf(scores, targets, convention, thr=self.thr,
+                                    k=self.topk or 0, cf1_mode=self.cf1_mode)
+            tag = self._tag(convention)
+            for name in ('CP', 'CR', 'CF1', 'OP', 'OR', 'OF1'):
+                key = cf1_name if name == 'CF1' else name
+                metrics[f'{key}_{tag}'] = values[name]
+        return metrics
+
+
+@METRICS.register_module()
+class SampleMAP(BaseMetric):
+    """mAP@sample and mAP@class, as in the Two-way tables (values in percent).
+
+    ``self.last_per_class_ap`` keeps the per-class AP (fractions, NaN where excluded) as in
+    :class:`MultiLabelMetrics`.
+
+    mAP@sample ranks the classes of each image; mAP@class ranks the images of each class. With the
+    default ``empty_policy='exclude'`` samples (and classes) without a positive drop out of the
+    mean, as in the Two-way code.
+
+    Args:
+        empty_policy: ``'exclude'`` or ``'zero'``, applied to both means.
+        tie_policy: ``'grouped'`` (scikit-learn) or ``'stable_sort'``.
+        difficult_as_ignored: as in :class:`MultiLabelMetrics`.
+        collect_device: ``'cpu'`` or ``'gpu'``.
+        prefix: optional key prefix; keys are bare by default.
+    """
+
+    default_prefix: Optional[str] = None
+
+    def __init__(self,
+                 empty_policy: str = 'exclude',
+                 tie_policy: str = 'grouped',
+                 difficult_as_ignored: bool = True,
+                 collect_device: str = 'cpu',
+                 prefix: Optional[str] = None) -> None:
+        super().__init__(collect_device=collect_device, prefix=prefix)
+        if empty_policy not in ('zero', 'exclude'):
+            raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")
+        if tie_policy not in ('grouped', 'stable_sort'):
+            raise ValueError(f"tie_policy must be 'grouped' or 'stable_sort', got {tie_policy!r}")
+        self.empty_policy = empty_policy
+        self.tie_policy = tie_policy
+        self.difficult_as_ignored = difficult_as_ignored
+        self.last_per_class_ap: Optional[np.ndarray] = None
+
+    def process(self, data_batch: Any, data_samples: Sequence[dict]) -> None:
+        """Store one ``{'pred_score', 'target'}`` record per data-sample dict."""
+        for data_sample in data_samples:
+            self.results.append(_sample_to_record(data_sample, self.difficult_as_ignored))
+
+    def compute_metrics(self, results: list) -> Dict[str, float]:
+        """Return ``mAP@sample`` and ``mAP@class``."""
+        scores, targets = _stack(results)
+        per_sample = sample_average_precision(scores, targets, self.empty_policy, self.tie_policy)
+        per_class = average_precision(scores, targets, self.empty_policy, self.tie_policy)
+        self.last_per_class_ap = per_class.numpy()
+        return {'mAP@sample': mean_of_ap(per_sample), 'mAP@class': mean_of_ap(per_class)}

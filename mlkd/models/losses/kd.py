@@ -1,0 +1,130 @@
+"""Vanilla knowledge distillation with a temperature: softmax (single-label), sigmoid (multi-label).
+
+Paper: Hinton, Vinyals and Dean, "Distilling the Knowledge in a Neural Network", 2015; reference
+defaults from mdistiller (``docs/methods.md`` §5.1).
+
+* :func:`softmax_kd`: ``KD_T = T² · (1/B) Σ_i KL(softmax(z^t_i/T) ‖ softmax(z^s_i/T))``.
+* :func:`multi_label_kd`: the one-vs-all version,
+  ``T² · (1/B) Σ_{i,c} KLb(σ(z^t_ic/T) ‖ σ(z^s_ic/T))``. At ``T = 1`` without the ``T²`` factor it
+  is exactly MLD (§4.1.1), and it is computed by MLD's function on tempered logits.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from mlkd.registry import MODELS
+from .base import BaseDistillLoss, as_fp32
+from .mld import multi_label_logit_distill
+from .utils import REDUCTIONS, check_choice, reduce_loss
+
+
+def multi_label_kd(s_logits: torch.Tensor,
+                   t_logits: torch.Tensor,
+                   temperature: float = 4.0,
+                   reduction: str = 'batchmean',
+                   tau_sq: bool = True) -> torch.Tensor:
+    """Per-class sigmoid KD: ``T² · reduce(KLb(σ(z^t/T) ‖ σ(z^s/T)))``.
+
+    Args:
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits (detached here).
+        temperature: ``T > 0``.
+        reduction: see :func:`~mlkd.models.losses.mld.multi_label_logit_distill`.
+        tau_sq: multiply by ``T²`` (keeps gradient magnitudes comparable across temperatures).
+    """
+    loss = multi_label_logit_distill(s_logits / temperature, t_logits.detach() / temperature,
+                                     reduction)
+    return loss * (temperature ** 2) if tau_sq else loss
+
+
+def softmax_kd(s_logits: torch.Tensor,
+               t_logits: torch.Tensor,
+               temperature: float = 4.0,
+               reduction: str = 'batchmean') -> torch.Tensor:
+    """Hinton KD over a softmax: ``T² · reduce(q^t (log q^t − log q^s))``, ``q = softmax(z/T)``.
+
+    Args:
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits (detached here).
+        temperature: ``T > 0``.
+        reduction: ``'batchmean'`` (reference: ``mean_i KL_i``), ``'sum'``, ``'mean'`` (Σ / (B·C)),
+            ``'none'`` (``[B, C]`` elementwise KL terms).
+    """
+    log_q_s = F.log_softmax(s_logits / temperature, dim=-1)
+    log_q_t = F.log_softmax(t_logits.detach() / temperature, dim=-1)
+    elem = log_q_t.exp() * (log_q_t - log_q_s)
+    return reduce_loss(elem, reduction) * (temperature ** 2)
+
+
+@MODELS.register_module()
+class MultiLabelKDLoss(BaseDistillLoss):
+    """Sigmoid (one-vs-all) KD with temperature (:func:`multi_label_kd`).
+
+    No reference implementation defines a multi-label "vanilla KD"; the default ``T = 4`` follows
+    mdistiller's KD default and 3D's τ. ``temperature=1, tau_sq=False`` is MLD.
+
+    Args:
+        temperature: ``T``, default 4.0.
+        reduction: ``'batchmean'`` (default: Σ / B), ``'sum'``, ``'mean'`` (Σ / (B·C)), ``'none'``.
+        tau_sq: multiply by ``T²`` (default True).
+        loss_weight: factor applied to the loss.
+    """
+
+    def __init__(self,
+                 temperature: float = 4.0,
+                 reduction: str = 'batchmean',
+                 tau_sq: bool = True,
+                 loss_weight: float = 1.0) -> None:
+        super().__init__(loss_weight)
+        if temperature <= 0:
+            raise ValueError(f'temperature must be > 0, got {temperature}')
+        self.temperature = float(temperature)
+        self.reduction = check_choice('reduction', reduction, REDUCTIONS)
+        self.tau_sq = bool(tau_sq)
+
+    def forward(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
+        """Args:
+            s_logits: ``[B, C]`` student logits.
+            t_logits: ``[B, C]`` teacher logits.
+        """
+        s, t = as_fp32(s_logits, t_logits)
+        return self.loss_weight * multi_label_kd(s, t, self.temperature, self.reduction,
+                                                 self.tau_sq)
+
+    def extra_repr(self) -> str:
+        return (f'temperature={self.temperature}, reduction={self.reduction!r}, '
+                f'tau_sq={self.tau_sq}, {super().extra_repr()}')
+
+
+@MODELS.register_module()
+class SoftmaxKDLoss(BaseDistillLoss):
+    """Hinton's single-label KD (:func:`softmax_kd`); mdistiller defaults T = 4, weight 0.9 (CIFAR).
+
+    Args:
+        temperature: ``T``, default 4.0.
+        reduction: ``'batchmean'`` (default, reference), ``'sum'``, ``'mean'``, ``'none'``.
+        loss_weight: factor applied to the loss.
+    """
+
+    def __init__(self,
+                 temperature: float = 4.0,
+                 reduction: str = 'batchmean',
+                 loss_weight: float = 1.0) -> None:
+        super().__init__(loss_weight)
+        if temperature <= 0:
+            raise ValueError(f'temperature must be > 0, got {temperature}')
+        self.temperature = float(temperature)
+        self.reduction = check_choice('reduction', reduction, REDUCTIONS)
+
+    def forward(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
+        """Args:
+            s_logits: ``[B, C]`` student logits.
+            t_logits: ``[B, C]`` teacher logits.
+        """
+        s, t = as_fp32(s_logits, t_logits)
+        return self.loss_weight * softmax_kd(s, t, self.temperature, self.reduction)
+
+    def extra_repr(self) -> str:
+        return (f'temperature={self.temperature}, reduction={self.reduction!r}, '
+                f'{super().extra_repr()}')

@@ -1,0 +1,118 @@
+"""Distillation through the Runner: teacher evaluation at step 0, student EMA, resume, export,
+and two-view batches."""
+import os.path as osp
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.registry import DefaultScope
+from mmengine.runner import Runner
+from mmpretrain.structures import DataSample
+
+import mlkd
+from mlkd.registry import MODELS
+
+from conftest import REPO, config_path, small_run_cfg
+
+TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
+MLD = config_path('mld', 'mld_multidigits.py')
+
+
+@pytest.fixture(scope='module')
+def teacher_ckpt(tmp_path_factory):
+    work = str(tmp_path_factory.mktemp('teacher'))
+    cfg = small_run_cfg(TEACHER, work, epochs=1, train_samples=64, val_samples=32)
+    Runner.from_cfg(cfg).train()
+    return osp.join(work, 'epoch_1.pth')
+
+
+def _distill_cfg(work_dir, teacher_ckpt, epochs=1, **kw):
+    cfg = small_run_cfg(MLD, work_dir, epochs=epochs, train_samples=64, val_samples=32, **kw)
+    cfg.model.teacher_ckpt = teacher_ckpt
+    return cfg
+
+
+def test_teacher_is_evaluated_before_the_first_step(tmp_work_dir, teacher_ckpt):
+    runner = Runner.from_cfg(_distill_cfg(tmp_work_dir, teacher_ckpt))
+    runner.train()
+    teacher_map = runner.message_hub.get_scalar('teacher/mAP').current()
+    # Independent check: evaluate the same checkpoint as a plain classifier.
+    cfg = small_run_cfg(TEACHER, tmp_work_dir + '_t', epochs=1, train_samples=64,
+                        val_samples=32)
+    cfg.load_from = teacher_ckpt
+    metrics = Runner.from_cfg(cfg).val()
+    assert teacher_map == pytest.approx(metrics['mAP'], abs=1e-6)
+
+
+def test_distiller_resume_equals_uninterrupted_run(tmp_path, teacher_ckpt):
+    full = Runner.from_cfg(_distill_cfg(str(tmp_path / 'full'), teacher_ckpt, epochs=2))
+    full.train()
+    part = _distill_cfg(str(tmp_path / 'part'), teacher_ckpt, epochs=1, schedule_epochs=2)
+    Runner.from_cfg(part).train()
+    again = _distill_cfg(str(tmp_path / 'part'), teacher_ckpt, epochs=2)
+    again.resume, again.load_from = True, osp.join(part.work_dir, 'epoch_1.pth')
+    resumed = Runner.from_cfg(again)
+    resumed.train()
+    full_state = full.model.state_dict()
+    for key, value in resumed.model.state_dict().items():
+        torch.testing.assert_close(value, full_state[key], rtol=0, atol=1e-6, msg=key)
+
+
+def test_student_ema_and_export_load_into_plain_mmpretrain(tmp_work_dir, teacher_ckpt, tmp_path):
+    cfg = _distill_cfg(tmp_work_dir, teacher_ckpt)
+    cfg.custom_hooks = list(cfg.custom_hooks) + [
+        dict(type='StudentEMAHook', momentum=0.5, priority='ABOVE_NORMAL')]
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    hook = next(h for h in runner.hooks if type(h).__name__ == 'StudentEMAHook')
+    ema_keys = set(hook.ema_model.module.state_dict())
+    assert ema_keys == set(runner.model.student.state_dict())   # the teacher is not averaged
+    ckpt = torch.load(osp.join(tmp_work_dir, 'epoch_1.pth'), weights_only=False)
+    assert all(k.startswith('module.') for k in ckpt['ema_state_dict'] if k != 'steps')
+    # The checkpoint's student weights are the EMA ones, the raw ones sit in ema_state_dict.
+    key = 'backbone.conv1.weight'
+    torch.testing.assert_close(ckpt['state_dict']['student.' + key],
+                               hook.ema_model.module.state_dict()[key])
+
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        'export_student', osp.join(REPO, 'tools', 'export_student.py'))
+    export = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(export)
+    out = str(tmp_path / 'student.pth')
+    export.export_student(osp.join(tmp_work_dir, 'epoch_1.pth'), out)
+    exported = torch.load(out, weights_only=True)
+    mlkd.register_all_modules()
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        plain = MODELS.build(Config.fromfile(config_path('multidigits',
+                                                         'mldecoder_student.py')).model)
+    plain.load_state_dict(exported['state_dict'], strict=True)
+    assert exported['meta']['classes'] == [str(i) for i in range(10)]
+
+
+def test_export_refuses_a_plain_classifier_checkpoint(teacher_ckpt, tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        'export_student', osp.join(REPO, 'tools', 'export_student.py'))
+    export = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(export)
+    with pytest.raises(ValueError, match='not a distiller checkpoint'):
+        export.export_student(teacher_ckpt, str(tmp_path / 'x.pth'))
+
+
+def test_two_view_batches_are_normalised_per_view():
+    mlkd.register_all_modules()
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        pre = MODELS.build(dict(type='MultiViewClsDataPreprocessor', num_classes=10,
+                                mean=[10., 20., 30.], std=[2., 4., 5.], to_rgb=True,
+                                to_onehot=True))
+    weak = [torch.randint(0, 255, (3, 8, 8), dtype=torch.uint8) for _ in range(2)]
+    strong = [torch.randint(0, 255, (3, 8, 8), dtype=torch.uint8) for _ in range(2)]
+    samples = [DataSample().set_gt_label([1, 2]), DataSample().set_gt_label([0])]
+    out = pre({'inputs': [[w, s] for w, s in zip(weak, strong)], 'data_samples': samples})
+    mean = torch.tensor([10., 20., 30.]).view(1, 3, 1, 1)
+    std = torch.tensor([2., 4., 5.]).view(1, 3, 1, 1)
+    for view, raw in zip(out['inputs'], (weak, strong)):
+        expected = (torch.stack(raw).float().flip(1) - mean) / std   # BGR -> RGB, then normalise
+        torch.testing.assert_close(view, expected)
+    assert out['data_samples'][0].gt_score.tolist() == [0, 1, 1] + [0] * 7

@@ -1,0 +1,108 @@
+"""Cost of a distillation training step beyond the two networks' own compute.
+
+Measures, on the current device, for a 224x224 ResNet-34 -> ResNet-18 pair (linear multi-label
+heads, 80 classes):
+  (a) a plain student training step (forward, backward, Adam update) through mmengine's
+      ``train_step``;
+  (b) a teacher forward in eval mode under ``no_grad``;
+  (c) a distiller training step (teacher + student + distillation losses) through ``train_step``.
+The overhead is ``c / (a + b) - 1``; goal: <= 10%. Median of several repeats after warm-up.
+
+    python tools/analysis/benchmark_distill_step.py [--batch 16] [--repeats 5] [--method 3d]
+"""
+from __future__ import annotations
+
+import argparse
+import os.path as osp
+import statistics
+import time
+
+import torch
+from mmengine.config import Config
+from mmengine.optim import build_optim_wrapper
+from mmengine.registry import DefaultScope
+from mmpretrain.structures import DataSample
+
+import mlkd
+from mlkd.registry import MODELS
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+MODELS_DIR = osp.join(ROOT, 'configs', '_base_', 'models')
+METHODS = {
+    '3d': osp.join(ROOT, 'configs', '_base_', 'methods', '3d.py'),
+    'mld': osp.join(ROOT, 'configs', '_base_', 'methods', 'mld.py'),
+    'kd': osp.join(ROOT, 'configs', '_base_', 'methods', 'kd.py'),
+}
+
+
+def net_cfg(name: str) -> dict:
+    cfg = Config.fromfile(osp.join(MODELS_DIR, f'{name}_ml.py')).model
+    cfg.backbone.pop('init_cfg', None)   # no weight download for a timing run
+    return cfg.to_dict()
+
+
+def batch(size: int, num_classes: int = 80) -> dict:
+    g = torch.Generator().manual_seed(0)
+    samples = []
+    for _ in range(size):
+        labels = torch.randperm(num_classes, generator=g)[:3].tolist()
+        samples.append(DataSample().set_gt_label(labels))
+    images = [torch.randint(0, 256, (3, 224, 224), dtype=torch.uint8, generator=g)
+              for _ in range(size)]
+    return dict(inputs=images, data_samples=samples)
+
+
+def timed(fn, repeats: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--batch', type=int, default=16)
+    parser.add_argument('--repeats', type=int, default=5)
+    parser.add_argument('--method', default='3d', choices=sorted(METHODS))
+    args = parser.parse_args()
+    mlkd.register_all_modules()
+    preprocessor = dict(type='ClsDataPreprocessor', num_classes=80, to_onehot=True,
+                        mean=[0, 0, 0], std=[255, 255, 255], to_rgb=True)
+    optim = dict(optimizer=dict(type='Adam', lr=1e-4, weight_decay=1e-4))
+    method = Config.fromfile(METHODS[args.method])
+    data = batch(args.batch)
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        student = MODELS.build(dict(net_cfg('resnet18'), data_preprocessor=preprocessor))
+        teacher = MODELS.build(dict(net_cfg('resnet34'), data_preprocessor=preprocessor)).eval()
+        distiller = MODELS.build(dict(
+            type='SingleTeacherDistiller', student=net_cfg('resnet18'),
+            teacher=net_cfg('resnet34'), distill_losses=method.distill_losses.to_dict(),
+            data_preprocessor=preprocessor, probe_input_size=(224, 224)))
+        student_optim = build_optim_wrapper(student, optim)
+        distill_optim = build_optim_wrapper(distiller, optim)
+    student.train()
+    distiller.train()
+
+    def teacher_forward():
+        with torch.no_grad():
+            inputs = teacher.data_preprocessor(data, False)['inputs']
+            teacher(inputs, mode='tensor')
+
+    t_student = timed(lambda: student.train_step(data, student_optim), args.repeats)
+    t_teacher = timed(teacher_forward, args.repeats)
+    t_distill = timed(lambda: distiller.train_step(data, distill_optim), args.repeats)
+    overhead = t_distill / (t_student + t_teacher) - 1
+    print(f'device: cpu, torch threads: {torch.get_num_threads()}, batch {args.batch}, '
+          f'224x224, ResNet-34 -> ResNet-18, method {args.method}')
+    print(f'(a) student train step       {t_student * 1e3:9.1f} ms')
+    print(f'(b) teacher forward (no_grad) {t_teacher * 1e3:9.1f} ms')
+    print(f'(c) distiller train step     {t_distill * 1e3:9.1f} ms')
+    print(f'overhead c / (a + b) - 1     {100 * overhead:+9.1f} %  (goal <= +10 %)')
+
+
+if __name__ == '__main__':
+    main()
