@@ -10,7 +10,7 @@ from mmengine.registry import DefaultScope
 import mlkd
 from mlkd import registry
 
-from conftest import REPO
+from conftest import REPO, config_path, small_run_cfg
 
 
 def test_every_node_is_a_scoped_child_of_mmpretrain():
@@ -66,14 +66,17 @@ def test_plugin_outside_the_package_trains_via_custom_imports(tmp_path, tmp_work
                 CALLS.append(cls_score.shape[0])
                 return F.binary_cross_entropy_with_logits(cls_score, target, reduction='sum')
     '''))
+    config = tmp_path / 'plugin_config.py'
+    config.write_text(textwrap.dedent(f'''
+        _base_ = [{config_path('multidigits', 'resnet_student.py')!r}]
+        custom_imports = dict(imports=['my_plugin'], allow_failed_imports=False)
+        model = dict(head=dict(loss=dict(type='PluginBCELoss')))
+    '''))
     sys.path.insert(0, str(plugin_dir))
     try:
         from mmengine.runner import Runner
-        from conftest import config_path, small_run_cfg
-        cfg = small_run_cfg(config_path('multidigits', 'resnet_student.py'), tmp_work_dir,
-                            epochs=1, train_samples=64, val_samples=32)
-        cfg.custom_imports = dict(imports=['my_plugin'], allow_failed_imports=False)
-        cfg.model.head.loss = dict(type='PluginBCELoss')
+        cfg = small_run_cfg(str(config), tmp_work_dir, epochs=1, train_samples=64,
+                            val_samples=32)
         runner = Runner.from_cfg(cfg)
         runner.train()
         import my_plugin

@@ -45,9 +45,11 @@ def run_stage(name: str, work_dir: str, seed: int, teacher_ckpt: str | None,
     runner = Runner.from_cfg(cfg)
     runner.train()
     seconds = time.perf_counter() - start
-    metrics = {key: runner.message_hub.get_info(f'val/{key}') for key in METRICS}
-    if any(value is None for value in metrics.values()):
-        raise RuntimeError(f'{name}: no final validation metrics were logged')
+    scalars = runner.message_hub.log_scalars
+    missing = [key for key in METRICS if f'val/{key}' not in scalars]
+    if missing:
+        raise RuntimeError(f'{name}: final validation metrics {missing} were not logged')
+    metrics = {key: float(scalars[f'val/{key}'].current()) for key in METRICS}
     ckpt = osp.join(cfg.work_dir, f'epoch_{cfg.train_cfg.max_epochs}.pth')
     return metrics, seconds, ckpt
 
