@@ -195,3 +195,20 @@ def test_networks_from_a_config_path_with_overrides():
                        distill_losses=dict(pair=dict(type='_DictLoss')))
     assert model.student.backbone.layer1[0].conv1.out_channels == 8
     assert model.student.head.loss_module.__class__.__name__ == 'BinaryCrossEntropySumLoss'
+
+
+def test_optimizer_holds_only_trainable_parameters():
+    from mmengine.optim import build_optim_wrapper
+    model = _distiller()
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        wrapper = build_optim_wrapper(model, dict(
+            constructor='FrozenAwareOptimWrapperConstructor',
+            optimizer=dict(type='Adam', lr=1e-3, weight_decay=1e-4),
+            paramwise_cfg=dict(norm_decay_mult=0.0, bias_decay_mult=0.0)))
+    in_optimizer = {id(p) for g in wrapper.param_groups for p in g['params']}
+    assert not any(id(p) in in_optimizer for p in model.teacher.parameters())
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    assert all(id(p) in in_optimizer for p in trainable)
+    frozen_in_optimizer = [p for g in wrapper.param_groups for p in g['params']
+                           if not p.requires_grad and p.dim() > 0]
+    assert not frozen_in_optimizer

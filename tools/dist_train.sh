@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Distributed training with torchrun, one process per GPU (or per CPU process on hosts without
-# CUDA, where mlkd falls back to gloo and CPU DDP by itself).
+# Distributed training with torchrun (see dist_run.sh; CPU-only hosts use gloo + CPU DDP).
 #   bash tools/dist_train.sh CONFIG GPUS [train.py args]
 # Multi-node: NNODES, NODE_RANK, MASTER_ADDR and PORT from the environment.
 set -euo pipefail
@@ -8,20 +7,8 @@ if [ $# -lt 2 ]; then
     echo "usage: bash $0 CONFIG GPUS [train.py args]" >&2
     exit 2
 fi
+DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CONFIG=$1
 GPUS=$2
 shift 2
-NNODES=${NNODES:-1}
-NODE_RANK=${NODE_RANK:-0}
-PORT=${PORT:-29500}
-MASTER_ADDR=${MASTER_ADDR:-127.0.0.1}
-DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-
-PYTHONPATH="$DIR/..${PYTHONPATH:+:$PYTHONPATH}" \
-python -m torch.distributed.run \
-    --nnodes="$NNODES" \
-    --node_rank="$NODE_RANK" \
-    --master_addr="$MASTER_ADDR" \
-    --nproc_per_node="$GPUS" \
-    --master_port="$PORT" \
-    "$DIR/train.py" "$CONFIG" --launcher pytorch "$@"
+exec bash "$DIR/dist_run.sh" "$DIR/train.py" "$GPUS" "$CONFIG" "$@"

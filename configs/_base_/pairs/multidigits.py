@@ -16,3 +16,5 @@ model = dict(
 )
 custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
 default_hooks = dict(logger=dict(interval=10))
+# Leave the frozen teacher out of the optimizer (no per-parameter warnings, smaller state).
+optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')

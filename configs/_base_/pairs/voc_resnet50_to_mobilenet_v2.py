@@ -13,3 +13,5 @@ model = dict(
     probe_input_size=(224, 224),
 )
 custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
+# Leave the frozen teacher out of the optimizer (no per-parameter warnings, smaller state).
+optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Optional, Sequence, Union
 
 from mmpretrain.models.backbones.base_backbone import BaseBackbone
-from torch import nn
+from torch import Tensor, nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
 __all__ = ['CifarBackbone', 'CIFAR_INIT_CFG']
@@ -81,6 +81,15 @@ class CifarBackbone(BaseBackbone):
             raise ValueError(f'frozen_stages must lie in [-1, {self.num_stages}], '
                              f'got {self.frozen_stages}')
         self._freeze_stages()
+
+    def _run_stages(self, x: Tensor) -> tuple[Tensor, ...]:
+        """Run the stages in order on the stem output, keeping those in ``out_indices``."""
+        outs = []
+        for i, name in enumerate(self.stage_names):
+            x = getattr(self, name)(x)
+            if i in self.out_indices:
+                outs.append(x)
+        return tuple(outs)
 
     def _stage_modules(self, index: int) -> list[nn.Module]:
         names = self.stage_names[index]

@@ -149,13 +149,7 @@ class CifarResNet(CifarBackbone):
 
     def forward(self, x: Tensor) -> tuple[Tensor, ...]:
         """``[B, in_channels, H, W]`` -> tuple of the selected ``[B, c_i, H/2^i, W/2^i]``."""
-        x = self.relu(self.bn1(self.conv1(x)))
-        outs = []
-        for i, name in enumerate(self.stage_names):
-            x = getattr(self, name)(x)
-            if i in self.out_indices:
-                outs.append(x)
-        return tuple(outs)
+        return self._run_stages(self.relu(self.bn1(self.conv1(x))))
 
     def preact_paths(self) -> list[str]:
         """Module paths (relative to the backbone) of each stage's pre-activation output."""

@@ -154,13 +154,7 @@ class CifarShuffleNetV1(CifarBackbone):
 
     def forward(self, x: Tensor) -> tuple[Tensor, ...]:
         """``[B, in_channels, H, W]`` -> tuple of the selected stage outputs."""
-        x = self.relu(self.bn1(self.conv1(x)))
-        outs = []
-        for i, name in enumerate(self.stage_names):
-            x = getattr(self, name)(x)
-            if i in self.out_indices:
-                outs.append(x)
-        return tuple(outs)
+        return self._run_stages(self.relu(self.bn1(self.conv1(x))))
 
     def preact_paths(self) -> list[str]:
         """Module paths of each stage's pre-activation output."""

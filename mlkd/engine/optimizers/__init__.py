@@ -1,0 +1,3 @@
+from .frozen_aware_constructor import FrozenAwareOptimWrapperConstructor
+
+__all__ = ['FrozenAwareOptimWrapperConstructor']
