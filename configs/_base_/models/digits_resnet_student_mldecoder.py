@@ -3,16 +3,16 @@
 # the demo CPU-friendly.
 model = dict(
     type='ImageClassifier',
-    backbone=dict(type='ResNet_CIFAR', depth=18, stem_channels=16, base_channels=16,
+    backbone=dict(type='ResNet_CIFAR', depth=18, stem_channels=8, base_channels=8,
                   out_indices=(3, )),
     neck=None,
     head=dict(
         type='MLDecoderHead',
         num_classes=10,
-        in_channels=128,
-        hidden_dim=64,
+        in_channels=64,
+        hidden_dim=32,
         num_heads=4,
-        ffn_dim=128,
+        ffn_dim=64,
         dropout=0.1,
         loss=dict(type='BinaryCrossEntropySumLoss'),
     ),
