@@ -105,3 +105,29 @@ def test_sum_reduced_task_loss_is_scaled_by_the_world_size(monkeypatch):
     torch.testing.assert_close(loss(logits, target), 4 * single)
     loss.eval()   # evaluation losses are not used for gradients: no scaling
     torch.testing.assert_close(loss(logits, target), single)
+
+
+def test_distiller_trains_under_two_process_cpu_ddp(tmp_path):
+    """3D on MultiDigits through dist_train.sh: DDP with find_unused_parameters=False, a frozen
+    teacher and the teacher evaluation hook, on two CPU processes."""
+    config = tmp_path / 'dist_3d.py'
+    config.write_text(textwrap.dedent(f'''
+        _base_ = [{config_path('3d', '3d_multidigits.py')!r}]
+        model = dict(teacher_ckpt=None)
+        train_dataloader = dict(batch_size=16, num_workers=0, persistent_workers=False,
+                                dataset=dict(num_samples=64))
+        val_dataloader = dict(num_workers=0, persistent_workers=False,
+                              dataset=dict(num_samples=32))
+        test_dataloader = val_dataloader
+        train_cfg = dict(max_epochs=1, val_interval=1)
+        find_unused_parameters = False
+    '''))
+    env = dict(os.environ, OMP_NUM_THREADS='1', PORT=str(30500 + os.getpid() % 1000))
+    work = str(tmp_path / 'work')
+    out = subprocess.run(['bash', 'tools/dist_train.sh', str(config), '2', '--work-dir', work],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    metrics = _final_metrics(work)
+    assert 'mAP' in metrics
+    log = out.stdout + out.stderr
+    assert 'teacher/mAP' in log and 'loss_pd' in log and 'loss_ndd' in log
