@@ -8,9 +8,10 @@ import os
 import os.path as osp
 
 import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
-from mmengine.config import Config, DictAction
+from mmengine.config import DictAction
 from mmengine.runner import Runner
 
+from mlkd.utils.cli import load_run_config
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 
 
@@ -45,16 +46,9 @@ def per_class_ap_table(evaluator, class_names) -> str | None:
 
 def main() -> None:
     args = parse_args()
-    if not osp.isfile(args.config):
-        raise FileNotFoundError(f'config file not found: {args.config}')
     if not osp.isfile(args.checkpoint):
         raise FileNotFoundError(f'checkpoint file not found: {args.checkpoint}')
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options:
-        cfg.merge_from_dict(args.cfg_options)
-    cfg.launcher = args.launcher
-    cfg.work_dir = args.work_dir or cfg.get('work_dir') or osp.join(
-        'work_dirs', osp.splitext(osp.basename(args.config))[0])
+    cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)
     cfg.load_from = args.checkpoint
     cfg.resume = False
     if args.out:

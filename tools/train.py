@@ -11,6 +11,7 @@ import mlkd  # noqa: F401  (installs the compatibility shims before any config i
 from mmengine.config import Config, DictAction
 from mmengine.runner import Runner
 
+from mlkd.utils.cli import load_run_config
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 
 
@@ -36,14 +37,7 @@ def parse_args() -> argparse.Namespace:
 
 
 def build_cfg(args: argparse.Namespace) -> Config:
-    if not osp.isfile(args.config):
-        raise FileNotFoundError(f'config file not found: {args.config}')
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options:
-        cfg.merge_from_dict(args.cfg_options)
-    cfg.launcher = args.launcher
-    cfg.work_dir = args.work_dir or cfg.get('work_dir') or osp.join(
-        'work_dirs', osp.splitext(osp.basename(args.config))[0])
+    cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)
     if args.resume == 'auto':
         cfg.resume, cfg.load_from = True, None
     elif args.resume is not None:
