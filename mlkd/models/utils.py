@@ -5,6 +5,8 @@ from typing import Sequence
 
 import torch
 
+from mlkd.utils.targets import sample_target
+
 
 def targets_from_samples(data_samples: Sequence, num_classes: int,
                          device: torch.device | str | None = None) -> torch.Tensor:
@@ -14,21 +16,5 @@ def targets_from_samples(data_samples: Sequence, num_classes: int,
     ``gt_label``. Classes in ``gt_label_difficult`` that are not also positives become -1, so
     no loss or metric counts them (VOC "difficult").
     """
-    rows = []
-    for sample in data_samples:
-        if 'gt_score' in sample:
-            row = sample.gt_score.detach().float().clone()
-        else:
-            row = torch.zeros(num_classes, device=sample.gt_label.device)
-            row[sample.gt_label.long()] = 1.0
-        if 'gt_label_difficult' in sample:
-            difficult = torch.as_tensor(sample.gt_label_difficult, dtype=torch.long,
-                                        device=row.device)
-            difficult = difficult[row[difficult] <= 0]
-            row[difficult] = -1.0
-        rows.append(row)
-    targets = torch.stack(rows)
-    if targets.shape[1] != num_classes:
-        raise ValueError(f'targets have {targets.shape[1]} classes but the model predicts '
-                         f'{num_classes}')
+    targets = torch.stack([sample_target(sample, num_classes) for sample in data_samples])
     return targets if device is None else targets.to(device)

@@ -10,6 +10,7 @@ import torch
 from mmengine.evaluator import BaseMetric
 
 from mlkd.registry import METRICS
+from mlkd.utils.targets import sample_target
 
 
 @METRICS.register_module()
@@ -35,15 +36,7 @@ class DumpScores(BaseMetric):
     def process(self, data_batch: Any, data_samples: Sequence[dict]) -> None:
         for sample in data_samples:
             score = sample['pred_score']
-            num_classes = score.numel()
-            if 'gt_score' in sample:
-                label = sample['gt_score'].clone().float()
-            else:
-                label = torch.zeros(num_classes)
-                label[torch.as_tensor(sample['gt_label'], dtype=torch.long)] = 1
-            if 'gt_label_difficult' in sample:
-                difficult = torch.as_tensor(sample['gt_label_difficult'], dtype=torch.long)
-                label[difficult[label[difficult] == 0]] = -1
+            label = sample_target(sample, score.numel()).cpu()
             self.results.append((score.cpu().float(), label.cpu(),
                                  int(sample.get('sample_idx', len(self.results)))))
 

@@ -7,7 +7,7 @@ the whole evaluation set, never per shard.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 import torch
@@ -15,6 +15,7 @@ from mmengine.evaluator import BaseMetric
 from torch import Tensor
 
 from mlkd.registry import METRICS
+from mlkd.utils.targets import sample_target
 from .functional import (average_precision, mean_of_ap, multilabel_prf,
                          sample_average_precision)
 
@@ -22,14 +23,6 @@ __all__ = ['MultiLabelMetrics', 'SampleMAP']
 
 _CONVENTIONS = ('threshold', 'topk', 'oracle_topk')
 _CF1_MODES = ('harmonic', 'harmonic_of_means', 'mean_of_class_f1', 'macro')
-
-
-def _as_index_list(value: Any) -> List[int]:
-    if value is None:
-        return []
-    if isinstance(value, Tensor):
-        return [int(v) for v in value.flatten().tolist()]
-    return [int(v) for v in np.asarray(value).flatten().tolist()]
 
 
 def _sample_to_record(data_sample: dict, difficult_as_ignored: bool) -> Dict[str, Tensor]:
@@ -42,20 +35,8 @@ def _sample_to_record(data_sample: dict, difficult_as_ignored: bool) -> Dict[str
     """
     score = torch.as_tensor(data_sample['pred_score']).detach().to('cpu', torch.float32)
     num_classes = score.numel()
-    if 'gt_score' in data_sample and data_sample['gt_score'] is not None:
-        target = torch.sign(torch.as_tensor(data_sample['gt_score']).detach().cpu().float())
-        target = target.to(torch.int8).reshape(num_classes)
-    else:
-        target = torch.zeros(num_classes, dtype=torch.int8)
-        labels = _as_index_list(data_sample.get('gt_label'))
-        if labels:
-            target[labels] = 1
-    if difficult_as_ignored and 'gt_label_difficult' in data_sample:
-        difficult = torch.tensor(_as_index_list(data_sample['gt_label_difficult']),
-                                 dtype=torch.long)
-        if difficult.numel():
-            only_difficult = difficult[target[difficult] <= 0]
-            target[only_difficult] = -1
+    target = torch.sign(sample_target(data_sample, num_classes, difficult_as_ignored).cpu())
+    target = target.to(torch.int8)
     return {'pred_score': score.reshape(num_classes), 'target': target}
 
 
