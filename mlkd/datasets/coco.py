@@ -37,6 +37,7 @@ from mmengine.fileio import join_path
 from mmpretrain.datasets import MultiLabelDataset
 
 from mlkd.registry import DATASETS
+from .utils import require_data_root
 
 __all__ = ['COCOMultiLabel']
 
@@ -96,14 +97,8 @@ class COCOMultiLabel(MultiLabelDataset):
         if class_order not in _CLASS_ORDERS:
             raise ValueError(f'COCOMultiLabel: class_order must be one of {_CLASS_ORDERS}, got '
                              f'{class_order!r} (config key `class_order`)')
-        if not data_root:
-            raise FileNotFoundError('COCOMultiLabel: config key `data_root` is empty; set it to '
-                                    'the folder holding annotations/ and {train,val}2014/')
-        data_root = osp.expanduser(data_root)
-        if not osp.isdir(data_root):
-            raise FileNotFoundError(
-                f'COCOMultiLabel: data_root directory {data_root!r} does not exist (config key '
-                f'`data_root`; resolved to {osp.abspath(data_root)!r})')
+        data_root = require_data_root('COCOMultiLabel', data_root,
+                                      'the folder holding annotations/ and {train,val}2014/')
         self.split = split
         self.class_order = class_order
         self.keep_unlabeled = bool(keep_unlabeled)

@@ -24,6 +24,7 @@ from mmengine.fileio import join_path
 from mmpretrain.datasets import MultiLabelDataset
 
 from mlkd.registry import DATASETS
+from .utils import require_data_root
 
 __all__ = ['MultiLabelImageList']
 
@@ -63,11 +64,8 @@ class MultiLabelImageList(MultiLabelDataset):
                  test_mode: bool = False,
                  **kwargs: Any) -> None:
         if data_root:
-            data_root = osp.expanduser(data_root)
-            if not osp.isdir(data_root):
-                raise FileNotFoundError(
-                    f'MultiLabelImageList: data_root directory {data_root!r} does not exist '
-                    f'(config key `data_root`; resolved to {osp.abspath(data_root)!r})')
+            data_root = require_data_root('MultiLabelImageList', data_root,
+                                          'the folder the annotation paths are relative to')
         if not ann_file:
             raise ValueError('MultiLabelImageList: `ann_file` is required (a text file with '
                              'lines "relative/path.png 3 7 9")')

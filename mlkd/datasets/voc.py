@@ -31,6 +31,7 @@ from typing import Any
 from mmpretrain.datasets import VOC
 
 from mlkd.registry import DATASETS
+from .utils import require_data_root
 
 __all__ = ['VOCMultiLabel']
 
@@ -63,15 +64,9 @@ class VOCMultiLabel(VOC):
         if difficult_policy not in _POLICIES:
             raise ValueError(f'VOCMultiLabel: difficult_policy must be one of {_POLICIES}, got '
                              f'{difficult_policy!r} (config key `difficult_policy`)')
-        if not data_root:
-            raise FileNotFoundError('VOCMultiLabel: config key `data_root` is empty; set it to the '
-                                    'VOC year folder, e.g. data/VOCdevkit/VOC2007')
-        data_root = osp.expanduser(data_root)
-        if not osp.isdir(data_root):
-            raise FileNotFoundError(
-                f'VOCMultiLabel: data_root directory {data_root!r} does not exist (config key '
-                f'`data_root`; resolved to {osp.abspath(data_root)!r}); expected the folder '
-                f'holding JPEGImages/, Annotations/ and ImageSets/Main/')
+        data_root = require_data_root(
+            'VOCMultiLabel', data_root, 'the VOC year folder holding JPEGImages/, '
+            'Annotations/ and ImageSets/Main/ (e.g. data/VOCdevkit/VOC2007)')
         self.difficult_policy = difficult_policy
         super().__init__(data_root=data_root, split=split, **kwargs)
 
