@@ -50,6 +50,33 @@ def small_run_cfg(config: str, work_dir: str, *, epochs: int = 2, train_samples:
     return cfg
 
 
+def whole_and_resumed_runs(make_cfg, root, epochs: int = 2):
+    """Train ``epochs`` epochs in one go, and ``epochs - 1`` epochs then resume to ``epochs``.
+
+    ``make_cfg(work_dir, epochs, schedule_epochs)`` returns a run config; the schedule always
+    spans ``epochs`` so both runs follow the same learning-rate curve. Returns both runners.
+    """
+    from mmengine.runner import Runner
+    whole = Runner.from_cfg(make_cfg(osp.join(str(root), 'whole'), epochs, epochs))
+    whole.train()
+    part = make_cfg(osp.join(str(root), 'part'), epochs - 1, epochs)
+    Runner.from_cfg(part).train()
+    again = make_cfg(part.work_dir, epochs, epochs)
+    again.resume, again.load_from = True, osp.join(part.work_dir, f'epoch_{epochs - 1}.pth')
+    assert osp.isfile(again.load_from)
+    resumed = Runner.from_cfg(again)
+    resumed.train()
+    return whole, resumed
+
+
+def assert_same_state(model, reference, atol: float = 1e-6) -> None:
+    """Every parameter and buffer of ``model`` equals ``reference``'s within ``atol``."""
+    expected = reference.state_dict()
+    assert model.state_dict().keys() == expected.keys()
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(value, expected[key], rtol=0, atol=atol, msg=key)
+
+
 @pytest.fixture
 def tmp_work_dir(tmp_path):
     path = tmp_path / 'work'

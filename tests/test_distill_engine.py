@@ -12,7 +12,8 @@ from mmpretrain.structures import DataSample
 import mlkd
 from mlkd.registry import MODELS
 
-from conftest import REPO, config_path, small_run_cfg
+from conftest import (REPO, assert_same_state, config_path, small_run_cfg,
+                      whole_and_resumed_runs)
 
 TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 MLD = config_path('mld', 'mld_multidigits.py')
@@ -45,17 +46,10 @@ def test_teacher_is_evaluated_before_the_first_step(tmp_work_dir, teacher_ckpt):
 
 
 def test_distiller_resume_equals_uninterrupted_run(tmp_path, teacher_ckpt):
-    full = Runner.from_cfg(_distill_cfg(str(tmp_path / 'full'), teacher_ckpt, epochs=2))
-    full.train()
-    part = _distill_cfg(str(tmp_path / 'part'), teacher_ckpt, epochs=1, schedule_epochs=2)
-    Runner.from_cfg(part).train()
-    again = _distill_cfg(str(tmp_path / 'part'), teacher_ckpt, epochs=2)
-    again.resume, again.load_from = True, osp.join(part.work_dir, 'epoch_1.pth')
-    resumed = Runner.from_cfg(again)
-    resumed.train()
-    full_state = full.model.state_dict()
-    for key, value in resumed.model.state_dict().items():
-        torch.testing.assert_close(value, full_state[key], rtol=0, atol=1e-6, msg=key)
+    whole, resumed = whole_and_resumed_runs(
+        lambda work, epochs, schedule: _distill_cfg(work, teacher_ckpt, epochs,
+                                                    schedule_epochs=schedule), tmp_path)
+    assert_same_state(resumed.model, whole.model)
 
 
 def test_student_ema_and_export_load_into_plain_mmpretrain(tmp_work_dir, teacher_ckpt, tmp_path):

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from conftest import REPO, config_path
 
 TOLERANCE = 0.5  # mAP / F1 points
@@ -107,9 +109,12 @@ def test_sum_reduced_task_loss_is_scaled_by_the_world_size(monkeypatch):
     torch.testing.assert_close(loss(logits, target), single)
 
 
-def test_distiller_trains_under_two_process_cpu_ddp(tmp_path):
+@pytest.mark.parametrize('amp', [[], ['--amp', '--cfg-options', 'optim_wrapper.dtype=float16']],
+                         ids=['fp32', 'fp16'])
+def test_distiller_trains_under_two_process_cpu_ddp(tmp_path, amp):
     """3D on MultiDigits through dist_train.sh: DDP with find_unused_parameters=False, a frozen
-    teacher and the teacher evaluation hook, on two CPU processes."""
+    teacher and the teacher evaluation hook, on two CPU processes; also with fp16 autocast and
+    dynamic loss scaling."""
     config = tmp_path / 'dist_3d.py'
     config.write_text(textwrap.dedent(f'''
         _base_ = [{config_path('3d', '3d_multidigits.py')!r}]
@@ -124,10 +129,12 @@ def test_distiller_trains_under_two_process_cpu_ddp(tmp_path):
     '''))
     env = dict(os.environ, OMP_NUM_THREADS='1', PORT=str(30500 + os.getpid() % 1000))
     work = str(tmp_path / 'work')
-    out = subprocess.run(['bash', 'tools/dist_train.sh', str(config), '2', '--work-dir', work],
-                         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(['bash', 'tools/dist_train.sh', str(config), '2', '--work-dir', work,
+                          *amp], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     metrics = _final_metrics(work)
     assert 'mAP' in metrics
     log = out.stdout + out.stderr
     assert 'teacher/mAP' in log and 'loss_pd' in log and 'loss_ndd' in log
+    if amp:
+        assert 'autocast cpu to torch.float16, loss scaling on' in log

@@ -7,7 +7,8 @@ import pytest
 import torch
 from mmengine.runner import Runner
 
-from conftest import REPO, config_path, small_run_cfg
+from conftest import (REPO, assert_same_state, config_path, small_run_cfg,
+                      whole_and_resumed_runs)
 
 STUDENT = config_path('multidigits', 'resnet_student.py')
 
@@ -26,24 +27,13 @@ def _optimizer_state(runner):
 
 
 def test_resumed_run_equals_uninterrupted_run(tmp_path):
-    full = _train(small_run_cfg(STUDENT, str(tmp_path / 'full'), epochs=3))
-
-    first = small_run_cfg(STUDENT, str(tmp_path / 'part'), epochs=2, schedule_epochs=3)
-    _train(first)
-    ckpt = osp.join(first.work_dir, 'epoch_2.pth')
-    assert osp.isfile(ckpt)
-    second = small_run_cfg(STUDENT, str(tmp_path / 'part'), epochs=3)
-    second.resume, second.load_from = True, ckpt
-    resumed = _train(second)
-
+    full, resumed = whole_and_resumed_runs(
+        lambda work, epochs, schedule: small_run_cfg(STUDENT, work, epochs=epochs,
+                                                     schedule_epochs=schedule),
+        tmp_path, epochs=3)
     assert resumed.epoch == full.epoch == 3
     assert resumed.iter == full.iter
-    full_params = dict(full.model.named_parameters())
-    for name, value in resumed.model.named_parameters():
-        torch.testing.assert_close(value, full_params[name], rtol=0, atol=1e-6, msg=name)
-    for name, value in resumed.model.named_buffers():
-        torch.testing.assert_close(value, dict(full.model.named_buffers())[name],
-                                   rtol=0, atol=1e-6, msg=name)
+    assert_same_state(resumed.model, full.model)
     lr_r, betas_r, states_r = _optimizer_state(resumed)
     lr_f, betas_f, states_f = _optimizer_state(full)
     assert lr_r == pytest.approx(lr_f, rel=1e-12)

@@ -23,7 +23,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--resume', nargs='?', type=str, const='auto',
                         help='resume from CKPT, or without a value from the latest checkpoint '
                         'in the work dir')
-    parser.add_argument('--amp', action='store_true', help='automatic mixed precision (CUDA)')
+    parser.add_argument('--amp', action='store_true',
+                        help='automatic mixed precision: float16 with dynamic loss scaling on '
+                        'CUDA, bfloat16 on CPU (set optim_wrapper.dtype to choose)')
     parser.add_argument('--auto-scale-lr', action='store_true',
                         help='scale the learning rate by the actual total batch size')
     parser.add_argument('--no-validate', action='store_true', help='skip validation')
@@ -45,12 +47,7 @@ def build_cfg(args: argparse.Namespace) -> Config:
             raise FileNotFoundError(f'--resume checkpoint not found: {args.resume}')
         cfg.resume, cfg.load_from = True, args.resume
     if args.amp:
-        import torch
-        if not torch.cuda.is_available():
-            raise RuntimeError('--amp needs a CUDA device (mmengine AmpOptimWrapper); '
-                               'this host has none')
-        cfg.optim_wrapper.type = 'AmpOptimWrapper'
-        cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
+        cfg.optim_wrapper.type = 'MixedPrecisionOptimWrapper'
     if args.auto_scale_lr:
         cfg.setdefault('auto_scale_lr', {})['enable'] = True
     if args.no_validate:

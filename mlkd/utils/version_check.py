@@ -5,7 +5,7 @@ import importlib.metadata
 
 # (distribution names, minimum inclusive, maximum exclusive). mmcv may come as mmcv or mmcv-lite.
 REQUIREMENTS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    'torch': (('torch',), '2.0.0', '3.0.0'),
+    'torch': (('torch',), '2.4.0', '3.0.0'),
     'mmengine': (('mmengine',), '0.10.0', '0.11.0'),
     'mmcv': (('mmcv', 'mmcv-lite'), '2.0.0', '2.4.0'),
     'mmpretrain': (('mmpretrain',), '1.2.0', '1.3.0'),

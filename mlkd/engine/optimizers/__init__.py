@@ -1,3 +1,4 @@
 from .frozen_aware_constructor import FrozenAwareOptimWrapperConstructor
+from .mixed_precision import MixedPrecisionOptimWrapper
 
-__all__ = ['FrozenAwareOptimWrapperConstructor']
+__all__ = ['FrozenAwareOptimWrapperConstructor', 'MixedPrecisionOptimWrapper']

@@ -14,6 +14,7 @@ from mmengine.runner.checkpoint import CheckpointLoader
 from torch import nn
 
 from mlkd.models.distillers.taps import Taps
+from mlkd.models.losses.base import full_precision
 from mlkd.models.utils import targets_from_samples
 from mlkd.registry import MODELS
 
@@ -289,13 +290,14 @@ class SingleTeacherDistiller(BaseModel):
         for key, value in task.items():
             name = 'loss_cls' if key == 'loss' else f'{key}_cls' if 'loss' in key else key
             losses[name] = value * self.task_loss_weight if 'loss' in key else value
-        for name, loss in self.distill_losses.items():
-            value = loss(**{a: available[a] for a in self._loss_args[name]})
-            if isinstance(value, dict):
-                for term, term_value in value.items():
-                    losses[f'loss_{name}_{term}'] = term_value
-            else:
-                losses[f'loss_{name}'] = value
+        with full_precision():
+            for name, loss in self.distill_losses.items():
+                value = loss(**{a: available[a] for a in self._loss_args[name]})
+                if isinstance(value, dict):
+                    for term, term_value in value.items():
+                        losses[f'loss_{name}_{term}'] = term_value
+                else:
+                    losses[f'loss_{name}'] = value
         return losses
 
 

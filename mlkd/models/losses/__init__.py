@@ -1,3 +1,4 @@
+from .base import BaseDistillLoss, as_fp32, full_precision  # noqa: F401
 from .label_embedding import (ClassAwareDistillLoss, InstanceAwareDistillLoss,  # noqa: F401
                               LabelEmbeddingDistillLoss, class_aware_distance_loss,
                               grouped_huber_distance_loss, instance_aware_distance_loss,

@@ -10,12 +10,17 @@ them by name:
 * ``s_<tap>`` / ``t_<tap>``: any recorded intermediate tensor, e.g. ``s_label_emb`` ``[B, C, D]``;
 * ``data_samples``: the batch's data samples.
 
-Rules: compute in fp32 whatever the autocast state; return a tensor connected to the graph even
+Rules: compute in fp32 whatever the autocast state (cast the inputs with :func:`as_fp32`; the
+distiller evaluates every loss inside :func:`full_precision`, because autocast would otherwise run
+matrix products — NDD's pair sums, LED's Gram matrices — in float16 even on fp32 inputs); return a tensor connected to the graph even
 when the valid set is empty (multiply by zero rather than returning a Python number), so DDP with
 ``find_unused_parameters=False`` sees the same parameters every step; keep the reference code's
 reduction as the default so a paper's loss weight keeps its meaning.
 """
 from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+from typing import Iterator
 
 import torch
 from torch import nn
@@ -39,3 +44,17 @@ class BaseDistillLoss(nn.Module):
 def as_fp32(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Cast inputs to float32 (losses run in fp32 even under autocast)."""
     return tuple(t.float() for t in tensors)
+
+
+@contextmanager
+def full_precision() -> Iterator[None]:
+    """Switch off any active autocast (CUDA or CPU) for the enclosed block.
+
+    Autocast decides precision per operation, not per input: inside it ``a @ b`` runs in float16
+    even when ``a`` and ``b`` are float32, so casting the inputs alone does not keep a loss in fp32.
+    """
+    with ExitStack() as stack:
+        for device_type in ('cuda', 'cpu'):
+            if torch.is_autocast_enabled(device_type):
+                stack.enter_context(torch.autocast(device_type, enabled=False))
+        yield
