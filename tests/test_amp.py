@@ -123,6 +123,21 @@ def test_full_precision_switches_autocast_off_and_back_on():
         assert (a @ b).dtype == torch.float16
 
 
+@pytest.mark.parametrize('clamp_eps', [None, 1e-8])
+def test_task_loss_under_autocast_matches_fp32(clamp_eps):
+    """The task loss runs inside the head, under autocast: the L2D clamp 1e-8 would underflow to
+    zero in float16 (log 0 = -inf) if the loss did not cast its input first."""
+    from mlkd.models.losses import BinaryCrossEntropySumLoss
+    torch.manual_seed(0)
+    logits = (torch.randn(4, 6) * 30).half()
+    gt = (torch.rand(4, 6) > 0.5).float()
+    loss = BinaryCrossEntropySumLoss(clamp_eps=clamp_eps)
+    with torch.autocast('cpu', dtype=torch.float16):
+        low = loss(logits, gt)
+    assert low.dtype == torch.float32 and torch.isfinite(low)
+    torch.testing.assert_close(low, loss(logits.float(), gt))
+
+
 @MODELS.register_module(force=True)
 class _AutocastProbeLoss(BaseDistillLoss):
     """Records the precision a distillation loss runs in."""
