@@ -17,7 +17,7 @@ _DTYPES = {'float16': torch.float16, 'bfloat16': torch.bfloat16}
 
 @OPTIM_WRAPPERS.register_module()
 class MixedPrecisionOptimWrapper(AmpOptimWrapper):
-    """mmengine's ``AmpOptimWrapper`` that also runs on CPU, with ``torch.amp`` (not ``torch.cuda.amp``).
+    """mmengine's ``AmpOptimWrapper`` that also runs on CPU, using ``torch.amp`` throughout.
 
     mmengine's wrapper refuses to be built without an accelerator and creates a deprecated
     ``torch.cuda.amp.GradScaler``, which disables itself (no loss scaling) on any other device.
