@@ -54,14 +54,10 @@ class MixedPrecisionOptimWrapper(AmpOptimWrapper):
                              "supported; use mmengine's AmpOptimWrapper on npu/mlu/musa")
         if dtype is None:
             dtype = torch.float16 if self.device_type == 'cuda' else torch.bfloat16
-        if isinstance(dtype, str):
-            if dtype not in _DTYPES:
-                raise ValueError(f'MixedPrecisionOptimWrapper: dtype must be one of '
-                                 f'{sorted(_DTYPES)}, got {dtype!r}')
-            dtype = _DTYPES[dtype]
+        dtype = _DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype
         if dtype not in _DTYPES.values():
-            raise ValueError(f'MixedPrecisionOptimWrapper: dtype must be float16 or bfloat16, '
-                             f'got {dtype}')
+            raise ValueError(f'MixedPrecisionOptimWrapper: dtype must be one of '
+                             f'{sorted(_DTYPES)}, got {dtype!r}')
         if self.device_type == 'cuda' and dtype == torch.bfloat16 \
                 and not torch.cuda.is_bf16_supported():
             raise RuntimeError('MixedPrecisionOptimWrapper: this CUDA device has no bfloat16; '

@@ -12,10 +12,11 @@ them by name:
 
 Rules: compute in fp32 whatever the autocast state (cast the inputs with :func:`as_fp32`; the
 distiller evaluates every loss inside :func:`full_precision`, because autocast would otherwise run
-matrix products — NDD's pair sums, LED's Gram matrices — in float16 even on fp32 inputs); return a tensor connected to the graph even
-when the valid set is empty (multiply by zero rather than returning a Python number), so DDP with
-``find_unused_parameters=False`` sees the same parameters every step; keep the reference code's
-reduction as the default so a paper's loss weight keeps its meaning.
+matrix products — NDD's pair sums, LED's Gram matrices — in float16 even on fp32 inputs); return a
+tensor connected to the graph even when the valid set is empty (multiply by zero rather than
+returning a Python number), so DDP with ``find_unused_parameters=False`` sees the same parameters
+every step; keep the reference code's reduction as the default so a paper's loss weight keeps its
+meaning.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ class BaseDistillLoss(nn.Module):
 
 
 def as_fp32(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """Cast inputs to float32 (losses run in fp32 even under autocast)."""
+    """Cast inputs to float32 (network outputs are float16 / bfloat16 under mixed precision)."""
     return tuple(t.float() for t in tensors)
 
 
