@@ -372,7 +372,7 @@ def test_config_pipelines_build_and_run(name):
         assert train_types == ['LoadImageFromFile', 'Resize', 'MultiView', 'PackInputs']
         weak, strong = cfg.train_dataloader.dataset.pipeline[2].transforms
         assert [t.type for t in weak] == ['RandomFlip']
-        assert [t.type for t in strong] == ['RandomFlip', 'RandomColorCutout', 'RandAugment']
+        assert [t.type for t in strong] == ['RandomFlip', 'RandomColorCutout', 'UDARandAugment']
     else:
         assert 'RandomFlip' not in [t.type for t in cfg.train_dataloader.dataset.pipeline]
 

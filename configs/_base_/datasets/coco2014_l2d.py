@@ -6,10 +6,9 @@
 #   'category_id' only for checkpoints trained in pycocotools order.
 # * Images are squished to 224 x 224 with PIL's antialiased bilinear resize (aspect not kept), as
 #   L2D's torchvision Resize on PIL images; decoding also goes through PIL.
-# * Train: ASL/L2D's always-on half-size random-colour cutout, then RandAugment. mmpretrain's
-#   timm-style RandAugment (2 ops per image, magnitude 9/10 with std 0.5) STANDS IN for L2D's
-#   UDA-style RandAugment (15 ops, random op pairs, each op with p = 0.5), which mlkd has not
-#   ported; the grey affine fill 128 is the UDA fill. No horizontal flip (ASL / L2D convention).
+# * Train: ASL/L2D's always-on half-size random-colour cutout, then L2D's UDA-style RandAugment
+#   (`UDARandAugment`: a pair of ops from 15 x levels 1-9, each with p = 0.5; pixel-identical
+#   to `randaugment==1.0.2` per op). No horizontal flip (ASL / L2D convention).
 # * No mean/std normalisation: inputs are RGB in [0, 1] (mean 0, std 255; images are loaded BGR
 #   by mmcv, hence to_rgb=True).
 # * Metrics follow L2D's evaluate(): CF1/OF1 at the oracle top-k and at threshold 0.5, CF1 as the
@@ -28,16 +27,7 @@ data_preprocessor = dict(
     to_onehot=True,
 )
 
-# Stand-in for the UDA RandAugment of L2D (see the header).
-rand_augment = dict(
-    type='RandAugment',
-    policies='timm_increasing',
-    num_policies=2,
-    total_level=10,
-    magnitude_level=9,
-    magnitude_std=0.5,
-    hparams=dict(pad_val=128),
-)
+rand_augment = dict(type='UDARandAugment')
 cutout = dict(type='RandomColorCutout', cutout_factor=0.5, prob=1.0)
 
 train_pipeline = [

@@ -1,8 +1,8 @@
 # Pascal VOC 2007 multi-label, L2D protocol: trainval (5,011 images) / test (4,952), 20 classes.
 #
 # Same pipeline, normalisation and metric convention as coco2014_l2d.py (224 squish resize with
-# PIL, always-on random-colour cutout + mmpretrain RandAugment standing in for L2D's UDA
-# RandAugment, no flip, RGB in [0, 1], oracle-top-k and thresholded F1).
+# PIL, always-on random-colour cutout + L2D's UDA RandAugment, no flip, RGB in [0, 1],
+# oracle-top-k and thresholded F1).
 #
 # Difficult objects (methods.md section 7):
 # * train: `difficult_policy='positive'`, as L2D, which counts difficult objects as positives;
@@ -25,15 +25,7 @@ data_preprocessor = dict(
     to_onehot=True,
 )
 
-rand_augment = dict(
-    type='RandAugment',
-    policies='timm_increasing',
-    num_policies=2,
-    total_level=10,
-    magnitude_level=9,
-    magnitude_std=0.5,
-    hparams=dict(pad_val=128),
-)
+rand_augment = dict(type='UDARandAugment')
 cutout = dict(type='RandomColorCutout', cutout_factor=0.5, prob=1.0)
 
 train_pipeline = [
