@@ -43,6 +43,9 @@ _SIGNED = frozenset({'shear_x', 'shear_y', 'translate_x', 'translate_y', 'color'
                      'sharpness', 'brightness'})
 _ENHANCERS = {'color': ImageEnhance.Color, 'contrast': ImageEnhance.Contrast,
               'sharpness': ImageEnhance.Sharpness, 'brightness': ImageEnhance.Brightness}
+_UNSCALED: dict[str, Callable[[Image.Image], Image.Image]] = {
+    'autocontrast': ImageOps.autocontrast, 'equalize': ImageOps.equalize,
+    'invert': ImageOps.invert}
 
 
 def uda_magnitude(operation: str, level: int) -> float:
@@ -100,11 +103,8 @@ def apply_uda_operation(img: Image.Image, operation: str, magnitude: float,
         return ImageOps.solarize(img, magnitude)
     if operation == 'cutout':
         return _cutout(img, int(magnitude), cutout_fill)
-    simple: dict[str, Callable[[Image.Image], Image.Image]] = {
-        'autocontrast': ImageOps.autocontrast, 'equalize': ImageOps.equalize,
-        'invert': ImageOps.invert}
-    if operation in simple:
-        return simple[operation](img)
+    if operation in _UNSCALED:
+        return _UNSCALED[operation](img)
     raise KeyError(f'unknown UDA RandAugment operation {operation!r}')
 
 
