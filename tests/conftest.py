@@ -50,6 +50,14 @@ def small_run_cfg(config: str, work_dir: str, *, epochs: int = 2, train_samples:
     return cfg
 
 
+#: ``--cfg-options`` that make a MultiDigits config a seconds-long run of tools/train.py or test.py.
+SMALL_TOOL_RUN = [
+    'train_cfg.max_epochs=1', 'train_dataloader.dataset.num_samples=64',
+    'val_dataloader.dataset.num_samples=32', 'test_dataloader.dataset.num_samples=32',
+    *(f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')
+      for key in ('num_workers=0', 'persistent_workers=False'))]
+
+
 def whole_and_resumed_runs(make_cfg, root, epochs: int = 2):
     """Train ``epochs`` epochs in one go, and ``epochs - 1`` epochs then resume to ``epochs``.
 

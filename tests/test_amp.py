@@ -21,7 +21,7 @@ from mlkd.models.losses import full_precision
 from mlkd.models.losses.base import BaseDistillLoss
 from mlkd.registry import HOOKS, MODELS
 
-from conftest import (REPO, assert_same_state, config_path, small_run_cfg,
+from conftest import (REPO, SMALL_TOOL_RUN, assert_same_state, config_path, small_run_cfg,
                       whole_and_resumed_runs)
 
 TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
@@ -228,12 +228,8 @@ def test_fp16_distillation_resume_equals_uninterrupted_run(tmp_path, teacher_ckp
 
 def test_train_tool_amp_runs_on_cpu(tmp_path):
     work = str(tmp_path / 'work')
-    small = ['train_cfg.max_epochs=1', 'train_dataloader.dataset.num_samples=64',
-             'val_dataloader.dataset.num_samples=32', 'train_dataloader.num_workers=0',
-             'train_dataloader.persistent_workers=False', 'val_dataloader.num_workers=0',
-             'val_dataloader.persistent_workers=False']
     out = subprocess.run([sys.executable, 'tools/train.py', STUDENT, '--amp', '--work-dir', work,
-                          '--cfg-options', *small], capture_output=True, text=True, cwd=REPO,
+                          '--cfg-options', *SMALL_TOOL_RUN], capture_output=True, text=True, cwd=REPO,
                          timeout=600, env={**os.environ, 'CUDA_VISIBLE_DEVICES': ''})
     assert out.returncode == 0, out.stderr[-3000:]
     assert 'mixed precision: autocast cpu to torch.bfloat16, loss scaling off' in \

@@ -7,7 +7,7 @@ import pytest
 import torch
 from mmengine.runner import Runner
 
-from conftest import (REPO, assert_same_state, config_path, small_run_cfg,
+from conftest import (REPO, SMALL_TOOL_RUN, assert_same_state, config_path, small_run_cfg,
                       whole_and_resumed_runs)
 
 STUDENT = config_path('multidigits', 'resnet_student.py')
@@ -71,18 +71,14 @@ def test_train_tool_reports_a_missing_resume_checkpoint(tmp_path):
 def test_train_then_test_tool_with_out_file(tmp_path):
     """train.py writes a checkpoint that test.py (torch >= 2.6) loads, evaluates and dumps."""
     work = str(tmp_path / 'work')
-    small = ['train_cfg.max_epochs=1', 'train_dataloader.dataset.num_samples=64',
-             'val_dataloader.dataset.num_samples=32', 'test_dataloader.dataset.num_samples=32',
-             'train_dataloader.num_workers=0', 'train_dataloader.persistent_workers=False',
-             'val_dataloader.num_workers=0', 'val_dataloader.persistent_workers=False',
-             'test_dataloader.num_workers=0', 'test_dataloader.persistent_workers=False']
-    out = _run_tool('tools/train.py', STUDENT, '--work-dir', work, '--cfg-options', *small)
+    out = _run_tool('tools/train.py', STUDENT, '--work-dir', work, '--cfg-options',
+                    *SMALL_TOOL_RUN)
     assert out.returncode == 0, out.stderr[-3000:]
     ckpt = osp.join(work, 'epoch_1.pth')
     assert osp.isfile(ckpt)
     dump = str(tmp_path / 'scores.npz')
     out = _run_tool('tools/test.py', STUDENT, ckpt, '--work-dir', work, '--out', dump,
-                    '--cfg-options', *small[3:])
+                    '--cfg-options', *SMALL_TOOL_RUN)
     assert out.returncode == 0, out.stderr[-3000:]
     log = out.stdout + out.stderr
     assert f'Loaded checkpoint {ckpt}' in log

@@ -48,7 +48,7 @@ _UNSCALED: dict[str, Callable[[Image.Image], Image.Image]] = {
     'invert': ImageOps.invert}
 
 
-def uda_magnitude(operation: str, level: int) -> float:
+def uda_magnitude(operation: str, level: int) -> float | int:
     """Magnitude of ``operation`` at ``level`` (0–9; policies draw 1–9); 0 for unscaled ops."""
     if operation not in UDA_OPERATIONS:
         raise KeyError(f'unknown UDA RandAugment operation {operation!r}; '
