@@ -229,8 +229,8 @@ def test_fp16_distillation_resume_equals_uninterrupted_run(tmp_path, teacher_ckp
 def test_train_tool_amp_runs_on_cpu(tmp_path):
     work = str(tmp_path / 'work')
     out = subprocess.run([sys.executable, 'tools/train.py', STUDENT, '--amp', '--work-dir', work,
-                          '--cfg-options', *SMALL_TOOL_RUN], capture_output=True, text=True, cwd=REPO,
-                         timeout=600, env={**os.environ, 'CUDA_VISIBLE_DEVICES': ''})
+                          '--cfg-options', *SMALL_TOOL_RUN], capture_output=True, text=True,
+                         cwd=REPO, timeout=600, env={**os.environ, 'CUDA_VISIBLE_DEVICES': ''})
     assert out.returncode == 0, out.stderr[-3000:]
     assert 'mixed precision: autocast cpu to torch.bfloat16, loss scaling off' in \
         out.stdout + out.stderr
