@@ -4,8 +4,9 @@
 #
 # * Train: resize to 672 x 672 (aspect not kept), a random *square* crop of 25-100 % of the area
 #   (torchvision RandomResizedCrop semantics; aspect ratio fixed at 1) resized to 448 x 448, and a
-#   random horizontal flip. The spatial-consistency-loss (SCL) configs swap RandomResizedCrop for
-#   the crop-box-recording `RandomResizedCropWithBox` (mlkd/datasets/transforms/), same arguments.
+#   random horizontal flip. The crop is `RandomResizedCropWithBox` (mlkd/datasets/transforms/):
+#   RandomResizedCrop's draws and output plus the crop box, packed with the flip flag for the
+#   spatial consistency loss (SCL); every method of a table sees the same augmentation.
 # * Test: resize to 448 x 448.
 # * ImageNet mean / std on RGB inputs (the ImageNet-pretrained ResNet-50 of 004).
 # * Training samples carry the unobserved labels (gt_label_ignored: -1 in the target built by the
@@ -27,10 +28,12 @@ data_preprocessor = dict(
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='Resize', scale=(resize_size, resize_size), keep_ratio=False),
-    dict(type='RandomResizedCrop', scale=image_size, crop_ratio_range=(0.25, 1.0),
+    dict(type='RandomResizedCropWithBox', scale=image_size, crop_ratio_range=(0.25, 1.0),
          aspect_ratio_range=(1.0, 1.0)),
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
-    dict(type='PackInputs', algorithm_keys=('gt_label_ignored', 'gt_label_full')),
+    dict(type='PackInputs', algorithm_keys=('gt_label_ignored', 'gt_label_full'),
+         meta_keys=('sample_idx', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'flip',
+                    'flip_direction', 'crop_box')),
 ]
 test_pipeline = [
     dict(type='LoadImageFromFile'),

@@ -19,7 +19,7 @@ from .ofd import OFDLoss, ofd_margin, ofd_partial_l2  # noqa: F401
 from .relation import PKTLoss, RKDLoss, pkt, rkd_angle, rkd_distance  # noqa: F401
 from .review import ReviewKDLoss, hierarchical_context_loss  # noqa: F401
 from .vid import VIDLoss, vid_nll  # noqa: F401
-from .task import MultiLabelTaskLoss  # noqa: F401
+from .task import MultiLabelTaskLoss, UnobservedAsNegative  # noqa: F401
 from .asymmetric import AsymmetricMultiLabelLoss, asymmetric_loss  # noqa: F401
 from .focal import AsymmetricFocalLoss, SigmoidFocalLoss, sigmoid_focal_loss  # noqa: F401
 from .missing_label import (FocalMarginLoss, HillLoss, SPLCLoss, focal_margin_loss,  # noqa: F401

@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 from mmengine.dist import get_world_size
 
+from mlkd.registry import MODELS
 from .base import BaseDistillLoss, as_fp32, full_precision
 from .utils import check_choice
 
@@ -80,3 +81,31 @@ class MultiLabelTaskLoss(BaseDistillLoss):
 
     def extra_repr(self) -> str:
         return f'reduction={self.reduction!r}, {super().extra_repr()}'
+
+
+@MODELS.register_module()
+class UnobservedAsNegative(torch.nn.Module):
+    """A task loss that reads ignored (``-1``) targets as negatives ("assume negative").
+
+    mlkd's data marks the labels not observed in a weakly labelled training set with ``-1`` and
+    every task loss skips them. The missing-label baselines of Zhang et al. (Focal, ASL, Hill,
+    BCE + pseudo labels, SPLC; 004 Table B.1) instead train on the observed positives with
+    everything else negative; wrapping the loss says so in the config, and leaves the data alone:
+    ``dict(type='UnobservedAsNegative', loss=dict(type='HillLoss'))``.
+
+    Args:
+        loss: config of the wrapped task loss (a :class:`MultiLabelTaskLoss`).
+    """
+
+    def __init__(self, loss: dict) -> None:
+        super().__init__()
+        self.loss = MODELS.build(loss)
+
+    def forward(self,
+                cls_score: torch.Tensor,
+                gt: torch.Tensor,
+                avg_factor: float | None = None,
+                reduction_override: str | None = None) -> torch.Tensor:
+        """``cls_score`` / ``gt``: ``[B, C]``; ``gt`` 1 / 0 / -1, the -1 entries become 0."""
+        return self.loss(cls_score, gt.clamp(min=0), avg_factor=avg_factor,
+                         reduction_override=reduction_override)

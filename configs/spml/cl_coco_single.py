@@ -1,0 +1,6 @@
+# 004 Table B.1, 1 label.
+# EN + CL (Verelst et al. 2023): momentum, distance and weight are mlkd's reconstruction
+# (docs/methods.md §3.3), not the paper's values.
+_base_ = ['../_base_/spml/coco_resnet50_single.py']
+model = dict(losses=dict(en=dict(type='EntropyMaximisationLoss', alpha=0.1),
+                         cl=dict(type='ConsistencyLoss', num_samples=_base_.num_train_samples)))

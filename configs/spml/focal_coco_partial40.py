@@ -1,0 +1,5 @@
+# 004 Table B.1, 40% labels.
+# Focal (Zhang et al.'s baseline): ASL-style focal, both gammas 2, no clip, unobserved = negative.
+_base_ = ['../_base_/spml/coco_resnet50_partial40.py']
+model = dict(losses=dict(focal=dict(type='UnobservedAsNegative', inputs=dict(cls_score='logits'),
+                                    loss=dict(type='AsymmetricFocalLoss'))))
