@@ -11,6 +11,10 @@ not also a positive.
 :func:`mark_ignored` and stores each row as the sample's ``gt_score``; the head's task loss,
 the algorithms (``gt``) and the metrics read that ``gt_score``. :func:`sample_target` applies the
 same rule to a sample that did not pass through that preprocessor (idempotent otherwise).
+
+The labels are validated once per batch, on the host, by :func:`check_batch_labels` (called by
+that preprocessor before the transfer): the losses read their targets without checking them
+again, which would cost a device-to-host synchronisation per loss call.
 """
 from __future__ import annotations
 
@@ -23,34 +27,102 @@ import torch
 IGNORED_FIELDS = ('gt_label_difficult', 'gt_label_ignored')
 
 
-def _indices(value: Any, device: torch.device) -> torch.Tensor:
+def _host_indices(value: Any) -> np.ndarray:
+    """Class indices of a label field as a flat int64 host array (empty for ``None``).
+
+    The fields come from the data pipeline as lists, arrays or CPU tensors, so this reads host
+    memory; only a field already moved to an accelerator costs a copy back.
+    """
     if value is None:
-        return torch.zeros(0, dtype=torch.long, device=device)
+        return np.zeros(0, dtype=np.int64)
     if isinstance(value, torch.Tensor):
-        return value.detach().flatten().long().to(device)
-    return torch.as_tensor(np.asarray(value, dtype=np.int64).flatten(), device=device)
+        value = value.detach().cpu().numpy()
+    return np.asarray(value, dtype=np.int64).reshape(-1)
+
+
+def _describe(sample: Any, row: int) -> str:
+    path = sample.get('img_path') if hasattr(sample, 'get') else None
+    index = sample.get('sample_idx') if hasattr(sample, 'get') else None
+    where = ', '.join(part for part in (f'sample_idx {index}' if index is not None else '',
+                                        str(path) if path else '') if part)
+    return f'sample {row} of the batch' + (f' ({where})' if where else '')
+
+
+def _check_class_indices(parts: list[np.ndarray], data_samples: Sequence, field: str,
+                         num_classes: int | None) -> None:
+    """Raise a ValueError naming the first sample whose ``field`` holds an index outside
+    ``[0, num_classes)`` (one vectorised test over the batch; the search runs on failure only)."""
+    if not any(len(part) for part in parts):
+        return
+    flat = np.concatenate(parts)
+    upper = np.inf if num_classes is None else num_classes
+    if flat.min() >= 0 and flat.max() < upper:
+        return
+    for row, part in enumerate(parts):
+        bad = part[(part < 0) | (part >= upper)]
+        if len(bad):
+            raise ValueError(f'{field} of {_describe(data_samples[row], row)} holds class '
+                             f'{int(bad[0])}, outside [0, {num_classes})')
+
+
+def check_batch_labels(data_samples: Sequence, num_classes: int | None,
+                       soft_targets: bool = False) -> None:
+    """Validate the labels of a batch on the host, once, before they reach the device.
+
+    The losses trust their targets (a value check there would cost a device-to-host sync per
+    loss call), so bad labels are refused here, naming the sample, the field and the value:
+
+    * ``gt_label`` and the ignored-class fields (:data:`IGNORED_FIELDS`) hold class indices in
+      ``[0, num_classes)``;
+    * a ``gt_score`` given by the dataset has ``num_classes`` entries, each 0 or 1, or any value in
+      ``[0, 1]`` with ``soft_targets=True``. Hard targets are the default because the losses that
+      pick sets with ``gt == 1`` / ``gt == 0`` (Two-way, ASL, Focal, Hill, SPLC, the single-positive
+      losses) would otherwise put a soft entry in neither set without a word.
+
+    Raises:
+        ValueError: for the first bad entry.
+    """
+    for field in ('gt_label', ) + IGNORED_FIELDS:
+        parts = [_host_indices(sample.get(field)) for sample in data_samples]
+        _check_class_indices(parts, data_samples, field, num_classes)
+    scores = [sample.get('gt_score') for sample in data_samples]
+    if all(score is None for score in scores):
+        return
+    for row, score in enumerate(scores):
+        if score is None:
+            raise ValueError(f'{_describe(data_samples[row], row)} has no gt_score while others '
+                             'of its batch have one')
+        score = torch.as_tensor(score).detach().cpu()
+        if num_classes is not None and score.numel() != num_classes:
+            raise ValueError(f'gt_score of {_describe(data_samples[row], row)} has '
+                             f'{score.numel()} entries, expected num_classes={num_classes}')
+    batch = torch.stack([torch.as_tensor(s).detach().cpu().flatten().float() for s in scores])
+    bad = (batch < 0) | (batch > 1) if soft_targets else (batch != 0) & (batch != 1)
+    if bad.any():
+        row, col = (int(v) for v in bad.nonzero()[0])
+        allowed = 'in [0, 1]' if soft_targets else ('0 or 1 (set soft_targets=True in the data '
+                                                     'preprocessor for soft targets)')
+        raise ValueError(f'gt_score of {_describe(data_samples[row], row)} holds '
+                         f'{float(batch[row, col]):g} for class {col}; entries must be {allowed}')
 
 
 def mark_ignored(targets: torch.Tensor, data_samples: Sequence) -> torch.Tensor:
     """Set the ignored classes of each sample to -1 in a ``[B, C]`` target (returns a new tensor).
 
-    One scatter for the whole batch: the ignored class lists of all samples are concatenated
-    with their row numbers. Entries that are positive (``> 0``) stay as they are.
+    One scatter for the whole batch: the ignored class lists of all samples are gathered on the
+    host with their row numbers (and range-checked there), then moved to the device at once.
+    Entries that are positive (``> 0``) stay as they are.
     """
     rows, cols = [], []
-    for row, sample in enumerate(data_samples):
-        for field in IGNORED_FIELDS:
-            value = sample.get(field)
-            if value is not None and len(value):
-                index = _indices(value, targets.device)
-                rows.append(torch.full_like(index, row))
-                cols.append(index)
-    if not rows:
+    for field in IGNORED_FIELDS:
+        parts = [_host_indices(sample.get(field)) for sample in data_samples]
+        _check_class_indices(parts, data_samples, field, targets.shape[1])
+        rows += [np.full(len(part), row, dtype=np.int64) for row, part in enumerate(parts)]
+        cols += parts
+    if not any(len(col) for col in cols):
         return targets
-    rows, cols = torch.cat(rows), torch.cat(cols)
-    if cols.numel() and (cols.min() < 0 or cols.max() >= targets.shape[1]):
-        raise ValueError(f'an ignored-class index ({IGNORED_FIELDS}) lies outside '
-                         f'[0, {targets.shape[1]})')
+    rows = torch.as_tensor(np.concatenate(rows), device=targets.device)
+    cols = torch.as_tensor(np.concatenate(cols), device=targets.device)
     keep = targets[rows, cols] <= 0
     targets = targets.clone()
     targets[rows[keep], cols[keep]] = -1.0
@@ -76,6 +148,8 @@ def sample_target(sample: Any, num_classes: int) -> torch.Tensor:
     else:
         label = sample.get('gt_label')
         device = label.device if isinstance(label, torch.Tensor) else torch.device('cpu')
+        index = _host_indices(label)
+        _check_class_indices([index], [sample], 'gt_label', num_classes)
         target = torch.zeros(num_classes, device=device)
-        target[_indices(label, device)] = 1.0
+        target[torch.as_tensor(index, device=device)] = 1.0
     return mark_ignored(target[None], [sample])[0]

@@ -6,7 +6,7 @@ from mmpretrain.models.utils.data_preprocessor import ClsDataPreprocessor
 from mmpretrain.structures import DataSample
 
 from mlkd.registry import MODELS
-from mlkd.utils.targets import mark_ignored
+from mlkd.utils.targets import check_batch_labels, mark_ignored
 
 
 @MODELS.register_module()
@@ -25,12 +25,33 @@ class MultiLabelDataPreprocessor(ClsDataPreprocessor):
 
     A dataset that provides the full clean labels of a weakly labelled training set
     (``gt_label_full``) gets them as a multi-hot ``gt_full`` on each sample.
+
+    The labels are validated here, once per batch and on the host before anything moves to the
+    device (:func:`~mlkd.utils.targets.check_batch_labels`): class indices in range, a dataset's
+    ``gt_score`` of the right length and hard (0 / 1) unless ``soft_targets=True``. The losses do
+    not check their targets again (that would synchronise the device at every loss call).
+
+    Args:
+        to_onehot: build ``gt_score`` from ``gt_label`` (default True).
+        soft_targets: accept targets in (0, 1) — a dataset's soft ``gt_score``, or the batch
+            augmentations (Mixup, CutMix) that mix labels. Off by default: the losses that pick
+            sets with ``gt == 1`` / ``gt == 0`` (Two-way, ASL, Focal, Hill, SPLC, the
+            single-positive losses) would count a soft entry in neither set; BCE reads them.
     """
 
-    def __init__(self, *args, to_onehot: bool = True, **kwargs) -> None:
+    def __init__(self, *args, to_onehot: bool = True, soft_targets: bool = False,
+                 **kwargs) -> None:
+        if kwargs.get('batch_augments') and not soft_targets:
+            raise ValueError('MultiLabelDataPreprocessor: batch_augments mix the labels into soft '
+                             'targets; set soft_targets=True (and train with a loss that reads '
+                             'soft targets, e.g. BinaryCrossEntropySumLoss)')
         super().__init__(*args, to_onehot=to_onehot, **kwargs)
+        self.soft_targets = bool(soft_targets)
 
     def forward(self, data: dict, training: bool = False) -> dict:
+        samples = data.get('data_samples')
+        if samples and isinstance(samples[0], DataSample):
+            check_batch_labels(samples, self.num_classes, self.soft_targets)
         data = super().forward(data, training)
         samples = data.get('data_samples')
         if not samples or not isinstance(samples[0], DataSample) or 'gt_score' not in samples[0]:

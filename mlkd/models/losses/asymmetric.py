@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from mlkd.registry import MODELS
 from .task import MultiLabelTaskLoss
-from .utils import check_choice, check_hard_targets, reduce_valid
+from .utils import check_choice, reduce_valid
 
 
 def focal_weight(log_base: torch.Tensor, gamma: float) -> torch.Tensor:
@@ -93,7 +93,6 @@ def asymmetric_loss(logits: torch.Tensor,
         Scalar (or ``[B, C]``) loss, connected to ``logits``.
     """
     check_choice('reduction', reduction, MultiLabelTaskLoss.reductions)
-    check_hard_targets(gt, 'asymmetric_loss')
     pos, valid = gt == 1, gt >= 0
     log_prob = F.logsigmoid(logits)
     log_not_prob = F.logsigmoid(-logits)

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from mlkd.registry import MODELS
 from .asymmetric import AsymmetricMultiLabelLoss, focal_weight
 from .task import MultiLabelTaskLoss
-from .utils import check_choice, check_hard_targets, reduce_valid
+from .utils import check_choice, reduce_valid
 
 
 def sigmoid_focal_loss(logits: torch.Tensor,
@@ -45,7 +45,6 @@ def sigmoid_focal_loss(logits: torch.Tensor,
         Scalar (or ``[B, C]``) loss, connected to ``logits``.
     """
     check_choice('reduction', reduction, MultiLabelTaskLoss.reductions)
-    check_hard_targets(gt, 'sigmoid_focal_loss')
     pos, valid = gt == 1, gt >= 0
     signed = torch.where(pos, logits, -logits)          # z for positives, −z for negatives
     bce = -F.logsigmoid(signed)                          # −log p_t

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from mlkd.registry import MODELS
 from .asymmetric import focal_weight
 from .task import MultiLabelTaskLoss
-from .utils import check_choice, check_hard_targets, current_epoch, reduce_valid
+from .utils import check_choice, current_epoch, reduce_valid
 
 _REDUCTIONS = ('sum', 'mean', 'none')
 
@@ -80,7 +80,6 @@ def splc_loss(logits: torch.Tensor,
         reduction: ``'sum'`` (reference), ``'mean'`` over valid entries, or ``'none'``.
     """
     check_choice('reduction', reduction, _REDUCTIONS)
-    check_hard_targets(gt, 'splc_loss')
     pos, neg, valid = gt == 1, gt == 0, gt >= 0
     shifted = torch.where(pos, logits - margin, logits)
     if epoch is not None and epoch >= change_epoch:
@@ -110,7 +109,6 @@ def hill_loss(logits: torch.Tensor,
         reduction: ``'sum'`` (reference), ``'mean'`` over valid entries, or ``'none'``.
     """
     check_choice('reduction', reduction, _REDUCTIONS)
-    check_hard_targets(gt, 'hill_loss')
     pos, valid = gt == 1, gt >= 0
     prob = torch.sigmoid(logits)
     negative = (hill_lambda - prob) * prob.square()

@@ -44,11 +44,11 @@ def observation_masks(gt: torch.Tensor, observed_negatives: bool = False
 
 
 def check_targets(gt: torch.Tensor, logits: torch.Tensor, loss: str) -> None:
+    """Shapes only: the values (1 / 0 / -1) are validated once per batch, on the host, by the data
+    preprocessor (:func:`mlkd.utils.targets.check_batch_labels`); a check here would synchronise
+    the device at every call."""
     if gt.shape != logits.shape:
         raise ValueError(f'{loss}: gt {tuple(gt.shape)} and logits {tuple(logits.shape)} differ')
-    bad = (gt != 1) & (gt != 0) & (gt != -1)
-    if bad.any():
-        raise ValueError(f'{loss}: gt must hold 1 / 0 / -1, found {gt[bad][0].item()}')
 
 
 def assume_negative(logits: torch.Tensor, gt: torch.Tensor, label_smoothing: float = 0.0,

@@ -58,7 +58,10 @@ class MultiLabelTaskLoss(BaseDistillLoss):
                 reduction_override: str | None = None) -> torch.Tensor:
         """Args:
             cls_score: ``[B, C]`` logits (any float dtype; evaluated in fp32).
-            gt: ``[B, C]`` float targets, 1 positive, 0 negative, -1 ignored.
+            gt: ``[B, C]`` float targets, 1 positive, 0 negative, -1 ignored. The values are
+                validated once per batch, on the host, by the data preprocessor
+                (:func:`mlkd.utils.targets.check_batch_labels`); they are not checked here,
+                which would synchronise the device at every call.
             avg_factor: accepted for mmpretrain heads and ignored (see the class docstring).
             reduction_override: optional reduction replacing ``self.reduction`` for this call.
 

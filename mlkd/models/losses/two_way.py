@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from mlkd.registry import MODELS
 from mlkd.models.algorithms.global_batch import gather_batch
 from .task import MultiLabelTaskLoss
-from .utils import check_hard_targets, check_temperature, label_masks, masked_logsumexp
+from .utils import check_temperature, label_masks, masked_logsumexp
 
 
 def two_way_set_losses(logits: torch.Tensor, gt: torch.Tensor, dim: int,
@@ -72,7 +72,6 @@ def two_way_loss(logits: torch.Tensor,
     """
     check_temperature(pos_temperature, 'pos_temperature')
     check_temperature(neg_temperature, 'neg_temperature')
-    check_hard_targets(gt, 'two_way_loss')
     total = logits.sum() * 0.0
     for dim, used in ((0, classwise), (1, samplewise)):
         if used:

@@ -6,7 +6,6 @@
   in value *and* gradient;
 * :func:`reduce_loss` — the reductions used across reference code bases;
 * :func:`reduce_valid` — the same over the non-ignored entries of a task loss;
-* :func:`check_hard_targets` — targets must be ``{1, 0, -1}`` where a loss tests ``y == 1``;
 * :func:`label_masks` — positive / negative sets from ``{1, 0, -1}`` targets;
 * :func:`check_temperature` — the one validation of a ``temperature`` argument;
 * :func:`single_label_index` — the class index of one-hot ``gt`` rows (single-label losses);
@@ -111,19 +110,6 @@ def reduce_valid(loss: torch.Tensor, valid: torch.Tensor, reduction: str) -> tor
     if reduction == 'mean':
         return loss.sum() / valid.sum().clamp(min=1)
     return reduce_loss(loss, reduction)
-
-
-def check_hard_targets(gt: torch.Tensor, loss: str) -> None:
-    """Raise a ValueError naming ``loss`` unless every target is 1, 0 or -1.
-
-    Losses that pick sets with ``gt == 1`` / ``gt == 0`` (margins on positives, Two-way's sets,
-    SPLC's correction) would silently drop soft targets; they are refused instead.
-    """
-    hard = (gt == 1) | (gt == 0) | (gt == -1)
-    if not bool(hard.all()):
-        bad = gt[~hard][:5].tolist()
-        raise ValueError(f'{loss}: targets must be 1 (positive), 0 (negative) or -1 (ignored), '
-                         f'got values such as {bad}; binarise soft targets first')
 
 
 def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
