@@ -262,8 +262,18 @@ def test_export_refuses_a_student_with_nan_weights(tmp_path):
 @pytest.mark.parametrize('option,message', [
     ('laod_from=x.pth', "'laod_from' is not a key .* did you mean load_from"),
     ('randomnes.seed=5', "'randomnes' is not a key .* did you mean randomness"),
-    ('train_cfg.max_epoch=3', 'train_cfg has no key .max_epoch.; did you mean '
-                              'train_cfg.max_epochs'),
+    ('train_cfg.max_epoch=3', "train_cfg has no key 'max_epoch' and nothing reads such a key "
+                              'there; did you mean max_epochs'),
+    ('model.foo=1', "model has no key 'foo' and 'SingleTeacherDistiller' takes no such keyword "
+                    r'\(if something does read it, add it with \+model.foo\)'),
+    ('optim_wrapper.optimizer.lrr=0.1', "'Adam' takes no such keyword; did you mean lr"),
+    ('optim_wrapper.dtype=float16', "optim_wrapper has no key 'dtype'"),  # OptimWrapper's
+    ('custom_hooks.2.divergence_factr=1e3', "'NonFiniteGuardHook' takes no such keyword; did "
+                                            'you mean divergence_factor'),
+    ('model.distill_losses.pd.temperatur=2', "'PositiveDivideLoss' takes no such keyword; did "
+                                             'you mean temperature'),
+    ('train_dataloader.pin_memry=True', 'nothing reads such a key there; did you mean '
+                                        'pin_memory'),
     ('model.studen.head.num_classes=3', "model has no key 'studen'; did you mean student"),
     ('model.head.num_classes=3', "model has no key 'head'"),
     ('custom_hooks.9.type=X', "custom_hooks is list, which has no '9'"),
@@ -277,12 +287,72 @@ def test_unknown_cfg_options_are_refused_with_a_suggestion(option, message):
         load_config(DISTILLER, {key: DictAction._parse_iterable(value)})
 
 
-@pytest.mark.parametrize('option', ['optim_wrapper.dtype=float16', 'load_strict=False',
-                                    'model.allow_random_teacher=True', 'custom_hooks.0.type=X'])
-def test_new_keys_that_are_no_misspelling_are_accepted(option):
+@pytest.mark.parametrize('options,key,value', [
+    # a keyword of the class the dict's type names, after the other options (AMP's dtype)
+    (['optim_wrapper.type=MixedPrecisionOptimWrapper', 'optim_wrapper.dtype=float16'],
+     'optim_wrapper.dtype', 'float16'),
+    (['model.allow_random_teacher=True'], 'model.allow_random_teacher', True),
+    (['custom_hooks.2.divergence_factor=None'], 'custom_hooks.2.divergence_factor', None),
+    (['model.distill_losses.pd.inputs=x'], 'model.distill_losses.pd.inputs', 'x'),  # routing
+    # a keyword of what mmengine builds from a dict without type
+    (['train_dataloader.pin_memory=True'], 'train_dataloader.pin_memory', True),
+    (['train_cfg.val_begin=2'], 'train_cfg.val_begin', 2),
+    (['randomness.diff_rank_seed=True'], 'randomness.diff_rank_seed', True),
+    # a new entry of a dict of named entries (annotated dict[str, ...]); a Runner key
+    (['model.student_taps.extra=backbone.layer1'], 'model.student_taps.extra', 'backbone.layer1'),
+    (['default_hooks.visualization=None'], 'default_hooks.visualization', None),
+    (['load_strict=False'], 'load_strict', False),
+    (['custom_hooks.0.type=X'], 'custom_hooks.0.type', 'X'),
+    # the escape hatch: +key is added unchecked
+    (['+model.foo=1'], 'model.foo', 1),
+])
+def test_new_keys_that_something_takes_are_accepted(options, key, value):
+    from mmengine.config import DictAction
+
     from mlkd.utils.cli import load_config
-    key, value = option.split('=')
-    assert load_config(DISTILLER, {key: value}) is not None
+    parsed = {k: DictAction._parse_iterable(v) for k, v in (o.split('=') for o in options)}
+    cfg = load_config(DISTILLER, parsed)
+    node = cfg
+    for part in key.split('.'):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    assert node == value
+
+
+def test_amp_adds_the_type_that_takes_the_dtype_option(tmp_path):
+    train = load_tool('train')
+    args = _train_args(tmp_path, 'optim_wrapper.dtype=float16', amp=True)
+    assert train.build_cfg(args).optim_wrapper.type == 'MixedPrecisionOptimWrapper'
+    with pytest.raises(KeyError, match="optim_wrapper has no key 'dtype'"):
+        train.build_cfg(_train_args(tmp_path, 'optim_wrapper.dtype=float16'))
+
+
+def test_a_learning_rate_that_one_cycle_overrides_is_refused(tmp_path):
+    """``optim_wrapper.optimizer.lr=1e6`` did nothing under OneCycleLR (which sets the rate from
+    its eta_max at every step): the run trained as shipped and exited 0."""
+    work_dir = tmp_path / 'work'
+    out = run_tool('tools/train.py', CLASSIFIER, '--work-dir', str(work_dir),
+                   '--cfg-options', 'optim_wrapper.optimizer.lr=1e6', *SMALL_TOOL_RUN)
+    assert out.returncode != 0
+    assert out.stderr.strip().splitlines()[-1] == (
+        'ValueError: --cfg-options optim_wrapper.optimizer.lr=1000000.0: has no effect, '
+        'param_scheduler[0] (OneCycleLR) sets the learning rate from its eta_max (the peak) at '
+        'every step; set param_scheduler.0.eta_max instead (now 0.002)'), out.stderr[-2000:]
+    assert not work_dir.exists()
+
+
+def test_train_tool_stops_a_diverging_run_before_any_checkpoint(tmp_path):
+    """A peak learning rate of 1e6, as a user sets it: the loss explodes from ~110 to ~1e13 at
+    the second iteration; the run stops there, exit status 1, no checkpoint written."""
+    work_dir = tmp_path / 'work'
+    out = run_tool('tools/train.py', CLASSIFIER, '--work-dir', str(work_dir), '--no-validate',
+                   '--cfg-options', 'param_scheduler.0.eta_max=1e6', *SMALL_TOOL_RUN,
+                   'train_dataloader.batch_size=16')  # four iterations
+    assert out.returncode == 1
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith('mlkd.engine.hooks.non_finite_guard.DivergedTrainingError: diverging '
+                           'loss at epoch 1, iteration 2'), out.stderr[-2000:]
+    assert 'The learning rate is likely too high' in last
+    assert not glob.glob(str(work_dir / '*.pth'))
 
 
 def test_misspelled_top_level_key_in_a_config_file(tmp_path):
@@ -316,13 +386,13 @@ def test_config_syntax_error_names_file_and_line(tmp_path, broken):
     assert f'syntax error in config file {culprit}, line {line}' in str(error.value)
 
 
-def _train_args(work_dir, *options, resume=None):
+def _train_args(work_dir, *options, resume=None, amp=False):
     """What ``tools/train.py CLASSIFIER --work-dir W --no-validate --cfg-options ...`` parses."""
     from mmengine.config import DictAction
     parsed = {key: DictAction._parse_iterable(value)
               for key, value in (option.split('=', 1) for option in options)}
     return types.SimpleNamespace(config=CLASSIFIER, launcher='none', work_dir=str(work_dir),
-                                 cfg_options=parsed or None, resume=resume, amp=False,
+                                 cfg_options=parsed or None, resume=resume, amp=amp,
                                  auto_scale_lr=False, vis_backend=None, no_validate=True)
 
 

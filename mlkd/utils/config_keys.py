@@ -261,7 +261,10 @@ def check_cfg_options(cfg, options: dict, source: str = '--cfg-options') -> None
     # A new key is judged by the dict it goes into *after* every option is applied, so that
     # ``optim_wrapper.type=AmpOptimWrapper optim_wrapper.dtype=float16`` is accepted.
     merged = copy.deepcopy(cfg)
-    merged.merge_from_dict({key.removeprefix('+'): value for key, value in options.items()})
+    try:
+        merged.merge_from_dict({key.removeprefix('+'): value for key, value in options.items()})
+    except (KeyError, TypeError, ValueError, IndexError):
+        merged = cfg  # the walk below names the option at fault
     merged_root = {key: merged[key] for key in merged.keys()}
     for dotted in options:
         if dotted.startswith('+'):
