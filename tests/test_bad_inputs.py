@@ -143,7 +143,7 @@ def test_non_finite_weights_are_never_checkpointed_nor_rotate_a_good_one_away(tm
     # The last step before the epoch-2 checkpoint explodes: the weights are caught before it.
     (3, r'diverged weights before saving a checkpoint at epoch 2, iteration 4 .*: the norm of '
         r'the trainable weights grew from .* more than 1000 times'),
-])
+], ids=['loss', 'weights_before_checkpoint'])
 def test_a_diverging_run_stops_before_a_checkpoint_of_the_diverged_weights(tmp_path, at_iter,
                                                                            message):
     """Issue 11: a learning rate of 1e6 trained on at loss 3e14, writing checkpoints. Two
