@@ -64,13 +64,14 @@ class LossDivergence:
         return reference is not None and reference > 0 and value > self.factor * reference
 
 
-def _any_rank(flag: bool, device: torch.device) -> bool:
-    """``flag`` or'ed over the ranks, so that every rank stops together (no collective hangs)."""
+def _any_rank(flags: tuple[bool, ...], device: torch.device) -> tuple[bool, ...]:
+    """Each flag or'ed over the ranks (one collective for all), so that every rank stops
+    together (no collective hangs)."""
     if not is_distributed():
-        return flag
-    value = torch.tensor(float(flag), device=device)
-    all_reduce(value, op='sum')
-    return bool(value.item() > 0)
+        return flags
+    values = torch.tensor([float(flag) for flag in flags], device=device)
+    all_reduce(values, op='sum')
+    return tuple(bool(value > 0) for value in values.tolist())
 
 
 @HOOKS.register_module()
@@ -177,7 +178,11 @@ class NonFiniteGuardHook(Hook):
             bad = non_finite_keys(log_vars.items())
             if len(bad) > 1 and 'loss' in bad:
                 bad.remove('loss')  # the total is non-finite because a term is: name the term
-            if _any_rank(bool(bad), loss.device):
+            terms = {k: float(v.detach()) for k, v in log_vars.items() if k != 'loss'}
+            diverged = self._divergence is not None and self._divergence.update(
+                float(loss.detach()), terms)
+            any_bad, any_diverged = _any_rank((bool(bad), diverged), loss.device)
+            if any_bad:
                 values = ', '.join(f'{k}={float(v.detach()):.4g}' for k, v in log_vars.items())
                 raise NonFiniteTrainingError(
                     f'non-finite loss at {self._where()}: '
@@ -185,17 +190,13 @@ class NonFiniteGuardHook(Hook):
                     'Training stopped before this step was applied; the checkpoints written so '
                     'far are kept. Lower the learning rate, check the data and the teacher, or '
                     'resume from the last checkpoint.')
-            self._check_divergence(loss, log_vars)
+            if any_diverged:
+                self._raise_diverged(loss, log_vars, terms, diverged)
             return loss, log_vars
         return guarded
 
-    def _check_divergence(self, loss: torch.Tensor, log_vars: Mapping) -> None:
-        if self._divergence is None:
-            return
-        terms = {k: float(v.detach()) for k, v in log_vars.items() if k != 'loss'}
-        diverged = self._divergence.update(float(loss.detach()), terms)
-        if not _any_rank(diverged, loss.device):
-            return
+    def _raise_diverged(self, loss: torch.Tensor, log_vars: Mapping, terms: Mapping[str, float],
+                        here: bool) -> None:
         reference = self._divergence.reference['loss']
         grown = self._divergence.grown_terms(terms)
         values = ', '.join(f'{k}={float(v.detach()):.4g}' for k, v in log_vars.items())
@@ -203,7 +204,7 @@ class NonFiniteGuardHook(Hook):
             f'diverging loss at {self._where()}: '
             + (f'loss={float(loss.detach()):.4g} is more than {self._divergence.factor:g} times '
                f'its level at the start of the run ({reference:.4g}, the smallest of the first '
-               f'{self._divergence.reference_iters} iterations)' if diverged
+               f'{self._divergence.reference_iters} iterations)' if here
                else 'on another rank')
             + (f'; grown terms: {show_keys(grown, 5)}' if grown else '')
             + f'. Losses: {values}. Training stopped before this step was applied; the '
@@ -235,17 +236,16 @@ class NonFiniteGuardHook(Hook):
     def _check_weights(self, runner, when: str, epoch_done: bool = False) -> None:
         model = unwrap_model(runner.model)
         bad = non_finite_keys(model.state_dict().items())
-        device = next(model.parameters()).device
-        if _any_rank(bool(bad), device):
+        norm = self._trainable_norm(model)
+        grew = (self.weight_growth_factor is not None and bool(self._start_weight_norm)
+                and norm > self.weight_growth_factor * self._start_weight_norm)
+        any_bad, any_grew = _any_rank((bool(bad), grew), next(model.parameters()).device)
+        if any_bad:
             raise NonFiniteTrainingError(
                 f'non-finite weights {when} at {self._where(epoch_done)}: '
                 f'{show_keys(bad, 5) if bad else "on another rank"}; no checkpoint was written and '
                 'none was rotated away.')
-        if self.weight_growth_factor is None or not self._start_weight_norm:
-            return
-        norm = self._trainable_norm(model)
-        grew = norm > self.weight_growth_factor * self._start_weight_norm
-        if _any_rank(grew, device):
+        if any_grew:
             raise DivergedTrainingError(
                 f'diverged weights {when} at {self._where(epoch_done)}: the norm of the '
                 'trainable weights '
