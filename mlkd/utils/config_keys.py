@@ -148,6 +148,7 @@ def keywords(obj: Callable) -> frozenset | None:
     return frozenset(names - {'self'})
 
 
+@functools.lru_cache(maxsize=1)
 def _typeless_defaults() -> dict[tuple, Callable[[dict], frozenset | None]]:
     """What consumes the dicts without ``type`` that mmengine's Runner builds itself."""
     import torch
