@@ -13,10 +13,12 @@ from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
 
-from mlkd.engine.hooks import LabelCoverageHook, NonFiniteGuardHook, NonFiniteTrainingError
+from mlkd.engine.hooks import (DivergedTrainingError, LabelCoverageHook, LossDivergence,
+                               NonFiniteGuardHook, NonFiniteTrainingError)
 from mlkd.registry import HOOKS, MODELS
 
-from conftest import REPO, config_path, load_tool, run_tool, small_run_cfg, write_jpeg
+from conftest import (REPO, SMALL_TOOL_RUN, config_path, load_tool, run_tool, small_run_cfg,
+                      write_jpeg)
 
 CLASSIFIER = config_path('multidigits', 'resnet_student.py')
 DISTILLER = config_path('3d', '3d_multidigits.py')
@@ -45,6 +47,9 @@ class _PoisonHook(Hook):
         elif self.what in ('gradient', 'gradient_once'):
             handle = first.register_hook(lambda grad: grad * float('inf'))
             self.handle = handle
+        elif self.what == 'learning_rate':  # far too high from here on, as with lr=1e6
+            for group in runner.optim_wrapper.param_groups:
+                group['lr'] = 1e6
 
     def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None) -> None:
         if runner.iter == self.at_iter and self.what == 'gradient_once':
@@ -132,6 +137,69 @@ def test_non_finite_weights_are_never_checkpointed_nor_rotate_a_good_one_away(tm
     assert _all_finite(osp.join(runner.work_dir, 'epoch_1.pth'))
 
 
+@pytest.mark.parametrize('at_iter,message', [
+    (2, r'diverging loss at epoch 2, iteration 4 \(1-based.*loss=.* is more than 10000 times '
+        r'its level at the start of the run \(.*, the smallest of the first 10 iterations\)'),
+    # The last step before the epoch-2 checkpoint explodes: the weights are caught before it.
+    (3, r'diverged weights before saving a checkpoint at epoch 2, iteration 4 .*: the norm of '
+        r'the trainable weights grew from .* more than 1000 times'),
+], ids=['loss', 'weights_before_checkpoint'])
+def test_a_diverging_run_stops_before_a_checkpoint_of_the_diverged_weights(tmp_path, at_iter,
+                                                                           message):
+    """Issue 11: a learning rate of 1e6 trained on at loss 3e14, writing checkpoints. Two
+    iterations per epoch; the learning rate becomes 1e6 at iteration ``at_iter`` (0-based)."""
+    runner, _ = _poisoned_run(tmp_path, 'learning_rate', at_iter=at_iter)
+    with pytest.raises(DivergedTrainingError, match=message) as error:
+        runner.train()
+    assert 'learning rate is likely too high' in str(error.value)
+    # max_keep_ckpts=1: epoch 1's checkpoint is kept, none of the diverged weights written.
+    assert sorted(p for p in os.listdir(runner.work_dir) if p.endswith('.pth')) == \
+        ['epoch_1.pth']
+    from mlkd.utils.checkpoint import load_local_checkpoint
+    state = load_local_checkpoint(osp.join(runner.work_dir, 'epoch_1.pth'))['state_dict']
+    assert max(float(v.abs().max()) for v in state.values() if v.is_floating_point()) < 1e3
+
+
+def test_loss_divergence_against_the_starting_level():
+    """Hand-worked sequences: reference = the smallest of the first 3 totals."""
+    watch = LossDivergence(factor=10, reference_iters=3)
+    assert [watch.update(v, {}) for v in (345.0, 300.0, 320.0)] == [False] * 3
+    assert watch.reference['loss'] == 300.0
+    assert not watch.update(2999.0, {})  # 10 x 300 is the limit
+    assert watch.update(3001.0, {})
+    # Later values do not move the reference: a falling loss never triggers.
+    falling = LossDivergence(factor=10, reference_iters=2)
+    assert not any(falling.update(v, {}) for v in (345.0, 200.0, 1.0, 1e-3, 2.0, 100.0))
+    # A loss that explodes on the second iteration is caught there.
+    assert LossDivergence(1e4, 10).update(110.0, {}) is False
+    exploding = LossDivergence(1e4, 10)
+    exploding.update(110.0, {})
+    assert exploding.update(1.3e13, {})
+    # A reference of 0 switches the check off (for the total or a term).
+    zero = LossDivergence(factor=10, reference_iters=1)
+    zero.update(0.0, {'loss_kd': 0.0})
+    assert not zero.update(1e9, {}) and zero.grown_terms({'loss_kd': 1e9}) == []
+    with pytest.raises(ValueError, match='divergence_factor must be > 1'):
+        LossDivergence(factor=1)
+
+
+def test_the_diverging_loss_term_is_named_and_the_check_can_be_switched_off():
+    log_vars = {'loss_cls': torch.tensor(100.0), 'loss_kd': torch.tensor(1.0)}
+
+    def run(hook, kd_values):
+        hook._runner = types.SimpleNamespace(epoch=1, iter=9, work_dir='w')
+        guarded = hook._guarded_parse_losses(
+            lambda losses: (sum(log_vars.values()), {'loss': sum(log_vars.values()), **log_vars}))
+        for kd in kd_values:
+            log_vars['loss_kd'] = torch.tensor(kd)
+            guarded({})
+
+    run(NonFiniteGuardHook(divergence_factor=None), [1.0, 1e30])
+    with pytest.raises(DivergedTrainingError, match=r"epoch 2, iteration 10 .* grown terms: "
+                       r"\['loss_kd'\]. Losses: loss=1e\+06, loss_cls=100, loss_kd=1e\+06"):
+        run(NonFiniteGuardHook(divergence_factor=1e3), [1.0, 1e6])
+
+
 def _random_distiller(**kwargs):
     cfg = Config.fromfile(DISTILLER).model
     cfg.update({'teacher_ckpt': None, 'allow_random_teacher': True, **kwargs})
@@ -194,8 +262,18 @@ def test_export_refuses_a_student_with_nan_weights(tmp_path):
 @pytest.mark.parametrize('option,message', [
     ('laod_from=x.pth', "'laod_from' is not a key .* did you mean load_from"),
     ('randomnes.seed=5', "'randomnes' is not a key .* did you mean randomness"),
-    ('train_cfg.max_epoch=3', 'train_cfg has no key .max_epoch.; did you mean '
-                              'train_cfg.max_epochs'),
+    ('train_cfg.max_epoch=3', "train_cfg has no key 'max_epoch' and nothing reads such a key "
+                              'there; did you mean max_epochs'),
+    ('model.foo=1', "model has no key 'foo' and 'SingleTeacherDistiller' takes no such keyword "
+                    r'\(if something does read it, add it with \+model.foo\)'),
+    ('optim_wrapper.optimizer.lrr=0.1', "'Adam' takes no such keyword; did you mean lr"),
+    ('optim_wrapper.dtype=float16', "optim_wrapper has no key 'dtype'"),  # OptimWrapper's
+    ('custom_hooks.2.divergence_factr=1e3', "'NonFiniteGuardHook' takes no such keyword; did "
+                                            'you mean divergence_factor'),
+    ('model.distill_losses.pd.temperatur=2', "'PositiveDivideLoss' takes no such keyword; did "
+                                             'you mean temperature'),
+    ('train_dataloader.pin_memry=True', 'nothing reads such a key there; did you mean '
+                                        'pin_memory'),
     ('model.studen.head.num_classes=3', "model has no key 'studen'; did you mean student"),
     ('model.head.num_classes=3', "model has no key 'head'"),
     ('custom_hooks.9.type=X', "custom_hooks is list, which has no '9'"),
@@ -209,12 +287,72 @@ def test_unknown_cfg_options_are_refused_with_a_suggestion(option, message):
         load_config(DISTILLER, {key: DictAction._parse_iterable(value)})
 
 
-@pytest.mark.parametrize('option', ['optim_wrapper.dtype=float16', 'load_strict=False',
-                                    'model.allow_random_teacher=True', 'custom_hooks.0.type=X'])
-def test_new_keys_that_are_no_misspelling_are_accepted(option):
+@pytest.mark.parametrize('options,key,value', [
+    # a keyword of the class the dict's type names, after the other options (AMP's dtype)
+    (['optim_wrapper.type=MixedPrecisionOptimWrapper', 'optim_wrapper.dtype=float16'],
+     'optim_wrapper.dtype', 'float16'),
+    (['model.allow_random_teacher=True'], 'model.allow_random_teacher', True),
+    (['custom_hooks.2.divergence_factor=None'], 'custom_hooks.2.divergence_factor', None),
+    (['model.distill_losses.pd.inputs=x'], 'model.distill_losses.pd.inputs', 'x'),  # routing
+    # a keyword of what mmengine builds from a dict without type
+    (['train_dataloader.pin_memory=True'], 'train_dataloader.pin_memory', True),
+    (['train_cfg.val_begin=2'], 'train_cfg.val_begin', 2),
+    (['randomness.diff_rank_seed=True'], 'randomness.diff_rank_seed', True),
+    # a new entry of a dict of named entries (annotated dict[str, ...]); a Runner key
+    (['model.student_taps.extra=backbone.layer1'], 'model.student_taps.extra', 'backbone.layer1'),
+    (['default_hooks.visualization=None'], 'default_hooks.visualization', None),
+    (['load_strict=False'], 'load_strict', False),
+    (['custom_hooks.0.type=X'], 'custom_hooks.0.type', 'X'),
+    # the escape hatch: +key is added unchecked
+    (['+model.foo=1'], 'model.foo', 1),
+])
+def test_new_keys_that_something_takes_are_accepted(options, key, value):
+    from mmengine.config import DictAction
+
     from mlkd.utils.cli import load_config
-    key, value = option.split('=')
-    assert load_config(DISTILLER, {key: value}) is not None
+    parsed = {k: DictAction._parse_iterable(v) for k, v in (o.split('=') for o in options)}
+    cfg = load_config(DISTILLER, parsed)
+    node = cfg
+    for part in key.split('.'):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    assert node == value
+
+
+def test_amp_adds_the_type_that_takes_the_dtype_option(tmp_path):
+    train = load_tool('train')
+    args = _train_args(tmp_path, 'optim_wrapper.dtype=float16', amp=True)
+    assert train.build_cfg(args).optim_wrapper.type == 'MixedPrecisionOptimWrapper'
+    with pytest.raises(KeyError, match="optim_wrapper has no key 'dtype'"):
+        train.build_cfg(_train_args(tmp_path, 'optim_wrapper.dtype=float16'))
+
+
+def test_a_learning_rate_that_one_cycle_overrides_is_refused(tmp_path):
+    """``optim_wrapper.optimizer.lr=1e6`` did nothing under OneCycleLR (which sets the rate from
+    its eta_max at every step): the run trained as shipped and exited 0."""
+    work_dir = tmp_path / 'work'
+    out = run_tool('tools/train.py', CLASSIFIER, '--work-dir', str(work_dir),
+                   '--cfg-options', 'optim_wrapper.optimizer.lr=1e6', *SMALL_TOOL_RUN)
+    assert out.returncode != 0
+    assert out.stderr.strip().splitlines()[-1] == (
+        'ValueError: --cfg-options optim_wrapper.optimizer.lr=1000000.0: has no effect, '
+        'param_scheduler[0] (OneCycleLR) sets the learning rate from its eta_max (the peak) at '
+        'every step; set param_scheduler.0.eta_max instead (now 0.002)'), out.stderr[-2000:]
+    assert not work_dir.exists()
+
+
+def test_train_tool_stops_a_diverging_run_before_any_checkpoint(tmp_path):
+    """A peak learning rate of 1e6, as a user sets it: the loss explodes from ~110 to ~1e13 at
+    the second iteration; the run stops there, exit status 1, no checkpoint written."""
+    work_dir = tmp_path / 'work'
+    out = run_tool('tools/train.py', CLASSIFIER, '--work-dir', str(work_dir), '--no-validate',
+                   '--cfg-options', 'param_scheduler.0.eta_max=1e6', *SMALL_TOOL_RUN,
+                   'train_dataloader.batch_size=16')  # four iterations
+    assert out.returncode == 1
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith('mlkd.engine.hooks.non_finite_guard.DivergedTrainingError: diverging '
+                           'loss at epoch 1, iteration 2'), out.stderr[-2000:]
+    assert 'The learning rate is likely too high' in last
+    assert not glob.glob(str(work_dir / '*.pth'))
 
 
 def test_misspelled_top_level_key_in_a_config_file(tmp_path):
@@ -248,13 +386,13 @@ def test_config_syntax_error_names_file_and_line(tmp_path, broken):
     assert f'syntax error in config file {culprit}, line {line}' in str(error.value)
 
 
-def _train_args(work_dir, *options, resume=None):
+def _train_args(work_dir, *options, resume=None, amp=False):
     """What ``tools/train.py CLASSIFIER --work-dir W --no-validate --cfg-options ...`` parses."""
     from mmengine.config import DictAction
     parsed = {key: DictAction._parse_iterable(value)
               for key, value in (option.split('=', 1) for option in options)}
     return types.SimpleNamespace(config=CLASSIFIER, launcher='none', work_dir=str(work_dir),
-                                 cfg_options=parsed or None, resume=resume, amp=False,
+                                 cfg_options=parsed or None, resume=resume, amp=amp,
                                  auto_scale_lr=False, vis_backend=None, no_validate=True)
 
 
@@ -426,19 +564,52 @@ def test_a_work_dir_that_is_a_file_is_named(tmp_path):
     assert not_a_folder.read_text() == 'precious'
 
 
-@pytest.mark.skipif(hasattr(os, 'geteuid') and os.geteuid() == 0,
-                    reason='root writes into read-only folders')
+#: Linux capabilities that let root ignore file modes (linux/capability.h), and the prctl that
+#: drops one from the bounding set, so that neither the child nor what it executes has it.
+CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, PR_CAPBSET_DROP = 1, 2, 24
+
+
+def _obey_file_modes() -> None:
+    """``preexec_fn`` for root: drop the capabilities that bypass file modes. The process stays
+    uid 0, so it still reads what root owns (the Python under /root, mode 0700); unlike running
+    as 'nobody', which cannot reach that Python."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), 'prctl(PR_CAPBSET_DROP) refused')
+
+
 def test_a_read_only_work_dir_is_named(tmp_path):
+    """As a user (or as root in CI, without the capabilities that ignore file modes) a work dir
+    without write permission fails naming the path."""
+    import sys
     work_dir = tmp_path / 'work'
     work_dir.mkdir()
     work_dir.chmod(0o500)
+    as_root = hasattr(os, 'geteuid') and os.geteuid() == 0
+    preexec_fn = _obey_file_modes if as_root else None
     try:
-        out = run_tool('tools/train.py', CLASSIFIER, '--work-dir', str(work_dir),
-                       '--cfg-options', 'train_cfg.max_epochs=1')
+        if as_root:  # check that dropping the capabilities works in this container
+            try:
+                probe = subprocess.run(
+                    [sys.executable, '-c', f'open({str(work_dir / "probe")!r}, "w")'],
+                    preexec_fn=preexec_fn, capture_output=True, text=True, timeout=60)
+            except subprocess.SubprocessError as error:
+                pytest.skip(f'running as root and cannot drop CAP_DAC_OVERRIDE: {error}')
+            if 'PermissionError' not in probe.stderr:
+                pytest.skip('running as root, and a child without CAP_DAC_OVERRIDE still '
+                            f'writes into a read-only folder: {probe.stderr[-300:]}')
+        out = subprocess.run(
+            [sys.executable, 'tools/train.py', CLASSIFIER, '--work-dir', str(work_dir),
+             '--cfg-options', *SMALL_TOOL_RUN], cwd=REPO, capture_output=True, text=True,
+            timeout=600, env={**os.environ, 'PYTHONPATH': REPO}, preexec_fn=preexec_fn)
     finally:
         work_dir.chmod(0o700)
-    assert out.returncode != 0 and 'Permission denied' in out.stderr and str(work_dir) in \
-        out.stderr
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith('PermissionError') and str(work_dir) in last, out.stderr[-2000:]
+    assert os.listdir(work_dir) == []
 
 
 def test_dist_train_on_a_busy_port_names_the_port(tmp_path):

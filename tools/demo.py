@@ -32,6 +32,7 @@ from mmengine.config import Config, DictAction  # noqa: E402
 
 from mlkd.engine.runs import (METRICS, evaluate_checkpoint, train_and_evaluate,  # noqa: E402
                               write_json_atomic)
+from mlkd.utils.cli import load_config  # noqa: E402
 
 STAGES = {
     'teacher': 'configs/demo/teacher.py',
@@ -49,8 +50,7 @@ DIAGNOSTICS = dict(type='LossDiagnosticsHook', interval=24)
 
 def stage_config(name: str, work_dir: str, seed: int, teacher_ckpt: str | None,
                  options: dict | None = None) -> Config:
-    cfg = Config.fromfile(osp.join(ROOT, STAGES[name]))
-    cfg.merge_from_dict(options or {})
+    cfg = load_config(osp.join(ROOT, STAGES[name]), options)  # --cfg-options keys checked
     cfg.work_dir = work_dir
     cfg.randomness = dict(seed=seed, deterministic=False)
     if cfg.model.type == 'SingleTeacherDistiller':

@@ -46,7 +46,10 @@ def parse_args() -> argparse.Namespace:
 
 
 def build_cfg(args: argparse.Namespace) -> Config:
-    cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)
+    options = dict(args.cfg_options or {})
+    if args.amp:  # an option, so that the key checks see the type (and its dtype keyword)
+        options['optim_wrapper.type'] = 'MixedPrecisionOptimWrapper'
+    cfg = load_run_config(args.config, options, args.launcher, args.work_dir)
     if args.resume == 'auto':
         # mmengine would log "Auto resumed from the latest checkpoint None" and start afresh.
         if find_latest_checkpoint(cfg.work_dir) is None:
@@ -58,8 +61,6 @@ def build_cfg(args: argparse.Namespace) -> Config:
         if not osp.isfile(args.resume):
             raise FileNotFoundError(f'--resume checkpoint not found: {args.resume}')
         cfg.resume, cfg.load_from = True, args.resume
-    if args.amp:
-        cfg.optim_wrapper.type = 'MixedPrecisionOptimWrapper'
     if args.auto_scale_lr:
         cfg.setdefault('auto_scale_lr', {})['enable'] = True
     if args.vis_backend:

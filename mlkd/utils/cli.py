@@ -53,17 +53,22 @@ def load_config(config: str, cfg_options: dict | None = None) -> Config:
     """Read ``config`` (a path or ``mlkd::...``, :func:`resolve_config_path`) and apply
     ``--cfg-options``.
 
+    A ``--cfg-options`` key written ``+key`` is added without the key checks.
+
     Raises:
         UnknownConfigKeyError: for a misspelled top-level key in the file, or a
-            ``--cfg-options`` key that the config lacks (:mod:`mlkd.utils.config_keys`).
+            ``--cfg-options`` key that nothing takes (:mod:`mlkd.utils.config_keys`).
+        ValueError: for an option that the config overrides at run time.
     """
-    from mlkd.utils.config_keys import check_cfg_options, check_top_level_keys
+    from mlkd.utils.config_keys import (check_cfg_options, check_overridden_options,
+                                        check_top_level_keys)
     path = resolve_config_path(config)
     cfg = Config.fromfile(path)
     check_top_level_keys(cfg, path)
     if cfg_options:
         check_cfg_options(cfg, cfg_options)
-        cfg.merge_from_dict(cfg_options)
+        check_overridden_options(cfg, cfg_options)
+        cfg.merge_from_dict({key.removeprefix('+'): value for key, value in cfg_options.items()})
     return cfg
 
 

@@ -33,12 +33,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from mmengine.config import Config, DictAction  # noqa: E402
+from mmengine.config import DictAction  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 from mlkd.registry import DATASETS, MODELS  # noqa: E402
 from mlkd.utils.checkpoint import load_local_checkpoint  # noqa: E402
+from mlkd.utils.cli import load_config  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -83,8 +84,7 @@ def class_heatmap(store: dict, index: int, cls: int) -> np.ndarray:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    cfg = Config.fromfile(args.config)
-    cfg.merge_from_dict(args.cfg_options)
+    cfg = load_config(args.config, args.cfg_options)  # --cfg-options keys checked
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     if not osp.isfile(args.checkpoint):
         raise SystemExit(f'checkpoint not found: {args.checkpoint}')

@@ -32,10 +32,11 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import mlkd  # noqa: E402,F401
-from mmengine.config import Config, DictAction  # noqa: E402
+from mmengine.config import DictAction  # noqa: E402
 
 from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
 from mlkd.engine.runs import METRICS, train_and_evaluate, write_json_atomic  # noqa: E402
+from mlkd.utils.cli import load_config  # noqa: E402
 
 
 def parse_value(text: str):
@@ -158,8 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     x_key, x_values = args.x[0], [parse_value(v) for v in args.x[1:]]
     y_key, y_values = args.y[0], [parse_value(v) for v in args.y[1:]]
 
-    base = Config.fromfile(args.config)
-    base.merge_from_dict(args.cfg_options)
+    base = load_config(args.config, args.cfg_options)  # --cfg-options keys checked
     for key in (x_key, y_key):
         try:
             node = base

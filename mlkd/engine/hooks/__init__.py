@@ -1,5 +1,6 @@
 from .label_coverage import LabelCoverageHook
-from .non_finite_guard import NonFiniteGuardHook, NonFiniteTrainingError
+from .non_finite_guard import (DivergedTrainingError, LossDivergence, NonFiniteGuardHook,
+                               NonFiniteTrainingError)
 from .loss_diagnostics import LossDiagnosticsHook
 from .num_classes_check import NumClassesCheckHook
 from .progress import ProgressBarHook
@@ -7,6 +8,6 @@ from .random_state import RandomStateHook
 from .student_ema import StudentEMAHook
 from .teacher_eval import TeacherEvalHook
 
-__all__ = ['LabelCoverageHook', 'LossDiagnosticsHook', 'NonFiniteGuardHook',
-           'NonFiniteTrainingError', 'NumClassesCheckHook', 'ProgressBarHook', 'RandomStateHook',
-           'StudentEMAHook', 'TeacherEvalHook']
+__all__ = ['DivergedTrainingError', 'LabelCoverageHook', 'LossDiagnosticsHook', 'LossDivergence',
+           'NonFiniteGuardHook', 'NonFiniteTrainingError', 'NumClassesCheckHook',
+           'ProgressBarHook', 'RandomStateHook', 'StudentEMAHook', 'TeacherEvalHook']

@@ -1,8 +1,10 @@
-"""Stop training at the first NaN / inf, before it reaches the weights or a checkpoint."""
+"""Stop training at the first NaN / inf or exploding loss, before it reaches the weights or a
+checkpoint."""
 from __future__ import annotations
 
 import functools
-from typing import Callable
+import math
+from typing import Callable, Mapping
 
 import torch
 from mmengine.dist import all_reduce, is_distributed
@@ -17,13 +19,59 @@ class NonFiniteTrainingError(FloatingPointError):
     """A loss, gradient, weight or teacher output became NaN or infinite."""
 
 
-def _any_rank(flag: bool, device: torch.device) -> bool:
-    """``flag`` or'ed over the ranks, so that every rank stops together (no collective hangs)."""
+class DivergedTrainingError(FloatingPointError):
+    """The loss or the weights, though finite, grew by orders of magnitude (e.g. a learning rate
+    far too high)."""
+
+
+class LossDivergence:
+    """Tells when a finite loss has exploded: the total exceeds ``factor`` times its level at the
+    start of the run.
+
+    The level (the *reference*) is the smallest total loss of the first ``reference_iters``
+    iterations this process sees (after ``--resume`` too): an exploding loss is caught from the
+    second iteration on, and the reference is a value the run actually reached. Each term keeps
+    its own reference so that the error can name the terms that grew. A reference that is not
+    positive (a run whose loss starts at 0) switches the check off for that quantity.
+    """
+
+    def __init__(self, factor: float, reference_iters: int = 10) -> None:
+        if not factor > 1:
+            raise ValueError(f'divergence_factor must be > 1 (or None to switch the check off), '
+                             f'got {factor!r}')
+        if reference_iters < 1:
+            raise ValueError(f'reference_iters must be >= 1, got {reference_iters!r}')
+        self.factor, self.reference_iters = factor, reference_iters
+        self.seen = 0
+        self.reference: dict[str, float] = {}
+
+    def update(self, total: float, terms: Mapping[str, float]) -> bool:
+        """Record one iteration's ``total`` loss and its ``terms``; ``True`` when it diverged."""
+        values = {'loss': total, **terms}
+        if self.seen < self.reference_iters:
+            for key, value in values.items():
+                if math.isfinite(value):
+                    self.reference[key] = min(value, self.reference.get(key, math.inf))
+            self.seen += 1
+        return self._grew(self.reference.get('loss'), total)
+
+    def grown_terms(self, terms: Mapping[str, float]) -> list[str]:
+        """The terms above ``factor`` times their own reference, the most grown first."""
+        grown = [k for k, v in terms.items() if self._grew(self.reference.get(k), v)]
+        return sorted(grown, key=lambda k: -terms[k] / self.reference[k])
+
+    def _grew(self, reference: float | None, value: float) -> bool:
+        return reference is not None and reference > 0 and value > self.factor * reference
+
+
+def _any_rank(flags: tuple[bool, ...], device: torch.device) -> tuple[bool, ...]:
+    """Each flag or'ed over the ranks (one collective for all), so that every rank stops
+    together (no collective hangs)."""
     if not is_distributed():
-        return flag
-    value = torch.tensor(float(flag), device=device)
-    all_reduce(value, op='sum')
-    return bool(value.item() > 0)
+        return flags
+    values = torch.tensor([float(flag) for flag in flags], device=device)
+    all_reduce(values, op='sum')
+    return tuple(bool(value > 0) for value in values.tolist())
 
 
 @HOOKS.register_module()
@@ -43,21 +91,47 @@ class NonFiniteGuardHook(Hook):
       or non-finite outputs on a probe batch of zeros of ``probe_input_size``, fails before the
       first step.
 
+    * **Divergence** (finite but exploding, e.g. a learning rate far too high): a total loss
+      above ``divergence_factor`` times its level at the start of the run
+      (:class:`LossDivergence`) stops the run before its step, like a non-finite one, naming
+      the terms that grew; before a checkpoint, trainable weights whose norm grew above
+      ``weight_growth_factor`` times their norm at the start stop it too, so that a step that
+      exploded just before a checkpoint is not saved (nor rotates a good one away). Both raise
+      :class:`DivergedTrainingError`; ``None`` switches either check off.
+
     Validation metrics refuse non-finite scores by themselves
     (:func:`mlkd.evaluation.metrics.functional.check_finite_scores`).
+
+    Args:
+        divergence_factor: how many times its starting level the total loss may reach. The
+            default (1e4) is far above any normal fluctuation: a run's loss falls from its start.
+        reference_iters: the starting level is the smallest total loss of this many first
+            iterations.
+        weight_growth_factor: how many times their starting norm (L2, over every trainable
+            parameter) the weights may reach at a checkpoint.
     """
 
     priority = 'ABOVE_NORMAL'
 
-    def __init__(self) -> None:
+    def __init__(self, divergence_factor: float | None = 1e4, reference_iters: int = 10,
+                 weight_growth_factor: float | None = 1e3) -> None:
         self._restore: list[Callable[[], None]] = []
         self._runner = None
+        self._divergence_args = (divergence_factor, reference_iters)
+        self._divergence = self._new_divergence()  # built here to fail at build on bad values
+        if weight_growth_factor is not None and not weight_growth_factor > 1:
+            raise ValueError(f'weight_growth_factor must be > 1 (or None to switch the check '
+                             f'off), got {weight_growth_factor!r}')
+        self.weight_growth_factor = weight_growth_factor
+        self._start_weight_norm: float | None = None
 
     # ------------------------------------------------------------------ set-up
     def before_train(self, runner) -> None:
         self._runner = runner
         model = unwrap_model(runner.model)
         self._check_teacher(model)
+        self._divergence = self._new_divergence()  # the reference is this run's
+        self._start_weight_norm = self._trainable_norm(model)
         self._wrap(model, 'parse_losses', self._guarded_parse_losses)
         wrappers = runner.optim_wrapper
         wrappers = list(wrappers.values()) if hasattr(wrappers, 'optim_wrappers') else [wrappers]
@@ -67,6 +141,10 @@ class NonFiniteGuardHook(Hook):
                                              or scaler.is_enabled())
             if not scaled:
                 self._wrap(wrapper, 'step', self._guarded_step)
+
+    def _new_divergence(self) -> LossDivergence | None:
+        factor, reference_iters = self._divergence_args
+        return None if factor is None else LossDivergence(factor, reference_iters)
 
     def after_train(self, runner) -> None:
         for restore in reversed(self._restore):
@@ -86,9 +164,11 @@ class NonFiniteGuardHook(Hook):
                 vars(owner).pop(name, None)
         self._restore.append(restore)
 
-    def _where(self) -> str:
+    def _where(self, epoch_done: bool = False) -> str:
         runner = self._runner
-        return (f'epoch {runner.epoch + 1}, iteration {runner.iter + 1} '
+        # After an epoch the loop has counted its last iteration already.
+        iteration = runner.iter if epoch_done else runner.iter + 1
+        return (f'epoch {runner.epoch + 1}, iteration {iteration} '
                 f'(1-based; work dir {runner.work_dir})')
 
     # ------------------------------------------------------------------ checks
@@ -98,7 +178,11 @@ class NonFiniteGuardHook(Hook):
             bad = non_finite_keys(log_vars.items())
             if len(bad) > 1 and 'loss' in bad:
                 bad.remove('loss')  # the total is non-finite because a term is: name the term
-            if _any_rank(bool(bad), loss.device):
+            terms = {k: float(v.detach()) for k, v in log_vars.items() if k != 'loss'}
+            diverged = self._divergence is not None and self._divergence.update(
+                float(loss.detach()), terms)
+            any_bad, any_diverged = _any_rank((bool(bad), diverged), loss.device)
+            if any_bad:
                 values = ', '.join(f'{k}={float(v.detach()):.4g}' for k, v in log_vars.items())
                 raise NonFiniteTrainingError(
                     f'non-finite loss at {self._where()}: '
@@ -106,8 +190,33 @@ class NonFiniteGuardHook(Hook):
                     'Training stopped before this step was applied; the checkpoints written so '
                     'far are kept. Lower the learning rate, check the data and the teacher, or '
                     'resume from the last checkpoint.')
+            if any_diverged:
+                self._raise_diverged(loss, log_vars, terms, diverged)
             return loss, log_vars
         return guarded
+
+    def _raise_diverged(self, loss: torch.Tensor, log_vars: Mapping, terms: Mapping[str, float],
+                        here: bool) -> None:
+        reference = self._divergence.reference['loss']
+        grown = self._divergence.grown_terms(terms)
+        values = ', '.join(f'{k}={float(v.detach()):.4g}' for k, v in log_vars.items())
+        raise DivergedTrainingError(
+            f'diverging loss at {self._where()}: '
+            + (f'loss={float(loss.detach()):.4g} is more than {self._divergence.factor:g} times '
+               f'its level at the start of the run ({reference:.4g}, the smallest of the first '
+               f'{self._divergence.reference_iters} iterations)' if here
+               else 'on another rank')
+            + (f'; grown terms: {show_keys(grown, 5)}' if grown else '')
+            + f'. Losses: {values}. Training stopped before this step was applied; the '
+            'checkpoints written so far are kept. The learning rate is likely too high (a '
+            "scheduler's eta_max, or optim_wrapper.optimizer.lr): lower it or clip gradients "
+            '(optim_wrapper.clip_grad). If such growth is expected, raise or switch off '
+            'NonFiniteGuardHook(divergence_factor=...) in custom_hooks.')
+
+    @staticmethod
+    def _trainable_norm(model: torch.nn.Module) -> float:
+        norms = [p.detach().float().norm() for p in model.parameters() if p.requires_grad]
+        return float(torch.stack(norms).norm()) if norms else 0.0
 
     def _guarded_step(self, step: Callable) -> Callable:
         def guarded(**kwargs):
@@ -124,15 +233,28 @@ class NonFiniteGuardHook(Hook):
             return step(**kwargs)
         return guarded
 
-    def _check_weights(self, runner, when: str) -> None:
+    def _check_weights(self, runner, when: str, epoch_done: bool = False) -> None:
         model = unwrap_model(runner.model)
         bad = non_finite_keys(model.state_dict().items())
-        device = next(model.parameters()).device
-        if _any_rank(bool(bad), device):
+        norm = self._trainable_norm(model)
+        grew = (self.weight_growth_factor is not None and bool(self._start_weight_norm)
+                and norm > self.weight_growth_factor * self._start_weight_norm)
+        any_bad, any_grew = _any_rank((bool(bad), grew), next(model.parameters()).device)
+        if any_bad:
             raise NonFiniteTrainingError(
-                f'non-finite weights {when} at {self._where()}: '
+                f'non-finite weights {when} at {self._where(epoch_done)}: '
                 f'{show_keys(bad, 5) if bad else "on another rank"}; no checkpoint was written and '
                 'none was rotated away.')
+        if any_grew:
+            raise DivergedTrainingError(
+                f'diverged weights {when} at {self._where(epoch_done)}: the norm of the '
+                'trainable weights '
+                + (f'grew from {self._start_weight_norm:.4g} at the start of the run to '
+                   f'{norm:.4g}, more than {self.weight_growth_factor:g} times'
+                   if grew else 'grew too much on another rank')
+                + '; no checkpoint was written and none was rotated away. The learning rate is '
+                'likely too high; if such growth is expected, raise or switch off '
+                'NonFiniteGuardHook(weight_growth_factor=...) in custom_hooks.')
 
     def _checkpoint_due(self, runner, by_epoch: bool) -> bool:
         for hook in runner.hooks:
@@ -152,7 +274,7 @@ class NonFiniteGuardHook(Hook):
 
     def after_train_epoch(self, runner) -> None:
         if self._checkpoint_due(runner, by_epoch=True):
-            self._check_weights(runner, 'before saving a checkpoint')
+            self._check_weights(runner, 'before saving a checkpoint', epoch_done=True)
 
     def _check_teacher(self, model) -> None:
         teacher = getattr(model, 'teacher', None)
