@@ -13,9 +13,13 @@ the ratio ``c / a`` (the distillation step against the plain student step) and t
 ``c / (a + b) - 1`` (goal: <= 10 %) are printed, with the throughput of (c). Runs on CUDA when
 available (``--device`` to choose); ``--amp`` times everything under mixed precision
 (``MixedPrecisionOptimWrapper``: float16 with loss scaling on CUDA, bfloat16 on CPU).
+``--clock cpu`` (CPU only) measures the CPU seconds this process spends (``time.process_time``,
+all its threads) instead of wall time: on a machine shared with other jobs the wall time of a step
+depends on how many compete for the cores at that moment, its CPU time much less. With one torch
+thread on an idle machine the two agree.
 
     python tools/analysis/benchmark_distill_step.py [--batch 16] [--repeats 5] [--warmup 2]
-        [--method 3d [fitnet at ...]] [--device cuda] [--amp]
+        [--method 3d [fitnet at ...]] [--device cuda] [--amp] [--clock cpu]
 """
 from __future__ import annotations
 
@@ -65,9 +69,10 @@ def batch(size: int, num_classes: int = 80) -> dict:
 
 
 def timed_interleaved(steps: dict[str, Callable[[], object]], repeats: int, device: str,
-                      warmup: int = 2) -> dict[str, float]:
-    """Median seconds of each step, the steps run in turn (round-robin) ``warmup + repeats``
-    times; the first ``warmup`` rounds are not timed."""
+                      warmup: int = 2,
+                      clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Median seconds (of ``clock``) of each step, the steps run in turn (round-robin)
+    ``warmup + repeats`` times; the first ``warmup`` rounds are not timed."""
     def sync():
         if device == 'cuda':
             torch.cuda.synchronize()
@@ -76,11 +81,11 @@ def timed_interleaved(steps: dict[str, Callable[[], object]], repeats: int, devi
     for round_idx in range(warmup + repeats):
         for name, step in steps.items():
             sync()
-            start = time.perf_counter()
+            start = clock()
             step()
             sync()
             if round_idx >= warmup:
-                times[name].append(time.perf_counter() - start)
+                times[name].append(clock() - start)
     return {name: statistics.median(values) for name, values in times.items()}
 
 
@@ -103,7 +108,12 @@ def main() -> None:
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu',
                         choices=['cpu', 'cuda'])
     parser.add_argument('--amp', action='store_true', help='mixed precision for every step')
+    parser.add_argument('--clock', default='wall', choices=['wall', 'cpu'],
+                        help="'cpu': CPU seconds of this process (CPU device only)")
     args = parser.parse_args()
+    if args.clock == 'cpu' and args.device != 'cpu':
+        parser.error('--clock cpu times CPU work; on CUDA the step time is wall time')
+    clock = time.process_time if args.clock == 'cpu' else time.perf_counter
     mlkd.register_all_modules()
     preprocessor = dict(type='ClsDataPreprocessor', num_classes=80, to_onehot=True,
                         mean=[0, 0, 0], std=[255, 255, 255], to_rgb=True)
@@ -139,13 +149,14 @@ def main() -> None:
              'teacher': teacher_forward}
     for name, (distiller, wrapper) in distillers.items():
         steps[name] = (lambda d=distiller, w=wrapper: d.train_step(data, w))
-    medians = timed_interleaved(steps, args.repeats, args.device, args.warmup)
+    medians = timed_interleaved(steps, args.repeats, args.device, args.warmup, clock)
     t_student, t_teacher = medians['student'], medians['teacher']
     where = (torch.cuda.get_device_name() if args.device == 'cuda'
              else f'cpu, torch threads: {torch.get_num_threads()}')
     precision = f'amp {autocast_ref[1].cast_dtype}' if args.amp else 'fp32'
     print(f'device: {where}, {precision}, batch {args.batch}, 224x224, ResNet-34 -> ResNet-18, '
-          f'median of {args.repeats} interleaved rounds after {args.warmup} warm-up rounds')
+          f'{args.clock} clock, median of {args.repeats} interleaved rounds after {args.warmup} '
+          f'warm-up rounds')
     print(f'(a) student train step        {t_student * 1e3:9.1f} ms')
     print(f'(b) teacher forward (no_grad) {t_teacher * 1e3:9.1f} ms')
     print(f'{"(c) distiller step":<20}{"ms":>10}{"c / a":>9}{"c/(a+b)-1":>12}{"images/s":>10}')
