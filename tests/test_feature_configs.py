@@ -51,23 +51,24 @@ def test_every_single_label_method_has_a_config_for_every_cifar_pair():
             assert osp.isfile(osp.join(REPO, 'configs', method, f'{method}_{pair}.py'))
 
 
-@pytest.mark.parametrize('path', SL_CONFIGS, ids=lambda p: osp.basename(p)[:-3])
-def test_single_label_config_takes_a_step_on_fixture_data(path, single_label_roots):
-    """Build the model (random teacher), read two training samples through the config's own
-    dataset, pipeline and data preprocessor, and back-propagate the losses."""
+def step_on_own_data(path: str, dataset_overrides: dict) -> dict:
+    """Build the config's model (random teacher), read three training samples through the
+    config's own dataset (with ``dataset_overrides``), pipeline and data preprocessor, and
+    back-propagate the losses; returns the losses."""
     import mlkd
     from mmengine.dataset import pseudo_collate
     from mmengine.registry import DefaultScope
 
     from mlkd.registry import DATASETS, MODELS
     cfg = Config.fromfile(path)
-    dataset = next(k for k in ('cifar100', 'tiny_imagenet', 'multidigits') if f'_{k}_' in path)
     cfg.model.teacher_ckpt = None
     cfg.model.allow_random_teacher = True
+    if cfg.get('data_preprocessor'):   # what mmengine's Runner does with a top-level one
+        cfg.model.setdefault('data_preprocessor', cfg.data_preprocessor)
     mlkd.register_all_modules()
     with DefaultScope.overwrite_default_scope('mlkd'):
         model = MODELS.build(cfg.model)
-        data = DATASETS.build(dict(cfg.train_dataloader.dataset, **single_label_roots[dataset]))
+        data = DATASETS.build(dict(cfg.train_dataloader.dataset, **dataset_overrides))
     model.train()
     batch = model.data_preprocessor(pseudo_collate([data[0], data[1], data[2]]), True)
     losses = model(**batch, mode='loss')
@@ -77,3 +78,54 @@ def test_single_label_config_takes_a_step_on_fixture_data(path, single_label_roo
     assert torch.isfinite(total)
     total.backward()
     assert any(p.grad is not None for p in model.student.parameters())
+    return losses
+
+
+@pytest.mark.parametrize('path', SL_CONFIGS, ids=lambda p: osp.basename(p)[:-3])
+def test_single_label_config_takes_a_step_on_fixture_data(path, single_label_roots):
+    dataset = next(k for k in ('cifar100', 'tiny_imagenet', 'multidigits') if f'_{k}_' in path)
+    step_on_own_data(path, single_label_roots[dataset])
+
+
+ML_DIGITS_METHODS = ['fitnet', 'at', 'rkd', 'pkt', 'crd', 'vid', 'reviewkd']
+
+
+@pytest.mark.parametrize('method', ML_DIGITS_METHODS)
+def test_multi_label_multidigits_feature_leaf_takes_a_step(method):
+    """The feature leaves on the multi-label demo pair (ML-Decoder heads) train on the config's
+    own multi-label data, CRD with the sample indices of its bank rows."""
+    losses = step_on_own_data(osp.join(REPO, 'configs', method, f'{method}_multidigits.py'),
+                              dict(num_samples=4))
+    assert losses[f'loss_{method}'].requires_grad
+
+
+def _crd_banks(path: str):
+    from mlkd.models.losses import CRDLoss
+    crd = Config.fromfile(path).model.distill_losses.crd.to_dict()
+    return CRDLoss(**{k: v for k, v in crd.items() if k not in ('type', 'inputs')})
+
+
+@pytest.mark.parametrize('name', ['crd/crd_multidigits.py', 'crd/crd_multidigits_single_label.py'])
+def test_crd_bank_has_one_row_per_training_image(name):
+    """The leaf's banks are sized from the dataset config: one row per image of the training
+    set the config builds (sample_idx runs over 0 .. len - 1)."""
+    import mlkd
+    from mmengine.registry import DefaultScope
+
+    from mlkd.registry import DATASETS
+    path = osp.join(REPO, 'configs', name)
+    loss = _crd_banks(path)
+    mlkd.register_all_modules()
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        train_set = DATASETS.build(Config.fromfile(path).train_dataloader.dataset)
+    for bank in (loss.memory_s, loss.memory_t):
+        assert bank.shape == (len(train_set), loss.embed_dim)
+
+
+def test_crd_bank_size_for_cifar100_as_documented():
+    """docs/benchmarks/distill_step.md: two float32 banks of 50,000 x 128 for CIFAR-100 = 51.2 MB."""
+    loss = _crd_banks(osp.join(REPO, 'configs', 'crd', 'crd_cifar100_resnet56_to_resnet20.py'))
+    banks = [b for name, b in loss.named_buffers() if name.startswith('memory_')]
+    assert len(banks) == 2
+    assert all(b.shape == (50000, 128) and b.dtype == torch.float32 for b in banks)
+    assert sum(b.numel() * b.element_size() for b in banks) == 51_200_000

@@ -5,14 +5,21 @@ heads, 80 classes):
   (a) a plain student training step (forward, backward, Adam update) through mmengine's
       ``train_step``;
   (b) a teacher forward in eval mode under ``no_grad``;
-  (c) a distiller training step (teacher + student + distillation losses) through ``train_step``.
-The overhead is ``c / (a + b) - 1``; goal: <= 10%. Median of several repeats after warm-up;
-throughput (images/s) of (c) is printed too. Runs on CUDA when available (``--device`` to choose);
-``--amp`` times all three under mixed precision (``MixedPrecisionOptimWrapper``: float16 with
-loss scaling on CUDA, bfloat16 on CPU).
+  (c) for each method given, a distiller training step (teacher + student + taps + connectors +
+      distillation losses) through ``train_step``.
+The steps are timed interleaved (a, b, c_1, c_2, ..., a, b, c_1, ...), so that a change of machine
+load touches every variant alike; each reports the median of its repeats after warm-up. Per method
+the ratio ``c / a`` (the distillation step against the plain student step) and the overhead
+``c / (a + b) - 1`` (goal: <= 10 %) are printed, with the throughput of (c). Runs on CUDA when
+available (``--device`` to choose); ``--amp`` times everything under mixed precision
+(``MixedPrecisionOptimWrapper``: float16 with loss scaling on CUDA, bfloat16 on CPU).
+``--clock cpu`` (CPU only) measures the CPU seconds this process spends (``time.process_time``,
+all its threads) instead of wall time: on a machine shared with other jobs the wall time of a step
+depends on how many compete for the cores at that moment, its CPU time much less. With one torch
+thread on an idle machine the two agree.
 
-    python tools/analysis/benchmark_distill_step.py [--batch 16] [--repeats 5] [--method 3d]
-        [--device cuda] [--amp]
+    python tools/analysis/benchmark_distill_step.py [--batch 16] [--repeats 5] [--warmup 2]
+        [--method 3d [fitnet at ...]] [--device cuda] [--amp] [--clock cpu]
 """
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ import argparse
 import os.path as osp
 import statistics
 import time
+from collections.abc import Callable
 
 import torch
 from mmengine.config import Config
@@ -34,7 +42,8 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 MODELS_DIR = osp.join(ROOT, 'configs', '_base_', 'models')
 #: Method bases timed (``configs/_base_/methods/<name>.py``). The feature methods read the
 #: ResNet stage taps of ``configs/_base_/taps/resnet.py``; OFD needs pre-ReLU taps, which
-#: mmpretrain's ResNet does not have, so it is not offered here.
+#: mmpretrain's ResNet does not have (its blocks apply the last ReLU to the residual sum
+#: inline), so it is not offered here.
 METHODS = ('3d', 'mld', 'kd', 'rkd', 'pkt', 'crd', 'fitnet', 'at', 'vid', 'reviewkd')
 #: CRD's bank size for the timing run (the banks are indexed, never scanned: N does not matter).
 CRD_SAMPLES = 1000
@@ -59,80 +68,103 @@ def batch(size: int, num_classes: int = 80) -> dict:
     return dict(inputs=images, data_samples=samples)
 
 
-def timed(fn, repeats: int, device: str, warmup: int = 2) -> float:
+def timed_interleaved(steps: dict[str, Callable[[], object]], repeats: int, device: str,
+                      warmup: int = 2,
+                      clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Median seconds (of ``clock``) of each step, the steps run in turn (round-robin)
+    ``warmup + repeats`` times; the first ``warmup`` rounds are not timed."""
     def sync():
         if device == 'cuda':
             torch.cuda.synchronize()
 
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        sync()
-        start = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for round_idx in range(warmup + repeats):
+        for name, step in steps.items():
+            sync()
+            start = clock()
+            step()
+            sync()
+            if round_idx >= warmup:
+                times[name].append(clock() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def method_cfg(name: str) -> dict:
+    """``configs/_base_/methods/<name>.py``'s ``method`` dict, CRD with a small bank."""
+    method = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'methods',
+                                      f'{name}.py')).method.to_dict()
+    if 'crd' in method.get('distill_losses', {}):
+        method['distill_losses']['crd']['num_samples'] = CRD_SAMPLES
+    return method
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--batch', type=int, default=16)
     parser.add_argument('--repeats', type=int, default=5)
-    parser.add_argument('--method', default='3d', choices=METHODS)
+    parser.add_argument('--warmup', type=int, default=2, help='untimed rounds first')
+    parser.add_argument('--method', nargs='+', default=['3d'], choices=METHODS,
+                        help='one or more method bases, timed interleaved')
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu',
                         choices=['cpu', 'cuda'])
-    parser.add_argument('--amp', action='store_true', help='mixed precision for all three')
+    parser.add_argument('--amp', action='store_true', help='mixed precision for every step')
+    parser.add_argument('--clock', default='wall', choices=['wall', 'cpu'],
+                        help="'cpu': CPU seconds of this process (CPU device only)")
     args = parser.parse_args()
+    if args.clock == 'cpu' and args.device != 'cpu':
+        parser.error('--clock cpu times CPU work; on CUDA the step time is wall time')
+    clock = time.process_time if args.clock == 'cpu' else time.perf_counter
     mlkd.register_all_modules()
     preprocessor = dict(type='ClsDataPreprocessor', num_classes=80, to_onehot=True,
                         mean=[0, 0, 0], std=[255, 255, 255], to_rgb=True)
     optim = dict(optimizer=dict(type='Adam', lr=1e-4, weight_decay=1e-4))
     if args.amp:
         optim.update(type='MixedPrecisionOptimWrapper', device=args.device)
-    method = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'methods',
-                                      f'{args.method}.py')).method.to_dict()
-    if 'crd' in method.get('distill_losses', {}):
-        method['distill_losses']['crd']['num_samples'] = CRD_SAMPLES
     taps = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'taps', 'resnet.py')).resnet_taps
     data = batch(args.batch)
     with DefaultScope.overwrite_default_scope('mlkd'):
         student = MODELS.build(dict(net_cfg('resnet18'), data_preprocessor=preprocessor))
         teacher = MODELS.build(dict(net_cfg('resnet34'), data_preprocessor=preprocessor)).eval()
-        distiller = MODELS.build(dict(
-            type='SingleTeacherDistiller', allow_random_teacher=True,
-            student=net_cfg('resnet18'),
-            teacher=net_cfg('resnet34'), student_taps=taps.to_dict(),
-            teacher_taps=taps.to_dict(), **method,
-            data_preprocessor=preprocessor, probe_input_size=(224, 224)))
-        student, teacher, distiller = (m.to(args.device) for m in (student, teacher, distiller))
+        student, teacher = student.to(args.device), teacher.to(args.device)
         student_optim = build_optim_wrapper(student, optim)
-        distill_optim = build_optim_wrapper(distiller, optim)
+        distillers = {}
+        for name in args.method:
+            distiller = MODELS.build(dict(
+                type='SingleTeacherDistiller', allow_random_teacher=True,
+                student=net_cfg('resnet18'), teacher=net_cfg('resnet34'),
+                student_taps=taps.to_dict(), teacher_taps=taps.to_dict(), **method_cfg(name),
+                data_preprocessor=preprocessor, probe_input_size=(224, 224))).to(args.device)
+            distiller.train()
+            distillers[name] = (distiller, build_optim_wrapper(distiller, optim))
     student.train()
-    distiller.train()
+    # The teacher is timed under the same autocast as the distillers run it in.
+    autocast_ref = next(iter(distillers.values()))
 
     def teacher_forward():
-        # The teacher is timed under the same autocast as the distiller runs it in.
-        with torch.no_grad(), distill_optim.optim_context(distiller):
+        with torch.no_grad(), autocast_ref[1].optim_context(autocast_ref[0]):
             inputs = teacher.data_preprocessor(data, False)['inputs']
             teacher(inputs, mode='tensor')
 
-    t_student = timed(lambda: student.train_step(data, student_optim), args.repeats, args.device)
-    t_teacher = timed(teacher_forward, args.repeats, args.device)
-    t_distill = timed(lambda: distiller.train_step(data, distill_optim), args.repeats,
-                      args.device)
-    overhead = t_distill / (t_student + t_teacher) - 1
+    steps = {'student': lambda: student.train_step(data, student_optim),
+             'teacher': teacher_forward}
+    for name, (distiller, wrapper) in distillers.items():
+        steps[name] = (lambda d=distiller, w=wrapper: d.train_step(data, w))
+    medians = timed_interleaved(steps, args.repeats, args.device, args.warmup, clock)
+    t_student, t_teacher = medians['student'], medians['teacher']
     where = (torch.cuda.get_device_name() if args.device == 'cuda'
              else f'cpu, torch threads: {torch.get_num_threads()}')
-    precision = f'amp {distill_optim.cast_dtype}' if args.amp else 'fp32'
-    print(f'device: {where}, {precision}, batch {args.batch}, '
-          f'224x224, ResNet-34 -> ResNet-18, method {args.method}')
-    print(f'(a) student train step       {t_student * 1e3:9.1f} ms')
+    precision = f'amp {autocast_ref[1].cast_dtype}' if args.amp else 'fp32'
+    print(f'device: {where}, {precision}, batch {args.batch}, 224x224, ResNet-34 -> ResNet-18, '
+          f'{args.clock} clock, median of {args.repeats} interleaved rounds after {args.warmup} '
+          f'warm-up rounds')
+    print(f'(a) student train step        {t_student * 1e3:9.1f} ms')
     print(f'(b) teacher forward (no_grad) {t_teacher * 1e3:9.1f} ms')
-    print(f'(c) distiller train step     {t_distill * 1e3:9.1f} ms')
-    print(f'overhead c / (a + b) - 1     {100 * overhead:+9.1f} %  (goal <= +10 %)')
-    print(f'distillation throughput      {args.batch / t_distill:9.1f} images/s')
+    print(f'{"(c) distiller step":<20}{"ms":>10}{"c / a":>9}{"c/(a+b)-1":>12}{"images/s":>10}')
+    for name in distillers:
+        t_distill = medians[name]
+        print(f'{name:<20}{t_distill * 1e3:10.1f}{t_distill / t_student:9.2f}'
+              f'{100 * (t_distill / (t_student + t_teacher) - 1):+11.1f}%'
+              f'{args.batch / t_distill:10.1f}')
 
 
 if __name__ == '__main__':

@@ -1,0 +1,2 @@
+_base_ = ['../_base_/pairs/multidigits.py', '../_base_/methods/fitnet.py']
+model = _base_.method
