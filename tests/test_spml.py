@@ -111,9 +111,11 @@ def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
         stored = heatmaps[int(r['sample_idx']), int(r['cls'])].float() / 255
         assert float(r['heatmap_max']) == pytest.approx(float(stored.max()), abs=1e-4)
     assert sum(r['observed'] == 'True' for r in rows) <= 2       # one annotated positive each
+    from mmengine.config import Config
     from mlkd.datasets.multidigits import MultiDigits
-    data = MultiDigits(split='train', variant='single_positive', num_samples=64, image_size=32,
-                       seed=0, pipeline=[])
+    train = Config.fromfile(config).train_dataloader.dataset.to_dict()   # the run's training set
+    train.pop('type')
+    data = MultiDigits(**{**train, 'num_samples': 64, 'pipeline': []})
     for r in rows:   # the true column is the clean label set of that training image
         truth = int(r['cls']) in data.get_data_info(int(r['sample_idx']))['gt_label_full']
         assert r['true'] == str(truth)
