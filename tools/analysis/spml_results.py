@@ -22,7 +22,7 @@ from table_format import format_mean_std, mean_std, render_table
 
 #: (group, config name, label) in table order. Groups: labels observed per training image.
 ROWS = (
-    ('full labels', 'full_labels', 'BCE (all positives, all negatives)'),
+    ('full labels', 'full_labels', 'BCE on the clean labels'),
     ('single positive', 'an', 'AN'),
     ('single positive', 'an_ls', 'AN-LS'),
     ('single positive', 'wan', 'WAN'),
@@ -116,7 +116,7 @@ def chart(runs: dict, path: str) -> None:
     ax.set_xlabel('test mAP (%): one dot per seed, bar = mean')
     ax.set_title('MultiDigits, held-out test split (1000 mosaics)')
     ax.grid(axis='x', alpha=0.3)
-    ax.legend(loc='lower left', fontsize=8)
+    ax.legend(loc='best', fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
