@@ -119,3 +119,25 @@ def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
     for r in rows:   # the true column is the clean label set of that training image
         truth = int(r['cls']) in data.get_data_info(int(r['sample_idx']))['gt_label_full']
         assert r['true'] == str(truth)
+
+
+def test_results_tool_averages_test_metrics_over_seeds(tmp_path):
+    """tools/analysis/spml_results.py reads each run's tools/test.py result and last val mAP."""
+    import json
+    from conftest import run_tool
+    for seed, (test_map, val_map) in enumerate([(60.0, 61.0), (70.0, 71.0)]):
+        work = tmp_path / f'an_seed{seed}'
+        (work / 'test' / '20260101_000000').mkdir(parents=True)
+        (work / '20260101_000000' / 'vis_data').mkdir(parents=True)
+        (work / 'test' / '20260101_000000' / '20260101_000000.json').write_text(json.dumps(
+            {'mAP': test_map, 'CF1_oracle': 50.0 + seed, 'OF1_oracle': 40.0}))
+        (work / '20260101_000000' / 'vis_data' / 'scalars.json').write_text(
+            json.dumps({'loss': 1.0, 'step': 1}) + '\n' + json.dumps({'mAP': val_map}) + '\n')
+    (tmp_path / 'en_seed0').mkdir()                              # no test result: left out
+    run = run_tool('tools/analysis/spml_results.py', str(tmp_path), '--out',
+                   str(tmp_path / 'results'))
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = [line for line in run.stdout.splitlines() if line.startswith('| single positive')]
+    assert rows == ['| single positive | AN | `an_multidigits.py` | 0,1 | 65.00 ± 7.07 | '
+                    '50.50 ± 0.71 | 40.00 ± 0.00 | 66.00 ± 7.07 |']
+    assert osp.getsize(tmp_path / 'results.png') > 1000
