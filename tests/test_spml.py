@@ -8,6 +8,7 @@ import os.path as osp
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 from mmengine.runner import Runner
@@ -16,11 +17,38 @@ from conftest import (REPO, SMALL_TOOL_RUN, assert_same_state, config_path, smal
                       whole_and_resumed_runs)
 
 CONFIGS = sorted(osp.basename(p) for p in glob.glob(config_path('spml', '*_multidigits.py')))
+PARTIAL = sorted(osp.basename(p) for p in glob.glob(config_path('spml', 'partial', '*.py')))
 
 
 def test_every_single_positive_method_has_a_config():
     assert CONFIGS == sorted(f'{m}_multidigits.py' for m in
-                             ('an', 'an_ls', 'wan', 'epr', 'role', 'en', 'cl', 'scl'))
+                             ('an', 'an_ls', 'wan', 'epr', 'role', 'en', 'cl', 'scl',
+                              'full_labels'))
+    assert PARTIAL == sorted(f'{m}_partial{f}_multidigits.py' for m in ('an', 'en', 'scl')
+                             for f in (75, 40))
+
+
+@pytest.mark.parametrize('fraction', [75, 40])
+def test_partial_label_configs_observe_the_fraction_and_evaluate_on_full_held_out_labels(fraction):
+    from mmengine.config import Config
+    from mmengine.registry import DefaultScope
+    from mlkd.datasets.observed_labels import label_lists_to_matrix
+    from mlkd.registry import DATASETS
+    cfg = Config.fromfile(config_path('spml', 'partial', f'an_partial{fraction}_multidigits.py'))
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        splits = {split: DATASETS.build(cfg[f'{split}_dataloader'].dataset)
+                  for split in ('train', 'val', 'test')}
+    train = splits['train']
+    infos = [train.get_data_info(i) for i in range(len(train))]
+    observed = label_lists_to_matrix([i['gt_label'] for i in infos], 10)
+    full = label_lists_to_matrix([i['gt_label_full'] for i in infos], 10)
+    expected = np.maximum(1, np.floor(fraction / 100 * full.sum(1) + 0.5))
+    assert (observed <= full).all() and (observed.sum(1) == expected).all()
+    assert len(train) == 1500
+    for split, size in (('val', 500), ('test', 1000)):   # held-out scans, clean label sets
+        data = splits[split]
+        assert data.split == split and len(data) == size
+        assert all('gt_label_ignored' not in data.get_data_info(i) for i in range(5))
 
 
 @pytest.mark.parametrize('name', CONFIGS)
@@ -64,7 +92,7 @@ def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
                           '--cfg-options', *SMALL_TOOL_RUN], cwd=REPO, env=env,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert 'SpatialConsistencyLoss: heatmap store 2000 images x 10 classes x 8x8 uint8' in \
+    assert 'SpatialConsistencyLoss: heatmap store 1500 images x 10 classes x 8x8 uint8' in \
         run.stdout + run.stderr
     ckpt = osp.join(work, 'epoch_1.pth')
     run = subprocess.run([sys.executable, 'tools/analysis/heatmap_overlays.py', config, ckpt,
@@ -83,9 +111,33 @@ def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
         stored = heatmaps[int(r['sample_idx']), int(r['cls'])].float() / 255
         assert float(r['heatmap_max']) == pytest.approx(float(stored.max()), abs=1e-4)
     assert sum(r['observed'] == 'True' for r in rows) <= 2       # one annotated positive each
+    from mmengine.config import Config
     from mlkd.datasets.multidigits import MultiDigits
-    data = MultiDigits(split='train', variant='single_positive', num_samples=64, image_size=32,
-                       seed=0, pipeline=[])
+    train = Config.fromfile(config).train_dataloader.dataset.to_dict()   # the run's training set
+    train.pop('type')
+    data = MultiDigits(**{**train, 'num_samples': 64, 'pipeline': []})
     for r in rows:   # the true column is the clean label set of that training image
         truth = int(r['cls']) in data.get_data_info(int(r['sample_idx']))['gt_label_full']
         assert r['true'] == str(truth)
+
+
+def test_results_tool_averages_test_metrics_over_seeds(tmp_path):
+    """tools/analysis/spml_results.py reads each run's tools/test.py result and last val mAP."""
+    import json
+    from conftest import run_tool
+    for seed, (test_map, val_map) in enumerate([(60.0, 61.0), (70.0, 71.0)]):
+        work = tmp_path / f'an_seed{seed}'
+        (work / 'test' / '20260101_000000').mkdir(parents=True)
+        (work / '20260101_000000' / 'vis_data').mkdir(parents=True)
+        (work / 'test' / '20260101_000000' / '20260101_000000.json').write_text(json.dumps(
+            {'mAP': test_map, 'CF1_oracle': 50.0 + seed, 'OF1_oracle': 40.0}))
+        (work / '20260101_000000' / 'vis_data' / 'scalars.json').write_text(
+            json.dumps({'loss': 1.0, 'step': 1}) + '\n' + json.dumps({'mAP': val_map}) + '\n')
+    (tmp_path / 'en_seed0').mkdir()                              # no test result: left out
+    run = run_tool('tools/analysis/spml_results.py', str(tmp_path), '--out',
+                   str(tmp_path / 'results'))
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = [line for line in run.stdout.splitlines() if line.startswith('| single positive')]
+    assert rows == ['| single positive | AN | `an_multidigits.py` | 0,1 | 65.00 ± 7.07 | '
+                    '50.50 ± 0.71 | 40.00 ± 0.00 | 66.00 ± 7.07 |']
+    assert osp.getsize(tmp_path / 'results.png') > 1000

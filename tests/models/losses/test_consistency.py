@@ -113,6 +113,71 @@ def test_write_then_read_recovers_a_smooth_map_for_any_crop_and_flip():
         assert (heat2[0, 0][inside].float() - heat[0, 0][inside].float()).abs().max() <= 2
 
 
+def _bilinear_border(grid: torch.Tensor, px: float, py: float) -> float:
+    """Bilinear value of ``grid [h, w]`` at pixel coordinates (cell centres at integers), the
+    position clamped to the grid (``grid_sample``'s border padding)."""
+    h, w = grid.shape
+    px, py = min(max(px, 0.0), w - 1.0), min(max(py, 0.0), h - 1.0)
+    x0, y0 = int(math.floor(px)), int(math.floor(py))
+    x1, y1 = min(x0 + 1, w - 1), min(y0 + 1, h - 1)
+    fx, fy = px - x0, py - y0
+    return float((1 - fy) * ((1 - fx) * grid[y0, x0] + fx * grid[y0, x1])
+                 + fy * ((1 - fx) * grid[y1, x0] + fx * grid[y1, x1]))
+
+
+def _random_crops(batch: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    side = 0.5 + 0.5 * torch.rand(batch, generator=gen)            # 25-100 % of the area
+    x1 = (1 - side) * torch.rand(batch, generator=gen)
+    y1 = (1 - side) * torch.rand(batch, generator=gen)
+    return torch.stack([x1, y1, x1 + side, y1 + side], 1), torch.rand(batch, generator=gen) < 0.5
+
+
+def test_read_and_write_against_a_per_cell_loop_for_random_crops_and_flips():
+    """The heatmap store's two resamplings, cell by cell from the definitions (docs/methods.md
+    §3.3): write maps each heatmap cell centre inside the crop into the crop (mirrored if
+    flipped) and EMA-updates it; read maps each class-map cell centre into the full image."""
+    gen = torch.Generator().manual_seed(0)
+    batch, classes, (h, w), (hh, ww), momentum = 4, 2, (4, 4), (8, 8), 0.7
+    box, flip = _random_crops(batch, gen)
+    heat = torch.randint(0, 256, (batch, classes, hh, ww), generator=gen, dtype=torch.uint8)
+    known = torch.rand(batch, hh, ww, generator=gen) < 0.7
+    probs = torch.rand(batch, classes, h, w, generator=gen)
+    new_heat, new_known = write_heatmaps(heat, known, probs, box, flip, momentum)
+    targets, target_known = read_heatmaps(heat, known, box, flip, (h, w))
+    for b in range(batch):
+        x1, y1, x2, y2 = box[b].tolist()
+        for a in range(hh):
+            for c in range(ww):
+                x, y = (c + 0.5) / ww, (a + 0.5) / hh
+                u, v = (x - x1) / (x2 - x1), (y - y1) / (y2 - y1)
+                inside = 0 <= u <= 1 and 0 <= v <= 1
+                assert bool(new_known[b, a, c]) == (bool(known[b, a, c]) or inside)
+                u = 1 - u if flip[b] else u
+                for k in range(classes):
+                    old = float(heat[b, k, a, c]) / 255
+                    value = old
+                    if inside:
+                        fresh = _bilinear_border(probs[b, k], u * w - 0.5, v * h - 0.5)
+                        value = momentum * old + (1 - momentum) * fresh if known[b, a, c] \
+                            else fresh
+                    assert abs(float(new_heat[b, k, a, c]) - round(value * 255)) <= 1
+        for i in range(h):
+            for j in range(w):
+                jj = w - 1 - j if flip[b] else j
+                px = (x1 + (jj + 0.5) / w * (x2 - x1)) * ww - 0.5
+                py = (y1 + (i + 0.5) / h * (y2 - y1)) * hh - 0.5
+                for k in range(classes):
+                    hand = _bilinear_border(heat[b, k].float() / 255, px, py)
+                    assert abs(float(targets[b, k, i, j]) - hand) < 1e-5
+                # known when every heatmap cell the sample interpolates from is known
+                cx = min(max(px, 0.0), ww - 1.0)
+                cy = min(max(py, 0.0), hh - 1.0)
+                cols = {int(math.floor(cx)), min(int(math.floor(cx)) + 1, ww - 1)}
+                rows = {int(math.floor(cy)), min(int(math.floor(cy)) + 1, hh - 1)}
+                needed = [bool(known[b, r, q]) for r in rows for q in cols]
+                assert bool(target_known[b, 0, i, j]) == all(needed)
+
+
 def _scl(**kwargs):
     return SpatialConsistencyLoss(num_samples=kwargs.pop('num_samples', 8), num_classes=3,
                                   heatmap_size=4, **kwargs)
