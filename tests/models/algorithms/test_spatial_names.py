@@ -22,7 +22,9 @@ def test_class_maps_average_to_the_logits_and_feed_the_loss():
     torch.testing.assert_close(maps.mean((2, 3)), model.classifier.head(feats), rtol=1e-5,
                                atol=1e-5)
     assert 'feats' in model._recorded['']                    # recorded because class_maps is read
-    assert model.losses.scl.heatmaps.shape == (2000, 10, 8, 8)   # 2x the probed 4x4 features
+    # one store row per training image, at 2x the probed 4x4 features
+    num_train = cfg.train_dataloader.dataset.num_samples
+    assert model.losses.scl.heatmaps.shape == (num_train, 10, 8, 8)
 
 
 def test_class_maps_need_a_pooling_neck_and_a_linear_head():
