@@ -448,23 +448,22 @@ os.environ.setdefault('OMP_NUM_THREADS', '1')
 
 def register_test_losses():
     """Register the small losses the algorithm tests plug in (idempotent); returns their names."""
-    from mlkd.models.losses.base import BaseDistillLoss, as_fp32
+    from mlkd.models.losses.base import RoutedLoss
     from mlkd.registry import MODELS
 
     @MODELS.register_module(name='TestHintLoss', force=True)
-    class TestHintLoss(BaseDistillLoss):
+    class TestHintLoss(RoutedLoss):
         """FitNet-style hint: ``mean((s_feats − t_feats)²)`` on maps of equal shape."""
 
-        def forward(self, s_feats, t_feats):
-            s, t = as_fp32(s_feats, t_feats)
-            return self.loss_weight * (s - t).pow(2).mean()
+        def compute(self, s_feats, t_feats):
+            return (s_feats - t_feats).pow(2).mean()
 
     @MODELS.register_module(name='TestStackLoss', force=True)
-    class TestStackLoss(BaseDistillLoss):
+    class TestStackLoss(RoutedLoss):
         """Sum of the means of a list of tensors (checks list sources)."""
 
-        def forward(self, parts):
-            return self.loss_weight * sum(p.float().mean() for p in parts)
+        def compute(self, parts):
+            return sum(p.mean() for p in parts)
 
     return 'TestHintLoss', 'TestStackLoss'
 

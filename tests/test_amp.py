@@ -18,7 +18,7 @@ from torch import nn
 
 from mlkd.engine.optimizers import MixedPrecisionOptimWrapper
 from mlkd.models.losses import full_precision
-from mlkd.models.losses.base import BaseDistillLoss
+from mlkd.models.losses.base import RoutedLoss
 from mlkd.registry import HOOKS, MODELS
 
 from conftest import (REPO, SMALL_TOOL_RUN, assert_same_state, config_path, small_run_cfg,
@@ -139,12 +139,12 @@ def test_task_loss_under_autocast_matches_fp32(clamp_eps):
 
 
 @MODELS.register_module(force=True)
-class _AutocastProbeLoss(BaseDistillLoss):
+class _AutocastProbeLoss(RoutedLoss):
     """Records the precision a distillation loss runs in."""
     seen: list = []
 
-    def forward(self, s_logits, t_logits):
-        product = s_logits.float() @ t_logits.float().T
+    def compute(self, s_logits, t_logits):
+        product = s_logits @ t_logits.T
         self.seen.append((torch.is_autocast_enabled('cpu'), product.dtype))
         return product.mean() * 0
 

@@ -9,7 +9,7 @@ from mmpretrain.structures import DataSample
 from torch import nn
 
 import mlkd
-from mlkd.models.losses.base import BaseDistillLoss
+from mlkd.models.losses.base import RoutedLoss
 from mlkd.registry import MODELS
 
 from conftest import config_path
@@ -21,7 +21,7 @@ TEACHER_CFG = config_path('_base_', 'models', 'digits_resnet_teacher.py')
 
 
 @MODELS.register_module(force=True)
-class _ProbeLoss(BaseDistillLoss):
+class _ProbeLoss(RoutedLoss):
     """Test loss: logit MSE plus a trainable connector sized by the probe."""
 
     def __init__(self, s_channels, t_channels, loss_weight=1.0):
@@ -29,15 +29,17 @@ class _ProbeLoss(BaseDistillLoss):
         self.connector = nn.Linear(s_channels['pooled'], t_channels['pooled'])
         self.seen = {}
 
-    def forward(self, s_logits, t_logits, s_pooled, t_pooled, gt):
+    def compute(self, s_logits, t_logits, s_pooled, t_pooled, gt):
         self.seen = dict(s_logits=s_logits, t_logits=t_logits, gt=gt)
         feat = (self.connector(s_pooled) - t_pooled).pow(2).mean()
-        return self.loss_weight * ((s_logits - t_logits).pow(2).mean() + feat)
+        return (s_logits - t_logits).pow(2).mean() + feat
 
 
 @MODELS.register_module(force=True)
-class _DictLoss(BaseDistillLoss):
-    def forward(self, s_logits, t_logits):
+class _DictLoss(RoutedLoss):
+    terms = ('a', 'b')
+
+    def compute(self, s_logits, t_logits):
         return {'a': (s_logits - t_logits).abs().mean(), 'b': s_logits.sum() * 0}
 
 
@@ -146,8 +148,8 @@ def test_teacher_logits_equal_a_plain_teacher_forward():
 
 def test_unknown_loss_argument_fails_at_build_naming_it():
     @MODELS.register_module(force=True)
-    class _NeedsEmbedding(BaseDistillLoss):
-        def forward(self, s_label_emb, t_logits):
+    class _NeedsEmbedding(RoutedLoss):
+        def compute(self, s_label_emb, t_logits):
             return s_label_emb.sum()
 
     with pytest.raises(ValueError, match="needs \\['s_label_emb'\\].*student_taps"):
@@ -156,8 +158,8 @@ def test_unknown_loss_argument_fails_at_build_naming_it():
 
 def test_extra_taps_by_module_path_reach_the_loss():
     @MODELS.register_module(force=True)
-    class _StageLoss(BaseDistillLoss):
-        def forward(self, s_stage, t_stage):
+    class _StageLoss(RoutedLoss):
+        def compute(self, s_stage, t_stage):
             self.shapes = (s_stage.shape, t_stage.shape)
             return s_stage.mean() * 0
 

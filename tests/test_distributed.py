@@ -103,12 +103,12 @@ def test_two_process_cpu_ddp_matches_single_process(tmp_path):
 def test_sum_reduced_task_loss_is_scaled_by_the_world_size(monkeypatch, name):
     import torch
     import mlkd.models.losses as losses
-    import mlkd.models.losses.task as task
+    import mlkd.models.losses.base as contracts
     loss = getattr(losses, name)()
     logits, target = torch.randn(4, 3), (torch.rand(4, 3) > 0.5).float()
     target[0, 0] = 1.0
     single = loss(logits, target)
-    monkeypatch.setattr(task, 'get_world_size', lambda: 4)
+    monkeypatch.setattr(contracts, 'get_world_size', lambda: 4)
     scale = 4 if loss.reduction == 'sum' else 1     # means (focal, Two-way) are not scaled
     torch.testing.assert_close(loss(logits, target), scale * single)
     loss.eval()   # evaluation losses are not used for gradients: no scaling

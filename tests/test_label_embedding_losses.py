@@ -5,13 +5,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mlkd.models.losses.label_embedding import (ClassAwareDistillLoss, InstanceAwareDistillLoss,
+from mlkd.models.losses.logit_kd.label_embedding import (ClassAwareDistillLoss, InstanceAwareDistillLoss,
                                                 LabelEmbeddingDistillLoss,
                                                 class_aware_distance_loss,
                                                 grouped_huber_distance_loss,
                                                 instance_aware_distance_loss,
                                                 pairwise_huber_distance_loss)
-from mlkd.models.losses.mdkd import MultiOrderDependencyLoss
+from mlkd.models.losses.logit_kd.mdkd import MultiOrderDependencyLoss
 from mlkd.registry import MODELS
 
 
@@ -291,7 +291,7 @@ def test_mdkd_teacher_ema_and_weights():
     plain = MultiOrderDependencyLoss()
     ema_dep = loss.t_dep_ema.clone()
     # Weighted terms: recompute with the EMA matrix through the pure function.
-    from mlkd.models.losses.mdkd import dependency_matrix, multi_order_dependency_terms
+    from mlkd.models.losses.logit_kd.mdkd import dependency_matrix, multi_order_dependency_terms
     s2, hi = multi_order_dependency_terms(dependency_matrix(torch.sigmoid(zs)), ema_dep)
     torch.testing.assert_close(out['second'], 0.5 * 2.0 * s2)
     torch.testing.assert_close(out['high'], 0.5 * 3.0 * hi)

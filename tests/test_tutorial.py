@@ -2,6 +2,7 @@
 import os.path as osp
 import sys
 
+import pytest
 import torch
 from mmengine.runner import Runner
 
@@ -39,3 +40,69 @@ def test_tutorial_loss_matches_a_hand_computation():
     expected = torch.tensor(2.0 / 3.0)
     torch.testing.assert_close(standardized_logit_mse(s, t, eps=0.0), expected)
     assert standardized_logit_mse(t, t) == 0
+
+
+# ------------------------------------------------- the three contracts (docs/architecture.md §3)
+CONTRACT_EXAMPLES = {'standardized_logit_loss.py': 'standardized_logit_multidigits.py',
+                     'poly_bce_loss.py': 'poly_bce_multidigits.py',
+                     'progressive_targets_loss.py': 'progressive_targets_multidigits.py'}
+
+
+def test_each_contract_example_is_one_file_under_80_lines():
+    for loss_file in CONTRACT_EXAMPLES:
+        with open(osp.join(TUTORIAL, loss_file)) as f:
+            assert len(f.read().splitlines()) < 80, loss_file
+
+
+def _import_tutorial(module):
+    sys.path.insert(0, TUTORIAL)
+    try:
+        return __import__(module)
+    finally:
+        sys.path.remove(TUTORIAL)
+
+
+def test_poly_bce_matches_a_hand_computation():
+    poly = _import_tutorial('poly_bce_loss')
+    logits = torch.tensor([[0.0, 2.0, -1.0]])
+    gt = torch.tensor([[1.0, 0.0, -1.0]])
+    # entry 0: BCE log 2, p_t 0.5 -> + 0.5; entry 1: BCE softplus(2), p_t = σ(−2) -> + σ(2);
+    # entry 2 ignored.
+    sig2 = 1 / (1 + torch.exp(torch.tensor(-2.0)))
+    expected = torch.log(torch.tensor(2.0)) + 0.5 + torch.nn.functional.softplus(
+        torch.tensor(2.0)) + sig2
+    torch.testing.assert_close(poly.poly1_bce(logits, gt, epsilon=1.0), expected)
+    loss = poly.PolyBCELoss(epsilon=1.0, loss_weight=2.0)
+    torch.testing.assert_close(loss(logits, gt, avg_factor=1), 2 * expected)   # a head's call
+    torch.testing.assert_close(poly.poly1_bce(logits, gt, epsilon=0.0),
+                               expected - 0.5 - sig2)                        # ε = 0: BCE
+
+
+def test_progressive_targets_follow_the_previous_visit():
+    module = _import_tutorial('progressive_targets_loss')
+    loss = module.ProgressiveTargetLoss(num_samples=4, num_classes=2, alpha=0.5)
+    logits, gt, idx = torch.tensor([[1.0, -1.0]]), torch.tensor([[1.0, 0.0]]), torch.tensor([2])
+    first = loss(logits, gt, sample_idx=idx, reduction_override='sum')
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    torch.testing.assert_close(first, bce(logits, gt, reduction='sum'))   # nothing seen yet
+    assert loss.seen.tolist() == [False, False, True, False]
+    second = loss(torch.zeros(1, 2), gt, sample_idx=idx, reduction_override='sum')
+    soft = 0.5 * gt + 0.5 * torch.sigmoid(logits)                       # previous visit
+    torch.testing.assert_close(second, bce(torch.zeros(1, 2), soft, reduction='sum'))
+
+
+@pytest.mark.parametrize('loss_file', ['poly_bce_loss.py', 'progressive_targets_loss.py'])
+def test_contract_example_trains_from_its_config(loss_file, tmp_work_dir):
+    sys.path.insert(0, TUTORIAL)
+    try:
+        cfg = small_run_cfg(osp.join(TUTORIAL, CONTRACT_EXAMPLES[loss_file]), tmp_work_dir,
+                            epochs=1, train_samples=64, val_samples=32)
+        runner = Runner.from_cfg(cfg)
+        runner.train()
+        assert runner.message_hub.get_scalar('val/mAP').current() >= 0
+        if loss_file == 'progressive_targets_loss.py':
+            state = runner.model.losses['ps_kd']
+            assert int(state.seen.sum()) == 64
+            assert runner.message_hub.get_scalar('train/loss_ps_kd') is not None
+    finally:
+        sys.path.remove(TUTORIAL)

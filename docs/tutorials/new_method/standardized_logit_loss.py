@@ -8,7 +8,7 @@ teacher's ranking and relative gaps rather than its logit scale.
 import torch
 from torch import Tensor
 
-from mlkd.models.losses.base import BaseDistillLoss, as_fp32
+from mlkd.models.losses import RoutedLoss
 from mlkd.registry import MODELS
 
 
@@ -26,9 +26,9 @@ def standardized_logit_mse(s_logits: Tensor, t_logits: Tensor, eps: float = 1e-6
 
 
 @MODELS.register_module()
-class StandardizedLogitLoss(BaseDistillLoss):
-    """Registered wrapper: the distiller supplies ``s_logits`` and ``t_logits`` by name."""
+class StandardizedLogitLoss(RoutedLoss):
+    """Registered module: the distiller supplies ``s_logits`` and ``t_logits`` by name; the
+    contract casts them to fp32 and applies ``loss_weight``."""
 
-    def forward(self, s_logits: Tensor, t_logits: Tensor) -> Tensor:
-        s_logits, t_logits = as_fp32(s_logits, t_logits)
-        return self.loss_weight * standardized_logit_mse(s_logits, t_logits)
+    def compute(self, s_logits: Tensor, t_logits: Tensor) -> Tensor:
+        return standardized_logit_mse(s_logits, t_logits)

@@ -27,7 +27,9 @@ import torch
 from mmengine.dist import get_world_size
 from torch import nn
 
-from mlkd.models.losses.base import full_precision
+import warnings
+
+from mlkd.models.losses.base import full_precision, input_function, needs_global_batch
 from mlkd.registry import MODELS
 from .global_batch import gather_batch
 
@@ -36,9 +38,13 @@ ROUTING_KEYS = ('inputs', 'gather', 'source', 'target')
 
 
 def forward_arguments(module_cls: type) -> tuple[list[str], list[str]]:
-    """Names of ``module_cls.forward``'s required and optional arguments (``*args``/``**kw`` skipped)."""
+    """Names of a module's required and optional inputs (``*args`` / ``**kw`` skipped).
+
+    For an mlkd loss these are the arguments of its ``compute`` (the contract's
+    :func:`~mlkd.models.losses.base.input_function`); for any other module, of ``forward``.
+    """
     required, optional = [], []
-    for name, param in list(inspect.signature(module_cls.forward).parameters.items())[1:]:
+    for name, param in list(inspect.signature(input_function(module_cls)).parameters.items())[1:]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         (required if param.default is param.empty else optional).append(name)
@@ -79,7 +85,7 @@ class ArgumentBinding:
                  supplied: Iterable[str]) -> None:
         supplied = set(supplied)
         required, optional = forward_arguments(module_cls)
-        inputs = dict(inputs or {})
+        inputs = _renamed_inputs(owner, module_cls, inputs)
         strangers = sorted(set(inputs) - set(required) - set(optional))
         if strangers:
             raise ValueError(f'{owner}: inputs {strangers} are not arguments of '
@@ -244,25 +250,24 @@ class LossRouter(nn.ModuleDict):
         self.prefix = prefix
         self.bindings: dict[str, ArgumentBinding] = {}
         self.gathers: dict[str, bool] = {}
-        taken: dict[str, tuple[str, bool]] = {key: ('the task loss', False) for key in reserved}
+        taken: dict[str, str] = {key: 'the task loss' for key in reserved}
         for name, cfg in (cfgs or {}).items():
             owner = f'losses.{name}'
             cfg = dict(cfg)
             inputs, gather = cfg.pop('inputs', None), cfg.pop('gather', None)
             cls = registered_class(cfg, owner)
-            key, terms = f'{prefix}{name}', _returns_terms(cls)
-            # A loss returning a dict logs '<key>_<term>': it clashes with any key it prefixes.
-            clash = [other for k, (other, k_terms) in taken.items() if k == key
-                     or (terms and k.startswith(f'{key}_')) or (k_terms and key.startswith(f'{k}_'))]
-            if clash:
-                raise ValueError(f'{owner} would log under {key!r}, which collides with '
-                                 f'{clash[0]}; rename the loss')
-            taken[key] = (f'loss {name!r}', terms)
             self.bindings[name] = ArgumentBinding(owner, cls, inputs, supplied)
-            self.gathers[name] = bool(getattr(cls, 'compares_samples', False)
-                                      if gather is None else gather)
+            self.gathers[name] = needs_global_batch(cls) if gather is None else bool(gather)
             self[name] = MODELS.build(cfg, default_args=_inject(
                 cls, cfg, _with_input_channels(facts, self.bindings[name]), LOSS_FACTS))
+            # The log keys a loss declares: '<key>' or, for terms, '<key>_<term>' each.
+            base_key = f'{prefix}{name}'
+            terms = tuple(getattr(self[name], 'terms', ()))
+            for key in [f'{base_key}_{t}' for t in terms] or [base_key]:
+                if key in taken:
+                    raise ValueError(f'{owner} would log under {key!r}, which collides with '
+                                     f'{taken[key]}; rename the loss')
+                taken[key] = f'loss {name!r}'
 
     @property
     def consumed(self) -> set[str]:
@@ -303,10 +308,18 @@ def _with_input_channels(facts: Callable[[list[str]], dict[str, Any]], binding: 
     return wrapped
 
 
-def _returns_terms(loss_cls: type) -> bool:
-    """Whether ``forward`` is annotated to return a dict of terms (logged as ``<key>_<term>``)."""
-    annotation = inspect.signature(loss_cls.forward).return_annotation
-    return 'dict' in str(annotation).lower()
+def _renamed_inputs(owner: str, module_cls: type, inputs: Mapping[str, Any] | None
+                    ) -> dict[str, Any]:
+    """``inputs`` with deprecated argument names (``renamed_inputs`` of the class) renamed."""
+    inputs = dict(inputs or {})
+    for old, new in getattr(module_cls, 'renamed_inputs', {}).items():
+        if old in inputs:
+            if new in inputs:
+                raise ValueError(f'{owner}: inputs has both {old!r} and its new name {new!r}')
+            warnings.warn(f'{owner}: inputs key {old!r} of {module_cls.__name__} is deprecated, '
+                          f'use {new!r}', DeprecationWarning, stacklevel=4)
+            inputs[new] = inputs.pop(old)
+    return inputs
 
 
 def _batch_size(available: Mapping[str, Any]) -> int | None:

@@ -1,89 +1,313 @@
-"""The contract every mlkd distillation loss follows.
+"""The three loss contracts of mlkd: :class:`TaskLoss`, :class:`RoutedLoss`, :class:`StatefulLoss`.
 
-A loss is a pure function on tensors (the math, with its formula and paper in the docstring) plus a
-thin registered ``nn.Module`` subclass of :class:`BaseDistillLoss` holding hyper-parameters and the
-weight. The loss router (:mod:`mlkd.models.algorithms.routing`) reads the names of ``forward``'s
-arguments once at build time and supplies them by name:
+Every registered loss derives from **exactly one** of :class:`TaskLoss` (a prediction against the
+labels: BCE, ASL, Two-way, AN, ROLE...) or :class:`RoutedLoss` (anything else that reads named
+tensors through the loss router: distillation between student and teacher, consistency terms,
+contrastive terms on features). A loss that keeps state across steps — per-sample or per-class
+buffers that must survive a checkpoint and stay equal on every DDP rank (ROLE's label matrix,
+CRD's memory banks, SCL's heatmap store) — derives from :class:`StatefulLoss` as well.
 
-* ``s_logits`` / ``t_logits``: ``[B, C]`` student / teacher logits (teacher already detached);
-* ``gt``: ``[B, C]`` float targets, 1 positive, 0 negative, -1 ignored (belongs to no set);
-* ``s_<tap>`` / ``t_<tap>``: any recorded intermediate tensor, e.g. ``s_label_emb`` ``[B, C, D]``;
-  the feature losses use ``s_feats`` / ``t_feats`` (``[B, C, H, W]`` or a list of stages) and
-  ``s_pooled`` / ``t_pooled`` (``[B, D]``);
-* ``sample_idx``: ``[B]`` long dataset indices (losses with per-sample state, e.g. CRD's memory);
-* ``gt_full``, ``data_samples`` and connector outputs (:mod:`mlkd.models.algorithms.base`); a
-  config may map other argument names to these with ``inputs=dict(arg='name')``.
+What a subclass writes, for both :class:`TaskLoss` and :class:`RoutedLoss`, is ``compute``: the
+*unweighted* value on fp32 inputs, usually one call of the pure tensor function that holds the
+math. The contract's ``forward`` does the rest, the same way for every loss:
 
-Rules: compute in fp32 whatever the autocast state (cast the inputs with :func:`as_fp32`; the
-router evaluates every loss inside :func:`full_precision`, because autocast would otherwise run
-matrix products — NDD's pair sums, LED's Gram matrices — in float16 even on fp32 inputs); return a
-tensor connected to the graph even when the valid set is empty (multiply by zero rather than
-returning a Python number), so DDP with ``find_unused_parameters=False`` sees the same parameters
-every step; keep the reference code's reduction as the default so a paper's loss weight keeps its
-meaning.
+* casts the floating-point inputs to fp32 and switches autocast off (:func:`full_precision`), so
+  a loss runs in fp32 whatever the networks run in;
+* multiplies the value by the effective weight, ``loss_weight`` times the loss's epoch schedule
+  (:meth:`RoutedLoss.weight_factor`: warm-ups, two-stage schedules) times the optional
+  ``weight_reference`` rescaling; a dict value (one entry per declared term in ``terms``) gets the
+  same weight on every term;
+* for a task loss, the reduction (``reduction`` / ``reduction_override``), the shape check and the
+  world-size scaling of summed losses under DDP.
 
-A loss whose value depends on the other samples of the batch (relations, contrast, batch-level
-statistics) sets ``compares_samples = True``: the distiller then all-gathers its inputs across
-DDP ranks (with gradient), so the loss must do no communication itself and must give the same
-result on every rank for the same global inputs.
+The names of ``compute``'s arguments are the loss's inputs: the router reads them once, at build
+time, and supplies the named tensors (``s_logits``, ``t_logits``, ``gt``, ``s_<tap>``,
+``sample_idx``... see :mod:`mlkd.models.algorithms.base`). A loss whose value compares the samples
+of the batch sets ``compares_samples = True``: the router then all-gathers its inputs under DDP
+(with gradient), so the value does not depend on the number of processes. Stateful losses always
+get the global batch, so that every rank applies the same update to its copy of the state.
+
+Worked examples (each a complete loss) are in ``docs/architecture.md`` §3.
 """
 from __future__ import annotations
 
+import inspect
+import math
+import warnings
 from contextlib import ExitStack, contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import torch
+from mmengine.dist import get_world_size
 from torch import nn
-
 
 #: The setting every weight of the L2D / 3D recipes was tuned in: batch 64, 80 COCO classes, task
 #: loss BCE summed over the batch and the classes (docs/methods.md §4.1.1, §4.4.1).
 PAPER_REFERENCE = dict(batch_size=64, num_classes=80)
 TASK_REDUCTIONS = ('sum', 'mean')
+#: What the per-sample / per-class state of a :class:`StatefulLoss` is indexed by.
+STATE_KEYS = ('sample', 'class')
 
 
-class BaseDistillLoss(nn.Module):
-    """Holds ``loss_weight``; subclasses implement ``forward`` returning the weighted loss.
+# ----------------------------------------------------------------------------- precision
+def as_fp32(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Cast inputs to float32 (network outputs are float16 / bfloat16 under mixed precision)."""
+    return tuple(t.float() for t in tensors)
 
-    A subclass whose value depends on other samples of the batch (pairs, Gram matrices over the
-    batch, memory-bank negatives) sets ``compares_samples = True``: the loss router then feeds it
-    the global batch under DDP (all-gathered with gradient), so its value and gradients do not
-    depend on the number of processes. A config can override this per loss with ``gather=``.
+
+def to_fp32(value: Any) -> Any:
+    """``value`` with every floating-point tensor in it (also in lists, tuples, dicts) as float32."""
+    if isinstance(value, torch.Tensor):
+        return value.float() if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_fp32(v) for v in value)
+    if isinstance(value, dict):
+        return {key: to_fp32(v) for key, v in value.items()}
+    return value
+
+
+@contextmanager
+def full_precision() -> Iterator[None]:
+    """Switch off any active autocast (CUDA or CPU) for the enclosed block.
+
+    Autocast decides precision per operation, not per input: inside it ``a @ b`` runs in float16
+    even when ``a`` and ``b`` are float32, so casting the inputs alone does not keep a loss in fp32.
+    """
+    with ExitStack() as stack:
+        for device_type in ('cuda', 'cpu'):
+            if torch.is_autocast_enabled(device_type):
+                stack.enter_context(torch.autocast(device_type, enabled=False))
+        yield
+
+
+def check_loss_weight(value: float, owner: str) -> float:
+    """``value`` as a float if it is a finite weight ``>= 0``; a ValueError naming it otherwise."""
+    value = float(value)
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f'{owner}: loss_weight must be a finite number >= 0, got {value}')
+    return value
+
+
+# ----------------------------------------------------------------------------- shared core
+class _LossContract(nn.Module):
+    """What :class:`TaskLoss` and :class:`RoutedLoss` share: the weight, terms, routed inputs."""
+
+    #: Whether the value depends on the other samples of the batch (see the module docstring).
+    compares_samples: bool = False
+    #: Names of the terms of a dict result (logged as ``loss_<name>_<term>``); ``()``: a tensor.
+    terms: tuple[str, ...] = ()
+
+    def __init__(self, loss_weight: float = 1.0) -> None:
+        super().__init__()
+        self.loss_weight = check_loss_weight(loss_weight, type(self).__name__)
+
+    def compute(self, *inputs: Any) -> torch.Tensor | dict[str, torch.Tensor]:
+        """The unweighted loss on fp32 inputs; written by each subclass."""
+        raise NotImplementedError(f'{type(self).__name__} must implement compute()')
+
+    @classmethod
+    def input_function(cls) -> Callable:
+        """The function whose signature names the loss's inputs (read by the router)."""
+        raise NotImplementedError
+
+    def weight_factor(self) -> float:
+        """Factor on ``loss_weight`` at this step (1; epoch-dependent schedules override it)."""
+        return 1.0
+
+    def _weighted(self, value: torch.Tensor | dict, factor: float
+                  ) -> torch.Tensor | dict[str, torch.Tensor]:
+        """``value`` (a tensor, or a dict of the declared ``terms``) times ``factor``."""
+        owner = type(self).__name__
+        if isinstance(value, dict):
+            if set(value) != set(self.terms):
+                raise RuntimeError(f'{owner}: compute() returned the terms {sorted(value)}, but '
+                                   f'the loss declares terms={tuple(self.terms)}')
+            return {term: factor * part for term, part in value.items()}
+        if self.terms:
+            raise RuntimeError(f'{owner}: declares terms={tuple(self.terms)} but compute() '
+                               'returned a single tensor')
+        return factor * value
+
+    def extra_repr(self) -> str:
+        return f'loss_weight={self.loss_weight}'
+
+
+def _overrides(cls: type, name: str, base: type) -> bool:
+    return getattr(cls, name) is not getattr(base, name)
+
+
+# ----------------------------------------------------------------------------- TaskLoss
+class TaskLoss(_LossContract):
+    """Contract of the losses that compare a network's predictions with the labels.
+
+    A subclass writes ``compute(self, logits, gt, reduction)``: fp32 ``[B, C]`` logits and targets
+    (1 positive, 0 negative, -1 ignored: the entry belongs to no set and must not count), returning
+    the unweighted loss reduced by ``reduction`` — one of the class attribute ``reductions``, whose
+    first entry is the reference code's reduction and the default. Further inputs are further
+    arguments of ``compute`` after ``reduction`` (ROLE's ``sample_idx``); the router supplies them
+    by name.
+
+    The contract's ``forward(logits, gt, avg_factor=None, reduction_override=None)`` is the call of
+    mmpretrain's heads (``loss_module(cls_score, target, avg_factor=B)``, positional) and of the
+    router (``logits`` and ``gt`` by name; in a distiller, map them:
+    ``inputs=dict(logits='s_logits')``). It checks that logits and targets are ``[B, C]`` of one
+    shape (the target *values* are validated once per batch, on the host, by the data
+    preprocessor: a check here would synchronise the device at every call), evaluates ``compute``
+    in fp32, multiplies a summed loss by the world size under DDP (``scale_by_world_size``), and
+    applies ``loss_weight``.
+
+    ``avg_factor`` is accepted and **ignored**: each loss keeps its reference code's reduction (a
+    plain sum over the ``B·C`` entries for BCE, ASL, Hill and SPLC; means over sets for Two-way),
+    and dividing by ``avg_factor`` would change the scale by ``B`` and the meaning of the papers'
+    learning rates and loss weights. ``reduction='batchmean'``, where offered, is mmpretrain's
+    "sum / B".
+
+    Args:
+        reduction: one of :attr:`reductions`; ``None`` = the first (the reference's).
+        scale_by_world_size: with ``reduction='sum'`` under DDP, multiply by the world size. DDP
+            averages gradients over ranks, so a per-rank sum would otherwise give ``1/W`` of the
+            gradient of the sum over the global batch, which is what the references compute.
+            Default True; no effect in a single process or in eval mode.
+        loss_weight: factor applied to the loss (finite, ``>= 0``).
+    """
+
+    #: Reductions a subclass offers; the first is its reference default.
+    reductions: tuple[str, ...] = ('sum', 'mean', 'batchmean', 'none')
+    #: Deprecated argument names still accepted in a config's ``inputs`` (old -> new).
+    renamed_inputs = {'cls_score': 'logits'}
+
+    def __init__(self, reduction: str | None = None, scale_by_world_size: bool = True,
+                 loss_weight: float = 1.0) -> None:
+        super().__init__(loss_weight)
+        self.reduction = self._check_reduction(self.reductions[0] if reduction is None
+                                               else reduction)
+        self.scale_by_world_size = bool(scale_by_world_size)
+
+    def _check_reduction(self, reduction: str) -> str:
+        if reduction not in self.reductions:
+            raise ValueError(f'{type(self).__name__}: reduction must be one of '
+                             f'{self.reductions}, got {reduction!r}')
+        return reduction
+
+    def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str,
+                **inputs: Any) -> torch.Tensor:
+        """The unweighted loss of fp32 ``[B, C]`` logits and targets, reduced by ``reduction``."""
+        raise NotImplementedError(f'{type(self).__name__} must implement compute()')
+
+    @classmethod
+    def input_function(cls) -> Callable:
+        if _overrides(cls, 'forward', TaskLoss) or not _overrides(cls, 'compute', TaskLoss):
+            return cls.forward
+
+        # forward's (logits, gt, avg_factor, reduction_override) + compute's extra inputs
+        extras = list(inspect.signature(cls.compute).parameters.values())[4:]
+        base = list(inspect.signature(TaskLoss.forward).parameters.values())
+
+        def signature_only(*args, **kwargs):  # pragma: no cover - never called
+            raise NotImplementedError
+        keyword = [p.replace(kind=p.KEYWORD_ONLY) if p.kind == p.POSITIONAL_OR_KEYWORD else p
+                   for p in extras]
+        params = [p for p in base if p.kind != p.VAR_KEYWORD] + keyword
+        signature_only.__signature__ = inspect.Signature(params)
+        return signature_only
+
+    def forward(self,
+                logits: torch.Tensor,
+                gt: torch.Tensor,
+                avg_factor: float | None = None,
+                reduction_override: str | None = None,
+                **inputs: Any) -> torch.Tensor:
+        """Args:
+            logits: ``[B, C]`` logits (any float dtype; evaluated in fp32).
+            gt: ``[B, C]`` float targets, 1 positive, 0 negative, -1 ignored.
+            avg_factor: accepted for mmpretrain heads and ignored (see the class docstring).
+            reduction_override: a reduction replacing ``self.reduction`` for this call.
+            **inputs: the further inputs the subclass's ``compute`` declares.
+
+        Returns:
+            ``loss_weight`` × the loss: a scalar, or ``[B, C]`` for ``reduction='none'``.
+        """
+        del avg_factor  # the reference reductions do not divide by the batch size
+        reduction = self._check_reduction(reduction_override or self.reduction)
+        if logits.dim() != 2 or gt.shape != logits.shape:
+            raise ValueError(f'{type(self).__name__}: expected [B, C] logits and targets of the '
+                             f'same shape, got logits {tuple(logits.shape)} and gt '
+                             f'{tuple(gt.shape)}')
+        with full_precision():
+            loss = self.compute(logits.float(), gt.float(), reduction, **to_fp32(inputs))
+        if reduction == 'sum' and self.scale_by_world_size and self.training:
+            loss = loss * get_world_size()
+        return self._weighted(loss, self.loss_weight * self.weight_factor())
+
+    def extra_repr(self) -> str:
+        return f'reduction={self.reduction!r}, {super().extra_repr()}'
+
+
+# ----------------------------------------------------------------------------- RoutedLoss
+class RoutedLoss(_LossContract):
+    """Contract of the losses fed by the router with named tensors (distillation and the like).
+
+    A subclass writes ``compute(self, <inputs>)`` whose argument names are the named tensors it
+    consumes (``s_logits``, ``t_logits``, ``gt``, ``s_feats``, ``t_<tap>``, ``sample_idx``,
+    connector outputs...; optional arguments are supplied when available), returning the
+    unweighted value: a scalar tensor, or a dict with the keys declared in ``terms``. It may set:
+
+    * ``compares_samples = True`` if the value depends on the other samples of the batch: under
+      DDP the router then all-gathers the inputs with gradient (the loss itself communicates
+      nothing and must give the same value on every rank for the same global batch);
+    * ``terms = ('a', 'b')`` for a dict result (each term logged as ``loss_<name>_<term>``);
+    * :meth:`weight_factor` for a schedule over epochs (read the 0-based epoch with
+      :func:`~mlkd.models.losses.utils.current_epoch`);
+    * ``scale_exponents = (a, b)`` to accept ``weight_reference`` (below).
+
+    ``forward(*inputs)`` casts floating inputs to fp32, evaluates ``compute`` with autocast off
+    and returns ``loss_weight · weight_factor() · reference scale · value``. Return a value
+    connected to the graph even where nothing is valid (multiply by zero rather than returning a
+    Python number), so that DDP sees the same parameters used at every step.
 
     **Weights that keep their meaning across settings** (``weight_reference``, off by default).
     A paper's weight ``w`` balances its term against the task loss of the paper's setting. The
     unweighted value of a term grows like ``B^a · C^b`` at a fixed per-entry discrepancy
-    (``scale_exponents = (a, b)``, declared by each loss: MLD sums over classes and divides by
-    ``B``: (0, 1); L_PD and L_NDD: (0, 0); CD and ID sum over the positives of the batch: (1, 0)),
-    while the BCE-sum task loss grows like ``B · C`` (a mean-reduced task loss does not grow).
-    With ``weight_reference=dict(batch_size=B_ref, num_classes=C_ref)`` the applied weight is
+    (``scale_exponents = (a, b)``: MLD sums over classes and divides by ``B``: (0, 1); L_PD and
+    L_NDD: (0, 0); CD and ID sum over the positives of the batch: (1, 0)), while the BCE-sum task
+    loss grows like ``B · C`` (a mean-reduced task loss does not grow). With
+    ``weight_reference=dict(batch_size=B_ref, num_classes=C_ref)`` the applied weight is
 
         w · B^(t − a) · C^(t − b) / (B_ref^(1 − a) · C_ref^(1 − b)),   t = 1 (sum) or 0 (mean),
 
-    which keeps ``weighted term / task loss`` at its value in the reference setting (task loss
-    summed over ``B_ref · C_ref`` entries) for the current batch size ``B`` and class count ``C``
-    (read from the inputs at every call). For MultiDigits (C = 10, B = 64, BCE-sum) and the
-    reference ``PAPER_REFERENCE`` (B = 64, C = 80) this divides the L_PD, L_NDD, CD and ID weights
-    by 8 and leaves MLD's unchanged. It is a first-order rule on loss *values*; the gradient ratios
-    it produces are measured, not assumed (``LossDiagnosticsHook``, docs/diagnosis.md).
+    which keeps ``weighted term / task loss`` at its value in the reference setting for the
+    current batch size ``B`` and class count ``C``, read from the first input (``[B, C, ...]``:
+    the student logits or label embeddings) at every call. For MultiDigits (C = 10, B = 64,
+    BCE-sum) and ``PAPER_REFERENCE`` (B = 64, C = 80) this divides the L_PD, L_NDD, CD and ID
+    weights by 8 and leaves MLD's unchanged. It is a first-order rule on loss *values*; the
+    gradient ratios it produces are measured, not assumed (``LossDiagnosticsHook``,
+    docs/diagnosis.md).
 
     Args:
-        loss_weight: factor applied to the value of the loss function.
+        loss_weight: factor applied to the value (finite, ``>= 0``).
         weight_reference: ``None`` (the weight is applied literally), or
             ``dict(batch_size=..., num_classes=..., task_reduction='sum' | 'mean')`` where
             ``batch_size`` / ``num_classes`` describe the reference setting (its task loss a BCE
-            sum) and ``task_reduction`` this run's task loss (default ``'sum'``).
+            sum) and ``task_reduction`` this run's task loss (default ``'sum'``). Only losses
+            that declare ``scale_exponents`` accept it.
     """
 
-    #: Whether the loss compares samples of a batch (see the class docstring).
-    compares_samples: bool = False
-    #: (a, b) with the unweighted loss ∝ B^a · C^b at a fixed per-entry discrepancy.
-    scale_exponents: tuple[float, float] = (0.0, 0.0)
+    #: ``(a, b)`` with the unweighted loss ∝ ``B^a · C^b``; ``None``: no ``weight_reference``.
+    scale_exponents: tuple[float, float] | None = None
 
     def __init__(self, loss_weight: float = 1.0, weight_reference: dict | None = None) -> None:
-        super().__init__()
-        self.loss_weight = float(loss_weight)
+        super().__init__(loss_weight)
+        if weight_reference is not None and self.scale_exponents is None:
+            raise ValueError(f'{type(self).__name__} does not declare scale_exponents, so it '
+                             'cannot rescale its weight: remove weight_reference')
         self.weight_reference = _check_reference(weight_reference, type(self).__name__)
+
+    @classmethod
+    def input_function(cls) -> Callable:
+        # A subclass that writes forward itself (the pre-contract style) declares its inputs there.
+        if _overrides(cls, 'forward', RoutedLoss) or not _overrides(cls, 'compute', RoutedLoss):
+            return cls.forward
+        return cls.compute
 
     def reference_scale(self, batch_size: int, num_classes: int) -> float:
         """Factor on ``loss_weight`` for a batch of ``batch_size`` × ``num_classes`` (1 if off)."""
@@ -95,10 +319,21 @@ class BaseDistillLoss(nn.Module):
         return (batch_size ** (t - a) * num_classes ** (t - b)
                 / (ref['batch_size'] ** (1.0 - a) * ref['num_classes'] ** (1.0 - b)))
 
+    def forward(self, *inputs: Any, **named: Any) -> torch.Tensor | dict[str, torch.Tensor]:
+        """The weighted value of ``compute(*inputs, **named)``, evaluated in fp32."""
+        inputs, named = to_fp32(inputs), to_fp32(named)
+        with full_precision():
+            value = self.compute(*inputs, **named)
+        factor = self.loss_weight * self.weight_factor()
+        if self.weight_reference is not None:
+            first = inputs[0] if inputs else next(iter(named.values()))
+            factor = factor * self.reference_scale(*first.shape[:2])
+        return self._weighted(value, factor)
+
     def extra_repr(self) -> str:
         if self.weight_reference is None:
-            return f'loss_weight={self.loss_weight}'
-        return f'loss_weight={self.loss_weight}, weight_reference={self.weight_reference}'
+            return super().extra_repr()
+        return f'{super().extra_repr()}, weight_reference={self.weight_reference}'
 
 
 def _check_reference(reference: dict | None, owner: str) -> dict | None:
@@ -119,20 +354,138 @@ def _check_reference(reference: dict | None, owner: str) -> dict | None:
     return ref
 
 
-def as_fp32(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """Cast inputs to float32 (network outputs are float16 / bfloat16 under mixed precision)."""
-    return tuple(t.float() for t in tensors)
+# ----------------------------------------------------------------------------- StatefulLoss
+class StateSizeError(ValueError):
+    """A loss's saved state does not fit this run (another dataset, class count or store size)."""
 
 
-@contextmanager
-def full_precision() -> Iterator[None]:
-    """Switch off any active autocast (CUDA or CPU) for the enclosed block.
+class StatefulLoss(nn.Module):
+    """Mixin contract of the losses that keep state across steps (with TaskLoss or RoutedLoss).
 
-    Autocast decides precision per operation, not per input: inside it ``a @ b`` runs in float16
-    even when ``a`` and ``b`` are float32, so casting the inputs alone does not keep a loss in fp32.
+    A subclass declares each piece of state once, in ``__init__``, with :meth:`register_state`:
+    a tensor whose first axis is indexed by dataset sample (``keyed_by='sample'``, e.g. ROLE's
+    ``[N, C]`` label logits, CRD's banks) or by class (``keyed_by='class'``, e.g. per-class
+    queues or a ``[C, C]`` running statistic). What it gets for free:
+
+    * **checkpoints and exact resume**: the state lives in the state dict (buffers, parameters, or
+      host-memory tensors for stores too large for the device), so ``--resume`` continues with it
+      bit for bit;
+    * **a size check on load**: a state sized for another dataset or class count is refused with
+      a :class:`StateSizeError` naming the state and both sizes — never resized, never half
+      loaded, also when the checkpoint is loaded non-strictly;
+    * **equal state on every DDP rank**: a stateful loss always receives the global batch
+      (the router all-gathers its inputs), so every rank applies the same update to its copy;
+    * :meth:`check_sample_idx`, the one range check of dataset indices against the state.
+
+    Args of :meth:`register_state`: see there. Put :class:`StatefulLoss` anywhere in the bases
+    (``class ROLELoss(TaskLoss, StatefulLoss)``).
     """
-    with ExitStack() as stack:
-        for device_type in ('cuda', 'cpu'):
-            if torch.is_autocast_enabled(device_type):
-                stack.enter_context(torch.autocast(device_type, enabled=False))
-        yield
+
+    #: Stateful losses always see the global batch (equal updates on every rank).
+    compares_samples = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Whatever the order of the bases (TaskLoss / RoutedLoss say False), a stateful loss
+        # compares samples: every rank must apply the update of the whole batch.
+        cls.compares_samples = True
+
+    def register_state(self, name: str, value: torch.Tensor, keyed_by: str,
+                       host: bool = False) -> None:
+        """Declare a piece of state.
+
+        Args:
+            name: attribute name, also its key in the state dict.
+            value: the initial tensor, first axis indexed by sample or class. An
+                ``nn.Parameter`` is registered as a parameter (trained with the network, e.g.
+                ROLE's label logits), any other tensor as a buffer.
+            keyed_by: ``'sample'`` or ``'class'`` (what the first axis counts; named in errors).
+            host: keep it in host memory as a plain attribute (not moved by ``.to(device)``, not
+                broadcast by DDP) for stores too large for the device; still saved and loaded.
+        """
+        if keyed_by not in STATE_KEYS:
+            raise ValueError(f'{type(self).__name__}.{name}: keyed_by must be one of '
+                             f'{STATE_KEYS}, got {keyed_by!r}')
+        if not hasattr(self, '_state_keys'):
+            self._state_keys: dict[str, tuple[str, bool]] = {}
+        self._state_keys[name] = (keyed_by, bool(host))
+        if host:
+            object.__setattr__(self, name, value.detach().cpu())
+        elif isinstance(value, nn.Parameter):
+            self.register_parameter(name, value)
+        else:
+            self.register_buffer(name, value)
+
+    @property
+    def state_names(self) -> dict[str, str]:
+        """``name -> keyed_by`` of the declared state."""
+        return {name: keyed for name, (keyed, _) in getattr(self, '_state_keys', {}).items()}
+
+    def check_sample_idx(self, sample_idx: torch.Tensor, num_samples: int) -> None:
+        """Raise an IndexError if a dataset index is outside ``[0, num_samples)``.
+
+        One host synchronisation per call: the state would otherwise be read out of bounds.
+        """
+        if sample_idx.numel() and (int(sample_idx.min()) < 0
+                                   or int(sample_idx.max()) >= num_samples):
+            raise IndexError(f'{type(self).__name__}: sample_idx in [{int(sample_idx.min())}, '
+                             f'{int(sample_idx.max())}] is outside the state of '
+                             f'num_samples={num_samples}; set num_samples to the training set '
+                             'size')
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        for name, (_, host) in getattr(self, '_state_keys', {}).items():
+            if host:
+                destination[prefix + name] = getattr(self, name)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        for name, (keyed_by, host) in getattr(self, '_state_keys', {}).items():
+            key, current = prefix + name, getattr(self, name)
+            if key not in state_dict:
+                if host:
+                    missing_keys.append(key)
+                continue
+            saved = state_dict[key]
+            if tuple(saved.shape) != tuple(current.shape):
+                axis = 'samples' if keyed_by == 'sample' else 'classes'
+                raise StateSizeError(
+                    f'{type(self).__name__}: the saved state {key!r} has shape '
+                    f'{tuple(saved.shape)} ({saved.shape[0] if saved.dim() else "?"} {axis}), '
+                    f'this run needs {tuple(current.shape)} ({current.shape[0]} {axis}): the '
+                    'checkpoint was made for another dataset, class count or state size. '
+                    'Refusing to resize it.')
+            if host:
+                current.copy_(state_dict.pop(key).to(current.dtype))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+
+# ----------------------------------------------------------------------------- deprecated
+class BaseDistillLoss(RoutedLoss):
+    """Deprecated name of :class:`RoutedLoss` (kept for one release)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        warnings.warn(f'{cls.__name__}: mlkd.models.losses.BaseDistillLoss is deprecated; derive '
+                      'from RoutedLoss (or TaskLoss) and write compute() instead of forward()',
+                      DeprecationWarning, stacklevel=2)
+
+
+def is_stateful(loss: nn.Module | type) -> bool:
+    """Whether a loss (or loss class) keeps state under the :class:`StatefulLoss` contract."""
+    cls = loss if isinstance(loss, type) else type(loss)
+    return issubclass(cls, StatefulLoss)
+
+
+def needs_global_batch(loss_cls: type) -> bool:
+    """Whether the router gathers the loss's inputs under DDP by default."""
+    return bool(getattr(loss_cls, 'compares_samples', False)) or is_stateful(loss_cls)
+
+
+def input_function(loss_cls: type) -> Callable:
+    """The function whose signature declares a module's inputs (``forward`` for a foreign one)."""
+    if issubclass(loss_cls, _LossContract):
+        return loss_cls.input_function()
+    return loss_cls.forward

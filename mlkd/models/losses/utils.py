@@ -10,6 +10,7 @@
 * :func:`check_temperature` — the one validation of a ``temperature`` argument;
 * :func:`single_label_index` — the class index of one-hot ``gt`` rows (single-label losses);
 * :func:`stage_list` — a feature tensor or a list of stage features as a list;
+* :func:`match_spatial` — two feature maps pooled to the smaller one's spatial size;
 * :func:`current_epoch` / :func:`warmup_factor` — the epoch-dependent weights of DKD, ReviewKD and
   FitNet's two-stage schedule, read from MMEngine's ``MessageHub``.
 
@@ -167,6 +168,16 @@ def single_label_index(gt: torch.Tensor) -> torch.Tensor:
 def stage_list(feats: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor]:
     """``feats`` as a list of stage tensors (a single tensor is one stage)."""
     return [feats] if isinstance(feats, torch.Tensor) else list(feats)
+
+
+def match_spatial(s_feat: torch.Tensor, t_feat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Average-pool the larger of two ``[B, C, H, W]`` maps to the other's ``(H, W)``."""
+    s_size, t_size = s_feat.shape[-2:], t_feat.shape[-2:]
+    if s_size == t_size:
+        return s_feat, t_feat
+    if s_size[0] * s_size[1] > t_size[0] * t_size[1]:
+        return F.adaptive_avg_pool2d(s_feat, t_size), t_feat
+    return s_feat, F.adaptive_avg_pool2d(t_feat, s_size)
 
 
 def check_stage_counts(s_feats: list, t_feats: list, loss: str) -> None:

@@ -7,7 +7,7 @@ from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 from mlkd.models.losses import OFDLoss, VIDLoss
-from mlkd.models.losses.ofd import ofd_margin
+from mlkd.models.losses import ofd_margin
 from mlkd.registry import MODELS
 
 from conftest import config_path

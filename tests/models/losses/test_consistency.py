@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from mlkd.models.losses import (ConsistencyLoss, SpatialConsistencyLoss, consistency_distance,
+from mlkd.models.losses import (StateSizeError, ConsistencyLoss, SpatialConsistencyLoss, consistency_distance,
                                 read_heatmaps, write_heatmaps)
 
 FULL = torch.tensor([[0.0, 0.0, 1.0, 1.0]])
@@ -234,7 +234,7 @@ def test_scl_store_stays_in_host_memory_and_travels_in_the_state_dict():
     fresh = _scl()
     fresh.load_state_dict(state)
     assert torch.equal(fresh.heatmaps, loss.heatmaps) and torch.equal(fresh.known, loss.known)
-    with pytest.raises(RuntimeError, match='heatmaps'):
+    with pytest.raises(StateSizeError, match=r"'heatmaps'.*\(8 samples\).*\(9 samples\)"):
         _scl(num_samples=9).load_state_dict(state)
     with pytest.raises(RuntimeError, match='Missing key.*heatmaps'):
         _scl().load_state_dict({'known': state['known']})

@@ -114,7 +114,7 @@ def test_state_dict_resumes_banks_normalisers_and_negatives():
 def test_crd_input_errors_and_extremes():
     loss = _crd()
     v = _unit(2, 8, 0)
-    with pytest.raises(ValueError, match='sample_idx'):
+    with pytest.raises(IndexError, match='sample_idx'):
         loss(s_pooled=v, t_pooled=v, sample_idx=torch.tensor([0, 50]))
     with pytest.raises(ValueError, match='sample_idx'):
         loss(s_pooled=v, t_pooled=v, sample_idx=torch.tensor([0]))

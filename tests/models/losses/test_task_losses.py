@@ -174,7 +174,7 @@ def _init_args(module):
 
 def test_bad_input_is_refused_with_a_clear_error():
     z = torch.randn(3, 4)
-    with pytest.raises(ValueError, match=r'cls_score \(3, 4\) and gt \(3, 5\)'):
+    with pytest.raises(ValueError, match=r'logits \(3, 4\) and gt \(3, 5\)'):
         AsymmetricMultiLabelLoss()(z, torch.zeros(3, 5))
     # Target values are validated once per batch by the data preprocessor, not per loss call:
     # tests/test_target_validation.py.
