@@ -76,7 +76,7 @@ def test_one_loss_class_serves_two_stages_and_a_list_source():
     torch.testing.assert_close(losses['loss_hint3'], 3 * (feats['s3'] - feats['t3']).pow(2).mean())
     torch.testing.assert_close(losses['loss_stack'], feats['s2'].mean() + feats['s3'].mean())
     # Only the consumed taps are recorded during training.
-    assert set(model._recorded['s_']) == {'logits', 'stage2', 'stage3'}
+    assert set(model._recorded[('', 's_')]) == {'logits', 'stage2', 'stage3'}
 
 
 @pytest.mark.parametrize('losses, message', [
