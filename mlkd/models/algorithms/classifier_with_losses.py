@@ -66,7 +66,7 @@ class ClassifierWithLosses(RoutedAlgorithm):
         self.task_loss_weight = float(task_loss_weight)
         self.num_classes = getattr(getattr(self.classifier, 'head', None), 'num_classes', None)
         self.views = _check_views(views)
-        extra_views = list(self.views)[1:]
+        extra_views = list(self.views or {})[1:]
         self.build_routing({'': taps or {}}, losses, connectors,
                            facts={'num_classes': self.num_classes}, extra_names=('class_maps', ),
                            view_prefixes=[f'{view}_' for view in extra_views])
