@@ -97,7 +97,8 @@ class RoutedAlgorithm(BaseModel):
     def build_routing(self, tap_specs: Mapping[str, Mapping[str, str]],
                       losses: Mapping[str, dict] | None, connectors: Mapping[str, dict] | None,
                       facts: Mapping[str, Any], reserved: Sequence[str] = (TASK_LOSS_KEY,),
-                      extra_names: Sequence[str] = ()) -> None:
+                      extra_names: Sequence[str] = (),
+                      view_prefixes: Sequence[str] = ()) -> None:
         """Resolve taps, build connectors and losses, and keep the taps they read.
 
         Args:
@@ -109,12 +110,17 @@ class RoutedAlgorithm(BaseModel):
                 ``<p>shapes`` / ``<p>channels`` (by tap name) are added when a loss asks.
             reserved: log keys of the task loss.
             extra_names: further names the subclass supplies in its training step.
+            view_prefixes: prefixes of further views of the batch that the subclass runs through
+                the networks (``'positive_'``): every tap ``<p><t>`` is then also supplied as
+                ``<view prefix><p><t>``, recorded by :meth:`record` with that view prefix.
         """
         nets = self.networks()
         self._tap_paths = {prefix: tap_paths(nets[prefix][0], tap_specs.get(prefix),
                                              nets[prefix][1]) for prefix in nets}
-        supplied = set(BATCH_NAMES) | set(extra_names) | {
-            f'{p}{t}' for p, paths in self._tap_paths.items() for t in paths}
+        self._view_prefixes = tuple(view_prefixes)
+        tap_names = {f'{p}{t}' for p, paths in self._tap_paths.items() for t in paths}
+        supplied = set(BATCH_NAMES) | set(extra_names) | tap_names | {
+            f'{view}{name}' for view in self._view_prefixes for name in tap_names}
         self._probe_cache: dict[str, Any] | None = None
         self.connectors = ConnectorRouter(connectors, supplied, self._probe)
         supplied |= set(self.connectors)
@@ -137,9 +143,12 @@ class RoutedAlgorithm(BaseModel):
         self._probe_cache = None  # one-off; do not keep tensors alive
         consumed = (self.loss_router.consumed | self.connectors.consumed) - set(self.connectors)
         self._recorded = {
-            prefix: {'logits': paths['logits'],
-                     **{t: paths[t] for t in paths if f'{prefix}{t}' in consumed}}
+            ('', prefix): {'logits': paths['logits'],
+                           **{t: paths[t] for t in paths if f'{prefix}{t}' in consumed}}
             for prefix, paths in self._tap_paths.items()}
+        self._recorded.update({
+            (view, prefix): {t: paths[t] for t in paths if f'{view}{prefix}{t}' in consumed}
+            for view in self._view_prefixes for prefix, paths in self._tap_paths.items()})
 
     @torch.no_grad()
     def _probe(self) -> dict[str, Any]:
@@ -153,6 +162,9 @@ class RoutedAlgorithm(BaseModel):
                     net(torch.zeros(2, 3, *self.probe_input_size), mode='tensor')
                 net.train(was_training)
                 values.update(taps.values())
+            # Further views go through the same network: their tensors have the same sizes.
+            values.update({f'{view}{name}': value for view in self._view_prefixes
+                           for name, value in list(values.items())})
             self._probe_cache = values
         return self._probe_cache
 
@@ -161,10 +173,11 @@ class RoutedAlgorithm(BaseModel):
         return getattr(self, self.losses_attr)
 
     # ----------------------------------------------------------------- training step
-    def record(self, prefix: str) -> Taps:
-        """Context manager recording the taps of network ``prefix`` that somebody consumes."""
+    def record(self, prefix: str, view: str = '') -> Taps:
+        """Context manager recording the taps of network ``prefix`` that somebody consumes (for
+        the further view with prefix ``view``, under ``<view><prefix><tap>``)."""
         net, owner = self.networks()[prefix]
-        return Taps(net, self._recorded[prefix], owner, prefix)
+        return Taps(net, self._recorded[(view, prefix)], owner, f'{view}{prefix}')
 
     def batch_names(self, data_samples: Sequence, num_classes: int,
                     device: torch.device) -> dict[str, Any]:

@@ -30,6 +30,15 @@ class ClassifierWithLosses(RoutedAlgorithm):
     loss's ``cls_score`` / ``label``). Results log as ``loss_<name>``, the task loss as
     ``loss_cls``.
 
+    **Several views per image** (``views``, e.g. the anchor and positive of the intra-class
+    contrastive teacher, :class:`~mlkd.datasets.transforms.AnchorPositiveViews` +
+    :class:`MultiViewClsDataPreprocessor`): ``views=dict(anchor=0, positive=1)`` names each view's
+    index in the batch's list of inputs. The first-named view is the main one: the network's task
+    loss and the unprefixed names (``logits``, ``pooled``...) are its; every other view runs through
+    the network once more (``mode='tensor'``, in training mode) and its recorded tensors are
+    supplied as ``<view>_<tap>`` (``positive_logits``, ``positive_pooled``...). Prediction and
+    single-view batches use the main view.
+
     Args:
         classifier: model config dict, config path, or ``dict(cfg_path=..., **overrides)``.
         losses: name -> loss config (keys ``inputs`` and ``gather`` are read by the router).
@@ -37,6 +46,8 @@ class ClassifierWithLosses(RoutedAlgorithm):
         taps: extra tap name -> module path (``'path@k'`` for the k-th call of a module).
         task_loss_weight: factor on the classifier's own loss.
         probe_input_size: ``(H, W)`` of the shape probe (only run when a module needs sizes).
+        views: ``None`` (one view), or ``dict(name=index)`` of a multi-view batch, main view
+            first (see above).
         data_preprocessor: defaults to :class:`MultiLabelDataPreprocessor`.
     """
 
@@ -47,17 +58,21 @@ class ClassifierWithLosses(RoutedAlgorithm):
                  taps: dict[str, str] | None = None,
                  task_loss_weight: float = 1.0,
                  probe_input_size: Sequence[int] = (224, 224),
+                 views: dict[str, int] | None = None,
                  data_preprocessor: dict | None = None,
                  init_cfg: dict | None = None) -> None:
         super().__init__(data_preprocessor, probe_input_size, init_cfg)
         self.classifier = build_network(classifier, 'classifier')
         self.task_loss_weight = float(task_loss_weight)
         self.num_classes = getattr(getattr(self.classifier, 'head', None), 'num_classes', None)
+        self.views = _check_views(views)
+        extra_views = list(self.views or {})[1:]
         self.build_routing({'': taps or {}}, losses, connectors,
-                           facts={'num_classes': self.num_classes}, extra_names=('class_maps', ))
+                           facts={'num_classes': self.num_classes}, extra_names=('class_maps', ),
+                           view_prefixes=[f'{view}_' for view in extra_views])
         if 'class_maps' in self.loss_router.consumed | self.connectors.consumed:
             self._class_map_layer()  # fails at build time if the network has no such layer
-            self._recorded['']['feats'] = self._tap_paths['']['feats']
+            self._recorded[('', '')]['feats'] = self._tap_paths['']['feats']
 
     def _class_map_layer(self) -> nn.Linear:
         """The head's linear layer, checked to commute with the neck's pooling."""
@@ -83,20 +98,55 @@ class ClassifierWithLosses(RoutedAlgorithm):
     def networks(self) -> dict:
         return {'': (self.classifier, 'classifier')}
 
+    def _view(self, inputs, name: str | None = None) -> torch.Tensor:
+        """The main view (or view ``name``) of a batch; a single-view batch is every view."""
+        if isinstance(inputs, torch.Tensor):
+            if name is not None and name != next(iter(self.views or {None: 0})):
+                raise ValueError(f'view {name!r} is configured (views={self.views}) but the batch '
+                                 'holds one view; use a multi-view pipeline (e.g. '
+                                 'AnchorPositiveViews) with MultiViewClsDataPreprocessor')
+            return inputs
+        if self.views is None:
+            raise TypeError('the batch holds several views; set views=dict(name=index, ...) on '
+                            'ClassifierWithLosses')
+        index = self.views[name or next(iter(self.views))]
+        if index >= len(inputs):
+            raise ValueError(f'views={self.views} asks for view {index}, but the batch holds '
+                             f'{len(inputs)} views')
+        return inputs[index]
+
     def forward(self, inputs: torch.Tensor, data_samples=None, mode: str = 'tensor'):
         if mode == 'loss':
             return self.loss(inputs, data_samples)
         if mode in ('predict', 'tensor'):
-            return self.classifier(inputs, data_samples, mode=mode)
+            return self.classifier(self._view(inputs), data_samples, mode=mode)
         raise RuntimeError(f'invalid mode {mode!r}; expected loss, predict or tensor')
 
     def loss(self, inputs: torch.Tensor, data_samples) -> dict[str, torch.Tensor]:
+        views = list(self.views or {})
         with self.record('') as taps:
-            task = self.classifier(inputs, data_samples, mode='loss')
+            task = self.classifier(self._view(inputs, views[0] if views else None),
+                                   data_samples, mode='loss')
         available = taps.values()
+        for view in views[1:]:
+            with self.record('', view=f'{view}_') as view_taps:
+                self.classifier(self._view(inputs, view), mode='tensor')
+            available.update(view_taps.values())
         available.update(self.batch_names(data_samples, self.num_classes,
                                           available['logits'].device))
         if 'feats' in available and 'class_maps' in (self.loss_router.consumed
                                                      | self.connectors.consumed):
             available['class_maps'] = self.class_maps(available['feats'])
         return self.route(available, task_loss_keys(task, self.task_loss_weight))
+
+
+def _check_views(views: dict[str, int] | None) -> dict[str, int] | None:
+    if views is None:
+        return None
+    if not isinstance(views, dict) or not views or not all(
+            isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in views.items()):
+        raise ValueError(f'views must be None or dict(name=index, ...) with view indices >= 0, '
+                         f'got {views!r}')
+    if len(set(views.values())) != len(views):
+        raise ValueError(f'views {views!r} name one view index twice')
+    return dict(views)

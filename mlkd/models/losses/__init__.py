@@ -7,11 +7,13 @@
   RKD, PKT);
 * :mod:`.single_positive` — single-positive / partial-label training (AN, WAN, EPR, ROLE, EM, CL,
   SCL);
+* :mod:`.contrastive` — contrastive terms for training a network (the intra-class teacher);
 * :mod:`.utils` — the numerical primitives they share.
 """
 from . import _deprecated
 from .base import (BaseDistillLoss, RoutedLoss, StatefulLoss, StateSizeError,  # noqa: F401
                    TaskLoss, as_fp32, full_precision)
+from .contrastive import *  # noqa: F401,F403
 from .feature_kd import *  # noqa: F401,F403
 from .logit_kd import *  # noqa: F401,F403
 from .single_positive import *  # noqa: F401,F403

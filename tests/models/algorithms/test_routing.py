@@ -76,7 +76,7 @@ def test_one_loss_class_serves_two_stages_and_a_list_source():
     torch.testing.assert_close(losses['loss_hint3'], 3 * (feats['s3'] - feats['t3']).pow(2).mean())
     torch.testing.assert_close(losses['loss_stack'], feats['s2'].mean() + feats['s3'].mean())
     # Only the consumed taps are recorded during training.
-    assert set(model._recorded['s_']) == {'logits', 'stage2', 'stage3'}
+    assert set(model._recorded[('', 's_')]) == {'logits', 'stage2', 'stage3'}
 
 
 @pytest.mark.parametrize('losses, message', [
@@ -125,3 +125,35 @@ def test_single_network_losses_read_sample_idx_and_gt_full():
     model.loss(inputs, samples)
     assert seen['sample_idx'].tolist() == [10, 11, 12]
     torch.testing.assert_close(seen['gt_full'], torch.stack([s.gt_score for s in samples]))
+
+
+def test_a_second_view_reaches_the_losses_under_its_prefix():
+    """ClassifierWithLosses(views=...): the anchor view gives the task loss and the plain names,
+    the positive view runs through the same network and is supplied as positive_<tap>; the
+    intra-class loss is sized from the probed positive/anchor embeddings."""
+    model = _build(dict(
+        type='ClassifierWithLosses', classifier=STUDENT_CFG, probe_input_size=(32, 32),
+        views=dict(anchor=0, positive=1),
+        losses=dict(intra=dict(type='IntraClassContrastiveLoss', queue_size=4,
+                               margin_threshold=-1.0,
+                               inputs=dict(anchor='pooled', positive='positive_pooled')))))
+    pooled_dim = model.losses['intra'].queue_anchor.shape[-1]
+    anchor, _ = _batch(4, seed=0)
+    positive, _ = _batch(4, seed=1)
+    samples = [DataSample().set_gt_label([i]).set_gt_score(F.one_hot(torch.tensor(i), 10).float())
+               for i in (0, 0, 1, 1)]
+    losses = model.loss([anchor, positive], samples)
+    assert set(losses) == {'loss_cls', 'loss_intra'}
+    assert model.losses['intra'].queue_count[:2].tolist() == [2, 2]
+    cached = model.losses['intra'].queue_anchor[0, :2]
+    with torch.no_grad():
+        model.eval()
+        feats = model.classifier.neck(model.classifier.backbone(anchor))
+        model.train()
+    feats = feats[-1] if isinstance(feats, tuple) else feats
+    assert cached.shape[-1] == pooled_dim
+    torch.testing.assert_close(cached.shape, feats[:2].shape)
+    predictions = model([anchor, positive], samples, mode='predict')   # the main view
+    assert len(predictions) == 4
+    with pytest.raises(ValueError, match="view 'positive' is configured"):
+        model.loss(anchor, samples)

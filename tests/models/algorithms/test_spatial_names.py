@@ -21,7 +21,7 @@ def test_class_maps_average_to_the_logits_and_feed_the_loss():
     assert maps.shape == (3, 10, 4, 4)
     torch.testing.assert_close(maps.mean((2, 3)), model.classifier.head(feats), rtol=1e-5,
                                atol=1e-5)
-    assert 'feats' in model._recorded['']                    # recorded because class_maps is read
+    assert 'feats' in model._recorded[('', '')]                    # recorded because class_maps is read
     # one store row per training image, at 2x the probed 4x4 features
     num_train = cfg.train_dataloader.dataset.num_samples
     assert model.losses.scl.heatmaps.shape == (num_train, 10, 8, 8)

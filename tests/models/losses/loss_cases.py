@@ -112,6 +112,14 @@ def spatial_consistency():
     return make
 
 
+def two_views():
+    def make(seed):
+        g = _gen(seed)
+        return (), dict(anchor=torch.randn(B, 8, generator=g), positive=torch.randn(B, 8, generator=g),
+                        logits=_logits(g, B, C), gt=one_hot(g))
+    return make
+
+
 CASES: dict[str, Case] = {
     # task losses
     'BinaryCrossEntropySumLoss': ({}, task(True)),
@@ -152,6 +160,9 @@ CASES: dict[str, Case] = {
     'RKDLoss': ({}, pooled(8, 12)),
     'PKTLoss': ({}, pooled(8, 12)),
     'CRDLoss': (dict(num_samples=10, embed_dim=8, num_negatives=4), pooled(with_index=True)),
+    # contrastive terms for training a network
+    'IntraClassContrastiveLoss': (dict(num_classes=C, margin_threshold=-1.0, queue_size=None),
+                                  two_views()),
     # consistency (single positive)
     'ConsistencyLoss': (dict(num_samples=10, num_classes=C), consistency()),
     'SpatialConsistencyLoss': (dict(num_samples=10, num_classes=C, heatmap_size=6),
@@ -159,7 +170,7 @@ CASES: dict[str, Case] = {
 }
 
 #: Losses that keep state: each case is called twice (the second value depends on the state).
-STATEFUL = ('ROLELoss', 'MultiOrderDependencyLoss', 'CRDLoss', 'ConsistencyLoss',
+STATEFUL = ('IntraClassContrastiveLoss', 'ROLELoss', 'MultiOrderDependencyLoss', 'CRDLoss', 'ConsistencyLoss',
             'SpatialConsistencyLoss')
 
 
@@ -174,6 +185,9 @@ def build(name: str, **overrides):
 def record(name: str) -> list[dict[str, float]]:
     """Values of the case's call(s): the loss (each term of a dict) and Σ grad² of the first
     floating input, for one call (two for a stateful loss, on two seeds)."""
+    from mmengine.logging import MessageHub
+    # A fresh message hub: no epoch recorded by an earlier runner (SPLC reads it).
+    MessageHub.get_instance(f'loss_cases_{name}_{id(object())}')
     loss = build(name).train()
     out = []
     for seed in ((0, 1) if name in STATEFUL else (0, )):
