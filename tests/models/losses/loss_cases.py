@@ -135,6 +135,8 @@ CASES: dict[str, Case] = {
     'WeakAssumeNegativeLoss': (dict(num_classes=C), task(True)),
     'ExpectedPositivesLoss': (dict(expected_positives=1.5), task(True)),
     'EntropyMaximisationLoss': (dict(alpha=0.2), task(True)),
+    'ExpectedNegativeLoss': (dict(num_samples=10, num_classes=C, expected_positives=1.5),
+                             task_with_index()),
     'ROLELoss': (dict(num_samples=10, num_classes=C, expected_positives=1.5), task_with_index()),
     # logit distillation
     'MultiLabelKDLoss': ({}, logits_pair()),
@@ -170,7 +172,7 @@ CASES: dict[str, Case] = {
 }
 
 #: Losses that keep state: each case is called twice (the second value depends on the state).
-STATEFUL = ('IntraClassContrastiveLoss', 'ROLELoss', 'MultiOrderDependencyLoss', 'CRDLoss', 'ConsistencyLoss',
+STATEFUL = ('IntraClassContrastiveLoss', 'ExpectedNegativeLoss', 'ROLELoss', 'MultiOrderDependencyLoss', 'CRDLoss', 'ConsistencyLoss',
             'SpatialConsistencyLoss')
 
 

@@ -17,8 +17,8 @@ from mlkd.models.losses import (RoutedLoss, StatefulLoss, StateSizeError, TaskLo
 from mlkd.models.losses.base import input_function
 from mlkd.registry import MODELS
 
-STATEFUL = {'ROLELoss', 'CRDLoss', 'ConsistencyLoss', 'SpatialConsistencyLoss',
-            'MultiOrderDependencyLoss'}
+STATEFUL = {'ExpectedNegativeLoss', 'IntraClassContrastiveLoss', 'ROLELoss', 'CRDLoss',
+            'ConsistencyLoss', 'SpatialConsistencyLoss', 'MultiOrderDependencyLoss'}
 
 
 def _registered_losses():

@@ -1,4 +1,4 @@
-"""Per-sample state of CL, ROLE and SCL under 2-process CPU DDP (gloo, fork).
+"""Per-sample state of CL, ROLE, EN and SCL under 2-process CPU DDP (gloo, fork).
 
 Each rank holds half of the batch. After two steps (the second revisits the samples, so it reads the
 state written by the first), both ranks' state must equal each other and the state of one process
@@ -26,6 +26,8 @@ CASES = {
     'scl': (dict(type='SpatialConsistencyLoss', num_samples=N, num_classes=C, heatmap_size=4,
                  momentum=0.6), ('heatmaps', 'known')),
     'epr': (dict(type='ExpectedPositivesLoss', expected_positives=1.5), ()),
+    'en': (dict(type='ExpectedNegativeLoss', num_samples=N, num_classes=C, expected_positives=1.5,
+                momentum=0.6), ('scores', 'seen')),
 }
 NAMES = {'logits', 'class_maps', 'gt', 'sample_idx', 'crop_box', 'flip', 'data_samples'}
 
