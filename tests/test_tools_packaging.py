@@ -50,7 +50,8 @@ def _run(venv, *args):
 def test_installed_package_carries_configs_tools_and_a_model_index(venv):
     mim = osp.join(venv['site'], 'mlkd', '.mim')
     for relative in ('configs/3d/3d_multidigits.py', 'configs/_base_/default_runtime.py',
-                     'tools/train.py', 'tools/analysis/collect_results.py', 'tools/dist_run.sh',
+                     'tools/train.py', 'tools/analysis_tools/collect_results.py',
+                     'tools/benchmarks/benchmark_losses.py', 'tools/dist_run.sh',
                      'tools/slurm_test.sh'):
         assert osp.isfile(osp.join(mim, relative)), relative
         assert not osp.islink(osp.join(mim, relative))

@@ -99,7 +99,7 @@ def set_vis_backends(cfg: Config, names: list[str]) -> None:
     """Log to the visualizer backends ``names`` (see :data:`VIS_BACKENDS`) besides the local one.
 
     The local backend (``<work_dir>/<timestamp>/vis_data/scalars.json``, read by
-    ``tools/analysis``) is always kept.
+    ``tools/analysis_tools``) is always kept.
 
     Raises:
         ValueError: for an unknown name.

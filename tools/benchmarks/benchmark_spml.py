@@ -15,7 +15,7 @@
    14]`` class maps (the 448 crop of a ResNet-50) with a 28 x 28 store: forward, backward and the
    store's read and EMA write, interleaved; what SCL adds to a step whatever the backbone.
 
-    python tools/analysis/benchmark_spml.py [--steps 20] [--coco-batch 16] [--threads 1]
+    python tools/benchmarks/benchmark_spml.py [--steps 20] [--coco-batch 16] [--threads 1]
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ upsampled bilinearly) laid over it, titled with the class and its score. Writes
   annotated positive / a true positive (where the dataset has full labels), the heatmap's mean
   and maximum (in [0, 1]) and the fraction of its cells ever written.
 
-    python tools/analysis/heatmap_overlays.py CONFIG CHECKPOINT --out-dir DIR
+    python tools/visualization/heatmap_overlays.py CONFIG CHECKPOINT --out-dir DIR
         [--indices 0 5 9 | --num-images 4] [--top-k 5] [--loss scl] [--cfg-options ...]
 
 Pass the ``--cfg-options`` the run was trained with: the training set must be the same one.

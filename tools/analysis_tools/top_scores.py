@@ -2,7 +2,7 @@
 
 Usage::
 
-    python tools/analysis/top_scores.py work_dirs/x/val_scores.npz [--k 4] [--bins 10] \
+    python tools/analysis_tools/top_scores.py work_dirs/x/val_scores.npz [--k 4] [--bins 10] \
         [--out-dir work_dirs/x/top_scores]
 
 Writes ``top_scores.md`` (per bin, the fraction of images whose r-th highest score falls in it;

@@ -3,7 +3,7 @@
 Usage::
 
     python tools/test.py CONFIG CKPT --out work_dirs/x/val_scores.npz
-    python tools/analysis/map_by_object_size.py work_dirs/x/val_scores.npz \
+    python tools/analysis_tools/map_by_object_size.py work_dirs/x/val_scores.npz \
         data/coco/annotations/instances_val2014.json --class-order alphabetical \
         [--num-bins 5] [--out-dir work_dirs/x/object_size]
 
