@@ -1,5 +1,7 @@
-"""The configs of 004 Table B.1 (``configs/spml/*_coco_*.py``) and 001 Tables B / C
-(``configs/task_losses/*_resnet50.py``): one per table row and label setting, each builds and
+"""The configs of Table B.1 of the SCL paper (Verelst et al., "Spatial Consistency Loss for
+Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023;
+``configs/spml/*_coco_*.py``) and Tables B / C of the Two-way paper (Kobayashi, "Two-way
+Multi-Label Loss", CVPR 2023; ``configs/task_losses/*_resnet50.py``): one per table row and label setting, each builds and
 takes a training step on a batch that its own dataset, pipeline and data preprocessor read from a
 tiny fixture release in the same format (COCO instances json / NUS-WIDE lists).
 

@@ -1,4 +1,4 @@
-"""mAP by object size on COCO (004 Fig. D.1) from a ``tools/test.py --out`` score dump.
+"""mAP by object size on COCO (the SCL paper's Fig. D.1) from a ``tools/test.py --out`` dump.
 
 Usage::
 
@@ -10,6 +10,9 @@ Usage::
 Writes ``map_by_object_size.md`` (the table, also printed) and ``map_by_object_size.png``. The
 binning rule is in :mod:`mlkd.evaluation.object_size`; ``--class-order`` / ``--keep-unlabeled``
 must match the evaluated dataset's, so that the dump's rows and columns are the json's.
+
+SCL paper: T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from
+Single-Label Annotations", WACV 2023 (supplementary material).
 """
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Overlay the SCL heatmaps stored in a checkpoint on their training images (004, Figs. K.1-K.2).
+"""Overlay the SCL heatmaps stored in a checkpoint on their training images.
+
+The figures are those of Figs. K.1-K.2 in the supplement of T. Verelst et al., "Spatial
+Consistency Loss for Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023.
 
 For each chosen training image: the whole image as the test pipeline shows it, and, for the classes
 the checkpoint's model scores highest, the image with that class's stored heatmap (full-image frame,
