@@ -38,7 +38,7 @@ def tools_dir() -> str:
     Raises:
         FileNotFoundError: when neither exists (an install made without setup.py's copy step).
     """
-    from mlkd.utils.cli import source_checkout_root
+    from mlkd.utils.config_paths import source_checkout_root
     root = source_checkout_root()
     candidates = [osp.join(root, 'tools')] if root else []
     candidates.append(osp.join(osp.dirname(osp.abspath(__file__)), '.mim', 'tools'))

@@ -66,7 +66,7 @@ def class_names_from_config(config: str, num_classes: int) -> list[str]:
     from mmengine.registry import init_default_scope
 
     from mlkd.registry import DATASETS
-    from mlkd.utils.cli import resolve_config_path
+    from mlkd.utils.config_paths import resolve_config_path
     cfg = Config.fromfile(resolve_config_path(config))
     dataset = cfg.test_dataloader.dataset
     classes = (dataset.get('metainfo') or {}).get('classes')
