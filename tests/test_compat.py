@@ -188,7 +188,8 @@ def _installed() -> dict:
         'package lookup without pkg_resources':
             package_utils.get_installed_path is config_paths.get_installed_path,
         'mlkd:: config bases': 'mlkd_aware' in Config._get_cfg_path.__qualname__,
-        'config syntax errors name the file': 'syntax_checked' in Config._is_lazy_import.__qualname__,
+        'config syntax errors name the file':
+            'syntax_checked' in Config._is_lazy_import.__qualname__,
         'sample loading errors name the sample':
             'sample_named' in BaseDataset.prepare_data.__qualname__,
         'keyed dataset fetch': getattr(BaseDataset.__getitem__, 'keyed', False)

@@ -14,9 +14,9 @@ Label rule: attribute ``a`` is a positive of an image when its line has ``is_pre
 certainty id of at least ``min_certainty`` (1 not visible, 2 guessing, 3 probably, 4 definitely).
 The default ``min_certainty=1`` uses ``is_present`` alone, as Cole et al. do (whose splits the SCL
 paper, Verelst et al., WACV 2023, uses). With ``min_certainty > 1`` a present attribute of lower
-certainty is neither positive nor negative: it is listed in ``gt_label_ignored`` (-1 in the target). A line's fields after the
-fourth are not read (a few lines of the released file carry an extra field). Absent lines leave
-the attribute negative.
+certainty is neither positive nor negative: it is listed in ``gt_label_ignored`` (-1 in the
+target). A line's fields after the fourth are not read (a few lines of the released file carry an
+extra field). Absent lines leave the attribute negative.
 """
 from __future__ import annotations
 
