@@ -63,8 +63,9 @@ def build_mim_folder() -> None:
 
     Copies (not symlinks) so that wheels and ``pip install .`` carry real files. An editable
     install gets a copy too, but mlkd itself reads the repository's ``configs/`` and ``tools/``
-    when it runs from a source checkout (``mlkd.utils.cli.source_checkout_root``), so edits there
-    take effect at once. Building from an sdist, which already holds ``.mim``, copies nothing.
+    when it runs from a source checkout (``mlkd.utils.config_paths.source_checkout_root``), so
+    edits there take effect at once. Building from an sdist, which already holds ``.mim``, copies
+    nothing.
     """
     if not osp.isdir(osp.join(HERE, 'configs')):
         return

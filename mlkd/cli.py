@@ -23,10 +23,10 @@ COMMANDS = {
     'test': 'test.py',
     'export-student': 'export_student.py',
     'demo': 'demo.py',
-    'collect': 'analysis/collect_results.py',
-    'analyze-logs': 'analysis/analyze_logs.py',
-    'per-class-ap': 'analysis/per_class_ap.py',
-    'get-flops': 'analysis/get_flops.py',
+    'collect': 'analysis_tools/collect_results.py',
+    'analyze-logs': 'analysis_tools/analyze_logs.py',
+    'per-class-ap': 'analysis_tools/per_class_ap.py',
+    'get-flops': 'analysis_tools/get_flops.py',
     'print-config': 'misc/print_config.py',
     'browse-dataset': 'visualization/browse_dataset.py',
 }
@@ -38,7 +38,7 @@ def tools_dir() -> str:
     Raises:
         FileNotFoundError: when neither exists (an install made without setup.py's copy step).
     """
-    from mlkd.utils.cli import source_checkout_root
+    from mlkd.utils.config_paths import source_checkout_root
     root = source_checkout_root()
     candidates = [osp.join(root, 'tools')] if root else []
     candidates.append(osp.join(osp.dirname(osp.abspath(__file__)), '.mim', 'tools'))

@@ -1,4 +1,4 @@
-"""tools/analysis/benchmark_distill_step.py: the variants are timed round-robin with the clock
+"""tools/benchmarks/benchmark_distill_step.py: the variants are timed round-robin with the clock
 given, warm-up rounds untimed, one median per variant; ``--clock cpu`` is refused on CUDA."""
 import pytest
 
@@ -6,7 +6,7 @@ from conftest import load_tool
 
 
 def test_steps_run_round_robin_and_report_medians_of_the_timed_rounds():
-    bench = load_tool('analysis/benchmark_distill_step')
+    bench = load_tool('benchmarks/benchmark_distill_step')
     calls = []
     now = [0.0]
     cost = {'a': [100.0, 1.0, 3.0, 2.0], 'b': [50.0, 5.0, 4.0, 6.0]}   # per call, in call order
@@ -24,7 +24,7 @@ def test_steps_run_round_robin_and_report_medians_of_the_timed_rounds():
 
 
 def test_cpu_clock_is_refused_on_cuda(monkeypatch, capsys):
-    bench = load_tool('analysis/benchmark_distill_step')
+    bench = load_tool('benchmarks/benchmark_distill_step')
     monkeypatch.setattr('sys.argv', ['benchmark_distill_step.py', '--device', 'cuda',
                                      '--clock', 'cpu'])
     with pytest.raises(SystemExit) as exit_info:

@@ -2,6 +2,7 @@
 import os
 import os.path as osp
 import pickle
+import re
 import resource
 import signal
 
@@ -11,10 +12,10 @@ from mmengine.config import Config
 from mmengine.logging import HistoryBuffer
 from mmengine.runner.checkpoint import CheckpointLoader
 
-from mlkd.utils import compat
+from mlkd.utils import compat, config_paths
 from mlkd.utils.version_check import check_versions
 
-from conftest import config_path, small_run_cfg
+from conftest import REPO, config_path, small_run_cfg
 
 
 def _mmengine_style_checkpoint(path):
@@ -116,9 +117,9 @@ def test_pkg_resources_is_gone_and_package_configs_still_load():
         import pkg_resources  # noqa: F401
     cfg = Config.fromfile(osp.join(osp.dirname(__file__), 'data', 'pkg_base_config.py'))
     assert cfg.model.backbone.type == 'ResNet'
-    assert compat.is_installed('mmpretrain')
-    assert not compat.is_installed('surely_not_a_package_xyz')
-    assert osp.isdir(compat.get_installed_path('mmcv-lite'))
+    assert config_paths.is_installed('mmpretrain')
+    assert not config_paths.is_installed('surely_not_a_package_xyz')
+    assert osp.isdir(config_paths.get_installed_path('mmcv-lite'))
 
 
 def test_version_conflicts_give_one_readable_message():
@@ -168,3 +169,56 @@ def test_configs_inherit_mlkd_package_configs(tmp_path):
     assert cfg.train_dataloader.batch_size == 7
     assert cfg.train_dataloader.dataset.type == 'MultiDigits'
     assert cfg.num_classes == 10
+
+
+#: patch name -> whether it is in place in this process (each one's effect is tested above and in
+#: tests/test_bad_inputs.py; this checks that the named list is what runs).
+def _installed() -> dict:
+    import mmengine.runner.runner as runner_module
+    import mmengine.utils.package_utils as package_utils
+    from mmengine.dataset import BaseDataset, ConcatDataset
+
+    from mlkd.utils import checkpoint
+    return {
+        'weights-only loading of local checkpoints':
+            CheckpointLoader._schemes[''] is checkpoint.load_local_checkpoint,
+        'atomic checkpoint saving': runner_module.save_checkpoint is checkpoint.save_checkpoint,
+        'strict loading of checkpoints into the model':
+            runner_module.Runner.load_checkpoint is checkpoint.strict_runner_load_checkpoint,
+        'package lookup without pkg_resources':
+            package_utils.get_installed_path is config_paths.get_installed_path,
+        'mlkd:: config bases': 'mlkd_aware' in Config._get_cfg_path.__qualname__,
+        'config syntax errors name the file':
+            'syntax_checked' in Config._is_lazy_import.__qualname__,
+        'sample loading errors name the sample':
+            'sample_named' in BaseDataset.prepare_data.__qualname__,
+        'keyed dataset fetch': getattr(BaseDataset.__getitem__, 'keyed', False)
+                               and getattr(ConcatDataset.__getitem__, 'keyed', False),
+    }
+
+
+NUMBER_WORDS = ('zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine',
+                'ten', 'eleven', 'twelve')
+
+
+def test_readme_and_docs_state_the_patches_that_import_mlkd_applies():
+    """The README once said four patches while eight were applied: the number and the list of the
+    README's compatibility notes and of docs/architecture.md are the applied ones."""
+    applied = compat.applied_patches()
+    assert applied == compat.PATCHES and len(set(applied)) == len(applied)
+    installed = _installed()
+    assert set(installed) == set(applied)
+    assert all(installed.values()), [name for name, ok in installed.items() if not ok]
+    wrapped = Config._get_cfg_path
+    compat.apply()  # idempotent: nothing is wrapped twice
+    assert compat.applied_patches() == applied and Config._get_cfg_path is wrapped
+    word = NUMBER_WORDS[len(applied)]
+    for doc in ('README.md', osp.join('docs', 'architecture.md')):
+        with open(osp.join(REPO, doc), encoding='utf-8') as f:
+            text = f.read()
+        counts = re.findall(r'\b(\w+) (?:small, tested )?patches\b', text)
+        stated = [c for c in counts if c in NUMBER_WORDS or c.isdigit()]
+        assert stated and all(c in (word, str(len(applied))) for c in stated), (doc, stated)
+        bullets = [line[2:] for line in text.splitlines() if line.startswith('* ')]
+        for name in applied:
+            assert any(b.startswith(name) for b in bullets), (doc, name)

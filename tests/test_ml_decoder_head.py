@@ -1,6 +1,9 @@
 """Tests of the ML-Decoder label-wise embedding head."""
+import inspect
+
 import pytest
 import torch
+import torch.nn.functional as F
 from mmengine.registry import DefaultScope
 from mmpretrain.models import ImageClassifier
 from mmpretrain.structures import DataSample
@@ -106,3 +109,31 @@ def test_inside_image_classifier():
         preds = model(x, [DataSample(), DataSample()], mode='predict')
     assert len(preds) == 2 and preds[0].pred_score.shape == (C,)
     torch.testing.assert_close(preds[0].pred_score, torch.sigmoid(logits[0]))
+
+
+def test_default_loss_skips_ignored_labels_and_is_not_a_shared_dict():
+    """The default task loss is BCE summed over the known entries (L2D's, which every shipped
+    ML-Decoder config names). mmpretrain's ``CrossEntropyLoss(use_sigmoid=True)``, the former
+    default, read a -1 (ignored) target as a label: its loss there fell without bound as the
+    logit grew. The default is ``None``, not a dict shared by every call."""
+    assert inspect.signature(MLDecoderHead).parameters['loss'].default is None
+    head = _head().eval()
+    feats = (torch.randn(2, F_IN, 2, 2),)
+    gt = torch.zeros(2, C)
+    gt[0, [0, 4]] = 1
+    gt[1, 1] = 1
+    gt[:, 2] = -1            # class 2 unknown in both images
+    gt[1, 7] = -1
+    samples = [DataSample().set_gt_score(row) for row in gt]
+    known = gt >= 0
+    losses = []
+    for shift in (0.0, 50.0):    # the ignored class's logit moves; the loss must not
+        with torch.no_grad():
+            head.group_fc.bias[2] = shift
+        logits = head(feats)
+        expected = F.binary_cross_entropy_with_logits(logits[known], gt[known], reduction='sum')
+        losses.append(head.loss(feats, samples)['loss'])
+        torch.testing.assert_close(losses[-1], expected)
+    torch.testing.assert_close(losses[0], losses[1])
+    head.loss(feats, samples)['loss'].backward()
+    assert head.group_fc.bias.grad[2] == 0 and head.group_fc.bias.grad[0] != 0

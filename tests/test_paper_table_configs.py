@@ -1,7 +1,10 @@
-"""The configs of 004 Table B.1 (``configs/spml/*_coco_*.py``) and 001 Tables B / C
-(``configs/task_losses/*_resnet50.py``): one per table row and label setting, each builds and
-takes a training step on a batch that its own dataset, pipeline and data preprocessor read from a
-tiny fixture release in the same format (COCO instances json / NUS-WIDE lists).
+"""The configs of Table B.1 of the SCL paper (Verelst et al., "Spatial Consistency Loss for
+Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023;
+``configs/spml/*_coco_*.py``) and Tables B / C of the Two-way paper (Kobayashi, "Two-way
+Multi-Label Loss", CVPR 2023; ``configs/task_losses/*_resnet50.py``): one per table row and label
+setting, each builds and takes a training step on a batch that its own dataset, pipeline and data
+preprocessor read from a tiny fixture release in the same format (COCO instances json / NUS-WIDE
+lists).
 
 The ResNet-50 keeps its depth but is narrowed (4 instead of 64 base channels) so that a step at
 448 x 448 takes a fraction of a second; per-sample state (ROLE, CL, SCL) is sized to the fixture.

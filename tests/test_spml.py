@@ -95,7 +95,7 @@ def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
     assert 'SpatialConsistencyLoss: heatmap store 1500 images x 10 classes x 8x8 uint8' in \
         run.stdout + run.stderr
     ckpt = osp.join(work, 'epoch_1.pth')
-    run = subprocess.run([sys.executable, 'tools/analysis/heatmap_overlays.py', config, ckpt,
+    run = subprocess.run([sys.executable, 'tools/visualization/heatmap_overlays.py', config, ckpt,
                           '--out-dir', out, '--indices', '0', '3', '--top-k', '3',
                           '--cfg-options', *SMALL_TOOL_RUN],
                          cwd=REPO, env=env, capture_output=True, text=True)
@@ -122,7 +122,8 @@ def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
 
 
 def test_results_tool_averages_test_metrics_over_seeds(tmp_path):
-    """tools/analysis/spml_results.py reads each run's tools/test.py result and last val mAP."""
+    """tools/analysis_tools/spml_results.py reads each run's tools/test.py result and last val
+    mAP."""
     import json
     from conftest import run_tool
     for seed, (test_map, val_map) in enumerate([(60.0, 61.0), (70.0, 71.0)]):
@@ -134,7 +135,7 @@ def test_results_tool_averages_test_metrics_over_seeds(tmp_path):
         (work / '20260101_000000' / 'vis_data' / 'scalars.json').write_text(
             json.dumps({'loss': 1.0, 'step': 1}) + '\n' + json.dumps({'mAP': val_map}) + '\n')
     (tmp_path / 'en_seed0').mkdir()                              # no test result: left out
-    run = run_tool('tools/analysis/spml_results.py', str(tmp_path), '--out',
+    run = run_tool('tools/analysis_tools/spml_results.py', str(tmp_path), '--out',
                    str(tmp_path / 'results'))
     assert run.returncode == 0, run.stderr[-2000:]
     rows = [line for line in run.stdout.splitlines() if line.startswith('| single positive')]

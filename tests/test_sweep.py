@@ -1,4 +1,5 @@
-"""tools/analysis/sweep.py as a user runs it: a 2 × 2 grid of one-epoch runs, then resumed."""
+"""tools/analysis_tools/sweep.py as a user runs it: a 2 × 2 grid of one-epoch runs, then
+resumed."""
 import csv
 import json
 import os
@@ -9,7 +10,7 @@ import sys
 
 from conftest import REPO, SMALL_TOOL_RUN
 
-SWEEP = osp.join(REPO, 'tools', 'analysis', 'sweep.py')
+SWEEP = osp.join(REPO, 'tools', 'analysis_tools', 'sweep.py')
 PD, NDD = 'model.distill_losses.pd.loss_weight', 'model.distill_losses.ndd.loss_weight'
 
 

@@ -27,7 +27,7 @@ def test_print_config_resolves_bases_and_cfg_options(tmp_path):
 
 
 def test_get_flops_of_a_distiller_and_a_hand_counted_classifier(tmp_path):
-    result = run_tool('tools/analysis/get_flops.py', TOOL_RUN_CONFIG, '--style', 'markdown')
+    result = run_tool('tools/analysis_tools/get_flops.py', TOOL_RUN_CONFIG, '--style', 'markdown')
     assert result.returncode == 0, result.stderr[-3000:]
     rows = {r[0]: r[1:] for r in (
         [c.strip() for c in line.strip('|').split('|')]
@@ -51,7 +51,7 @@ def test_get_flops_of_a_distiller_and_a_hand_counted_classifier(tmp_path):
     lenet.write_text("_base_ = ['mlkd::_base_/default_runtime.py']\n"
                      "model = dict(type='ImageClassifier', backbone=dict(type='LeNet5', "
                      "num_classes=10), neck=None, head=None)\n")
-    result = run_tool('tools/analysis/get_flops.py', str(lenet), '--shape', '1', '32', '32',
+    result = run_tool('tools/analysis_tools/get_flops.py', str(lenet), '--shape', '1', '32', '32',
                       '--style', 'markdown')
     assert result.returncode == 0, result.stderr[-3000:]
     hand = 6 * 28 * 28 * 25 + 16 * 10 * 10 * 6 * 25 + 120 * 16 * 25 + 120 * 84 + 84 * 10

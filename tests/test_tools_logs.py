@@ -1,4 +1,5 @@
-"""tools/analysis/analyze_logs.py and collect_results.py on real (two-epoch) MultiDigits runs."""
+"""tools/analysis_tools/analyze_logs.py and collect_results.py on real (two-epoch) MultiDigits
+runs."""
 import csv
 import os.path as osp
 import statistics
@@ -8,8 +9,8 @@ import pytest
 
 from conftest import assert_png, read_scalars, run_tool
 
-ANALYZE = 'tools/analysis/analyze_logs.py'
-COLLECT = 'tools/analysis/collect_results.py'
+ANALYZE = 'tools/analysis_tools/analyze_logs.py'
+COLLECT = 'tools/analysis_tools/collect_results.py'
 
 
 def _train_lines(work_dir):

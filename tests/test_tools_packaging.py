@@ -50,7 +50,8 @@ def _run(venv, *args):
 def test_installed_package_carries_configs_tools_and_a_model_index(venv):
     mim = osp.join(venv['site'], 'mlkd', '.mim')
     for relative in ('configs/3d/3d_multidigits.py', 'configs/_base_/default_runtime.py',
-                     'tools/train.py', 'tools/analysis/collect_results.py', 'tools/dist_run.sh',
+                     'tools/train.py', 'tools/analysis_tools/collect_results.py',
+                     'tools/benchmarks/benchmark_losses.py', 'tools/dist_run.sh',
                      'tools/slurm_test.sh'):
         assert osp.isfile(osp.join(mim, relative)), relative
         assert not osp.islink(osp.join(mim, relative))
@@ -79,7 +80,8 @@ def test_mlkd_command_resolves_package_configs(venv, tmp_path):
     user.write_text("_base_ = ['mlkd::_base_/datasets/multidigits.py']\n"
                     "train_dataloader = dict(batch_size=7)\n")
     where = _run(venv, venv['python'], '-c',
-                 'import mlkd, mlkd.cli, mlkd.utils.cli as c; from mmengine.config import Config; '
+                 'import mlkd, mlkd.cli, mlkd.utils.config_paths as c; '
+                 'from mmengine.config import Config; '
                  'print(mlkd.__file__); print(mlkd.cli.tools_dir()); '
                  'print(c.resolve_config_path("mlkd::3d/3d_multidigits.py")); '
                  f'cfg = Config.fromfile({str(user)!r}); '
@@ -101,7 +103,7 @@ def test_mlkd_collect_runs_the_installed_tool(venv, tool_runs):
 
 
 def test_source_checkout_prefers_the_repository_configs():
-    from mlkd.utils.cli import resolve_config_path, source_checkout_root
+    from mlkd.utils.config_paths import resolve_config_path, source_checkout_root
     assert source_checkout_root() == REPO
     assert resolve_config_path('mlkd::3d/3d_multidigits.py') == \
         osp.join(REPO, 'configs', '3d', '3d_multidigits.py')

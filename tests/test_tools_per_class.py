@@ -1,4 +1,4 @@
-"""tools/analysis/per_class_ap.py on tools/test.py dumps of the trained tool runs."""
+"""tools/analysis_tools/per_class_ap.py on tools/test.py dumps of the trained tool runs."""
 import os.path as osp
 import re
 import runpy
@@ -9,7 +9,7 @@ from sklearn.metrics import average_precision_score
 
 from conftest import REPO, TOOL_RUN_CONFIG, TOOL_RUN_OPTIONS, assert_png, run_tool
 
-PER_CLASS = 'tools/analysis/per_class_ap.py'
+PER_CLASS = 'tools/analysis_tools/per_class_ap.py'
 
 
 @pytest.fixture(scope='module')
@@ -97,7 +97,7 @@ def test_per_class_ap_refuses_dumps_of_different_images(dumps, tmp_path):
 
 
 def test_per_class_ap_names_a_dump_without_labels(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(osp.join(REPO, 'tools', 'analysis'))
+    monkeypatch.syspath_prepend(osp.join(REPO, 'tools', 'analysis_tools'))
     tool = runpy.run_path(osp.join(REPO, PER_CLASS))  # its functions, without running main
     broken = str(tmp_path / 'broken.npz')
     np.savez(broken, scores=np.zeros((4, 3)))

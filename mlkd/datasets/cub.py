@@ -12,11 +12,11 @@ Expected layout (the official archive; ``data_root`` is the folder holding ``ima
 
 Label rule: attribute ``a`` is a positive of an image when its line has ``is_present = 1`` and a
 certainty id of at least ``min_certainty`` (1 not visible, 2 guessing, 3 probably, 4 definitely).
-The default ``min_certainty=1`` uses ``is_present`` alone, as Cole et al. (whose splits 004 uses)
-do. With ``min_certainty > 1`` a present attribute of lower certainty is neither positive nor
-negative: it is listed in ``gt_label_ignored`` (-1 in the target). A line's fields after the
-fourth are not read (a few lines of the released file carry an extra field). Absent lines leave
-the attribute negative.
+The default ``min_certainty=1`` uses ``is_present`` alone, as Cole et al. do (whose splits the SCL
+paper, Verelst et al., WACV 2023, uses). With ``min_certainty > 1`` a present attribute of lower
+certainty is neither positive nor negative: it is listed in ``gt_label_ignored`` (-1 in the
+target). A line's fields after the fourth are not read (a few lines of the released file carry an
+extra field). Absent lines leave the attribute negative.
 """
 from __future__ import annotations
 

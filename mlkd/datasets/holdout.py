@@ -1,4 +1,7 @@
-"""Cole et al.'s train / val hold-out of an official training split (004's splits, Table K.1).
+"""Cole et al.'s train / val hold-out of an official training split.
+
+These are the splits of T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label
+Classifiers from Single-Label Annotations", WACV 2023 (supplement, Table K.1).
 
 Cole et al. split the rows of their ``formatted_train_images.npy`` once: a permutation of the
 ``M`` rows by numpy's legacy ``RandomState(seed)`` (``seed`` = ``split_seed`` = 1200), the last

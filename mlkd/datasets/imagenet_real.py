@@ -9,8 +9,9 @@ Expected layout under ``data_root``::
 ``real.json`` is the file released with ReaL: entry ``i`` holds the labels of
 ``ILSVRC2012_val_{i + 1:08d}.JPEG`` as indices of the standard 1000-class order (mmpretrain's
 ``IMAGENET_CATEGORIES``). 3,163 images have an empty list (no ReaL label); they are dropped by
-default, leaving the 46,837 images of 004 Table K.1 (``keep_empty=True`` keeps them as
-all-negative samples).
+default, leaving the 46,837 images of Table K.1 of T. Verelst et al., "Spatial Consistency Loss
+for Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023
+(``keep_empty=True`` keeps them as all-negative samples).
 """
 from __future__ import annotations
 

@@ -16,8 +16,10 @@ Expected layout under ``data_root`` (the official release plus the Flickr images
 * ``'official'``: the official lists (161,789 train / 107,859 test), images without any of the
   81 concepts kept as all-negative samples;
 * ``'official_labeled'``: the same lists without the images that have no concept (the variant
-  of ASL and Two-way / 001);
-* ``'cole'``: Cole et al.'s re-crawled subset (004's splits, Table K.1), read from their
+  of ASL and of T. Kobayashi, "Two-way Multi-Label Loss", CVPR 2023);
+* ``'cole'``: Cole et al.'s re-crawled subset (the splits of T. Verelst et al., "Spatial
+  Consistency Loss for Training Multi-Label Classifiers from Single-Label Annotations",
+  WACV 2023, supplement Table K.1), read from their
   ``formatted_{train,val}_images.npy`` (paths relative to ``Flickr/``) and
   ``formatted_{train,val}_labels.npy`` (``[N, 81]`` 0/1); ``split='test'`` reads their ``val``
   files, which hold the official test images.

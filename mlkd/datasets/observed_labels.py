@@ -11,13 +11,17 @@ Modes (``observed_labels=dict(mode=..., ...)``):
 ``single_positive`` one positive per image, chosen uniformly among its positives (``seed``).
 ``fraction``        ``max(1, floor(fraction * k + 0.5))`` of an image's ``k`` positives, chosen
                     uniformly (``fraction`` in (0, 1], ``seed``): the 75 % / 40 % partial-positive
-                    settings of 004 Table B.1. The rounding rule is ours (round half up, at
-                    least one); Zhang et al.'s generator was not available to compare with.
+                    settings of Table B.1 of the SCL paper (cited below). The rounding
+                    rule is ours (round half up, at least one); Zhang et al.'s generator was
+                    not available to compare with.
 ``file``            read Cole et al.'s ``formatted_{train,val}_labels_obs.npy`` (``file``):
                     ``[N, C]``, 1 observed positive, 0 unobserved, -1 observed negative. Rows
                     follow ``images_file`` (their ``formatted_*_images.npy``, image paths
                     relative to the image root) when given, else the dataset order.
 =================== ==========================================================================
+
+SCL paper: T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from
+Single-Label Annotations", WACV 2023.
 
 Every sample then holds ``gt_label`` (the observed positives), ``gt_label_ignored`` (every
 unobserved class, which the data preprocessor turns into -1; observed negatives of a ``file``

@@ -1,7 +1,7 @@
 """Run a config end to end inside the current process and hand back its metrics (demo, sweeps).
 
-Tools that chain many short runs (``tools/demo.py``, ``tools/analysis/sweep.py``) want for each
-run: a progress line instead of the log, the final validation metrics, optionally the test
+Tools that chain many short runs (``tools/demo.py``, ``tools/analysis_tools/sweep.py``) want for
+each run: a progress line instead of the log, the final validation metrics, optionally the test
 metrics, and the wall time. The run is an ordinary mmengine ``Runner`` on the given config, so the
 same config gives the same result with ``tools/train.py``.
 """

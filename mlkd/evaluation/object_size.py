@@ -1,4 +1,6 @@
-"""mAP by object size on COCO (004 appendix D, Fig. D.1).
+"""mAP by object size on COCO, as in Fig. D.1 (appendix D) of the supplement of T. Verelst et al.,
+"Spatial Consistency Loss for Training Multi-Label Classifiers from Single-Label Annotations",
+WACV 2023.
 
 Object size of a positive label: an (image, class) pair is positive when the image has at least
 one instance of the class; its size is the **largest** relative box area of those instances,

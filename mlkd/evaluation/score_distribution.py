@@ -1,4 +1,6 @@
-"""Distribution of each image's top-k scores (004 appendix F, Fig. F.1)."""
+"""Distribution of each image's top-k scores, as in Fig. F.1 (appendix F) of the supplement of
+T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from Single-Label
+Annotations", WACV 2023."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +10,7 @@ __all__ = ['top_score_histogram']
 
 def top_score_histogram(scores: np.ndarray, k: int = 4,
                         bins: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """Histogram of the ``k`` highest scores of each image (004 Fig. F.1).
+    """Histogram of the ``k`` highest scores of each image (the SCL paper's Fig. F.1).
 
     Args:
         scores: ``[N, C]`` probabilities in [0, 1] (a dump's ``scores``).

@@ -8,49 +8,12 @@ import os.path as osp
 
 from mmengine.config import Config
 
-
-def source_checkout_root() -> str | None:
-    """The repository root when mlkd is imported from a source checkout (``pip install -e .`` or
-    ``PYTHONPATH``), else ``None``."""
-    root = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-    if osp.isfile(osp.join(root, 'setup.py')) and osp.isdir(osp.join(root, 'configs')):
-        return root
-    return None
-
-
-def resolve_config_path(config: str) -> str:
-    """The file of a config given as a path or as ``package::relative/path.py``.
-
-    ``mlkd::3d/3d_multidigits.py`` is looked up in the repository's ``configs/`` when mlkd runs
-    from a source checkout (what the user edits), else in ``<package>/.mim/configs`` where
-    ``pip install`` puts mlkd's configs (mim's layout, which mmengine also uses to resolve
-    ``_base_ = ['mlkd::...']``). Other packages are looked up in their ``.mim/configs``.
-
-    Raises:
-        FileNotFoundError: naming the config and the places searched.
-    """
-    if '::' not in config:
-        if not osp.isfile(config):
-            raise FileNotFoundError(f'config file not found: {config}')
-        return config
-    from mlkd.utils.compat import get_installed_path
-    package, _, relative = config.partition('::')
-    candidates = []
-    if package == 'mlkd' and source_checkout_root():
-        candidates.append(osp.join(source_checkout_root(), 'configs', relative))
-    try:
-        candidates.append(osp.join(get_installed_path(package), '.mim', 'configs', relative))
-    except ModuleNotFoundError:
-        raise FileNotFoundError(f'config {config!r}: package {package!r} is not installed') \
-            from None
-    for candidate in candidates:
-        if osp.isfile(candidate):
-            return candidate
-    raise FileNotFoundError(f'config {config!r} not found (looked for {" and ".join(candidates)})')
+from mlkd.utils.config_paths import resolve_config_path
 
 
 def load_config(config: str, cfg_options: dict | None = None) -> Config:
-    """Read ``config`` (a path or ``mlkd::...``, :func:`resolve_config_path`) and apply
+    """Read ``config`` (a path or ``mlkd::...``,
+    :func:`~mlkd.utils.config_paths.resolve_config_path`) and apply
     ``--cfg-options``.
 
     A ``--cfg-options`` key written ``+key`` is added without the key checks.
@@ -78,7 +41,8 @@ def load_run_config(config: str, cfg_options: dict | None, launcher: str,
 
     The work dir is ``work_dir``, else the config's own ``work_dir``, else
     ``work_dirs/<config name>``. ``config`` may be ``mlkd::<path under configs/>``
-    (:func:`resolve_config_path`). A missing config file raises ``FileNotFoundError`` naming it.
+    (:func:`~mlkd.utils.config_paths.resolve_config_path`). A missing config file raises
+    ``FileNotFoundError`` naming it.
     """
     cfg = load_config(config, cfg_options)
     cfg.launcher = launcher
@@ -99,7 +63,7 @@ def set_vis_backends(cfg: Config, names: list[str]) -> None:
     """Log to the visualizer backends ``names`` (see :data:`VIS_BACKENDS`) besides the local one.
 
     The local backend (``<work_dir>/<timestamp>/vis_data/scalars.json``, read by
-    ``tools/analysis``) is always kept.
+    ``tools/analysis_tools``) is always kept.
 
     Raises:
         ValueError: for an unknown name.

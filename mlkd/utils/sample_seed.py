@@ -66,7 +66,7 @@ def sample_random_state(seed: int, epoch: int, index: int) -> Iterator[None]:
 
     The seeds are three slices of a BLAKE2b hash of the key (1 us of CPU).
     ``np.random.SeedSequence`` would take 7 us on its own and add some 23 us to the MultiDigits
-    fetch it precedes (``tools/analysis/benchmark_sample_seed.py``).
+    fetch it precedes (``tools/benchmarks/benchmark_sample_seed.py``).
 
     Raises:
         ValueError: naming the key when a part is negative or does not fit in 64 bits.

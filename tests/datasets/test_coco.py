@@ -1,4 +1,8 @@
-"""COCO single-positive / partial-positive configs (004 Table B.1) on a tiny instances json."""
+"""COCO single-positive / partial-positive configs on a tiny instances json.
+
+The settings are those of Table B.1 of Verelst et al., "Spatial Consistency Loss for Training
+Multi-Label Classifiers from Single-Label Annotations", WACV 2023.
+"""
 from __future__ import annotations
 
 import numpy as np

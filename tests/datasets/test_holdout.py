@@ -15,7 +15,7 @@ from mlkd.registry import DATASETS
 mlkd.register_all_modules()
 
 
-@pytest.mark.parametrize('num_rows, train, val', [(82081, 65665, 16416),  # COCO, 004 Table K.1
+@pytest.mark.parametrize('num_rows, train, val', [(82081, 65665, 16416),  # COCO, SCL Table K.1
                                                   (5994, 4795, 1199),     # CUB
                                                   (5717, 4574, 1143)])    # VOC 2012
 def test_part_sizes_are_the_published_ones_and_disjoint(num_rows, train, val):

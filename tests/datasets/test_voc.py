@@ -1,4 +1,6 @@
-"""VOCMultiLabel on VOC 2012 with the single-positive config (004 / Cole et al.)."""
+"""VOCMultiLabel on VOC 2012 with the single-positive config (Cole et al.'s splits, as used by
+Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from Single-Label
+Annotations", WACV 2023)."""
 from __future__ import annotations
 
 import numpy as np

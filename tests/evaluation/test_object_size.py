@@ -69,8 +69,8 @@ def test_tools_write_tables_and_pngs_from_a_dump(ann_file, tmp_path, monkeypatch
              sample_idx=np.array([2, 0, 3, 1]))
     env = {**os.environ, 'PYTHONPATH': REPO}
     out = tmp_path / 'out'
-    run = subprocess.run([sys.executable, 'tools/analysis/map_by_object_size.py', dump, ann_file,
-                          '--num-bins', '2', '--out-dir', str(out)], cwd=REPO, env=env,
+    run = subprocess.run([sys.executable, 'tools/analysis_tools/map_by_object_size.py', dump,
+                          ann_file, '--num-bins', '2', '--out-dir', str(out)], cwd=REPO, env=env,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     table = (out / 'map_by_object_size.md').read_text()
@@ -79,12 +79,12 @@ def test_tools_write_tables_and_pngs_from_a_dump(ann_file, tmp_path, monkeypatch
     assert (out / 'map_by_object_size.png').stat().st_size > 0
     # The second tool runs in-process (same command line) to keep the test short.
     monkeypatch.setattr(sys, 'argv', ['top_scores.py', dump, '--k', '2', '--out-dir', str(out)])
-    runpy.run_path(os.path.join(REPO, 'tools/analysis/top_scores.py'), run_name='__main__')
+    runpy.run_path(os.path.join(REPO, 'tools/analysis_tools/top_scores.py'), run_name='__main__')
     assert '| 0.90 - 1.00 | 0.250 | 0.000 |' in (out / 'top_scores.md').read_text()
     assert (out / 'top_scores.png').stat().st_size > 0
     # A dump of another split is refused with both files named.
     np.savez(dump, scores=SCORES[:3], labels=LABELS[:3], sample_idx=np.arange(3))
     monkeypatch.setattr(sys, 'argv', ['map_by_object_size.py', dump, ann_file])
     with pytest.raises(ValueError, match=r'scores\.npz holds scores \(3, 2\) but .*instances_val'):
-        runpy.run_path(os.path.join(REPO, 'tools/analysis/map_by_object_size.py'),
+        runpy.run_path(os.path.join(REPO, 'tools/analysis_tools/map_by_object_size.py'),
                        run_name='__main__')

@@ -24,6 +24,7 @@ import torch
 from mmpretrain.models.heads import MultiLabelClsHead
 from torch import Tensor, nn
 
+from mlkd.models.losses import BinaryCrossEntropySumLoss
 from mlkd.registry import MODELS
 
 __all__ = ['MLDecoderHead', 'LabelQueryDecoder', 'GroupFC']
@@ -129,7 +130,11 @@ class MLDecoderHead(MultiLabelClsHead):
         dropout: dropout probability.
         query_mode: ``'learnable'`` (default) or ``'frozen_random'`` (the reference).
         layer_norm_eps: LayerNorm epsilon.
-        loss: task loss config (mmpretrain default: sigmoid cross-entropy, averaged over batch).
+        loss: task loss config or module. ``None`` (default):
+            :class:`~mlkd.models.losses.BinaryCrossEntropySumLoss`, L2D's BCE summed over the
+            entries, which skips ignored (``-1``) targets; every shipped ML-Decoder config names
+            it. (mmpretrain's ``CrossEntropyLoss(use_sigmoid=True)``, the former default, reads a
+            ``-1`` target as a label and is unbounded below there.)
         thr: score threshold of ``predict``.
         topk: top-k of ``predict``.
         init_cfg: MMEngine init config (None keeps the initialisation above).
@@ -138,9 +143,11 @@ class MLDecoderHead(MultiLabelClsHead):
     def __init__(self, num_classes: int, in_channels: int, hidden_dim: int = 768,
                  num_heads: int = 8, ffn_dim: int = 2048, dropout: float = 0.1,
                  query_mode: str = 'learnable', layer_norm_eps: float = 1e-5,
-                 loss: dict | nn.Module = dict(type='CrossEntropyLoss', use_sigmoid=True),
+                 loss: dict | nn.Module | None = None,
                  thr: float | None = None, topk: int | None = None,
                  init_cfg: dict | None = None) -> None:
+        # Built here rather than by registry name, so that the default needs no default scope.
+        loss = BinaryCrossEntropySumLoss() if loss is None else loss
         super().__init__(loss=loss, thr=thr, topk=topk, init_cfg=init_cfg)
         if num_classes <= 0:
             raise ValueError(f'num_classes must be positive, got {num_classes}')

@@ -1,9 +1,9 @@
 """Multi-label task losses: ASL, the two Focal forms, Two-way, Hill, SPLC, focal margin.
 
 Each module is checked against a float64 loop transcribing its paper's formula
-(``tests/loss_references.py``) in value and gradient, on random batches and on the edge cases of
-``docs/methods.md`` §8 (±50 logits, batch size 1, classes and samples without positives or
-negatives, all-ignored rows, a batch without positives); as the loss of an mmpretrain
+(``mlkd/testing/loss_references.py``) in value and gradient, on random batches and on the edge
+cases of ``docs/methods.md`` §8 (±50 logits, batch size 1, classes and samples without positives
+or negatives, all-ignored rows, a batch without positives); as the loss of an mmpretrain
 ``MultiLabelLinearClsHead`` (``avg_factor`` ignored); on half-precision logits; and, for Two-way,
 under 2-process CPU DDP.
 """
@@ -19,12 +19,13 @@ from mmengine.logging import MessageHub
 from mmengine.registry import DefaultScope
 from torch import nn
 
-from loss_references import (asymmetric_reference, hill_reference, sigmoid_focal_reference,
-                             splc_reference, two_way_reference)
 from mlkd.models.losses import (AsymmetricFocalLoss, AsymmetricMultiLabelLoss, FocalMarginLoss,
                                 HillLoss, SigmoidFocalLoss, SPLCLoss, TwoWayMultiLabelLoss,
                                 asymmetric_loss, splc_loss, two_way_loss)
 from mlkd.registry import MODELS
+from mlkd.testing.loss_references import (asymmetric_reference, hill_reference,
+                                          sigmoid_focal_reference, splc_reference,
+                                          two_way_reference)
 
 # name -> (module, float64 loop reference). SPLC is checked without a runner (no epoch: no
 # correction) here and with an epoch below.

@@ -1,8 +1,9 @@
 """Parameters and FLOPs of the networks of a config: teacher and student of a distiller, or the
 classifier of a classifier config.
 
-    python tools/analysis/get_flops.py configs/3d/3d_voc_resnet50_to_mobilenet_v2.py --shape 224 224
-    python tools/analysis/get_flops.py configs/multidigits/resnet_student.py --shape 3 32 32
+    python tools/analysis_tools/get_flops.py configs/3d/3d_voc_resnet50_to_mobilenet_v2.py \
+        --shape 224 224
+    python tools/analysis_tools/get_flops.py configs/multidigits/resnet_student.py --shape 3 32 32
 
 FLOPs are mmengine's count (``mmengine.analysis.FlopAnalyzer``, fvcore's rules: one multiply-add
 is one FLOP; convolutions, matrix products, attention, normalisations and adaptive pooling are

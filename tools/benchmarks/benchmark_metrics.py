@@ -15,7 +15,7 @@ that every mlkd number agrees with scikit-learn within 1e-6 (as fractions).
 
 Usage::
 
-    python tools/analysis/benchmark_metrics.py [--n 40137] [--c 80] [--repeats 7] [--threads 2]
+    python tools/benchmarks/benchmark_metrics.py [--n 40137] [--c 80] [--repeats 7] [--threads 2]
 """
 from __future__ import annotations
 

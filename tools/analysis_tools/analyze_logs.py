@@ -1,11 +1,13 @@
 """Curves and train-time statistics from mmengine's ``scalars.json`` logs.
 
     # every loss term (loss, loss_cls, loss_<name>...) and mAP of two runs in one PNG
-    python tools/analysis/analyze_logs.py plot_curve work_dirs/3d_x work_dirs/kd_x --out curves.png
+    python tools/analysis_tools/analyze_logs.py plot_curve work_dirs/3d_x work_dirs/kd_x \
+        --out curves.png
     # chosen keys, losses against the epoch (per-epoch mean of the logged values)
-    python tools/analysis/analyze_logs.py plot_curve RUN --keys loss_pd loss_ndd mAP --xaxis epoch
+    python tools/analysis_tools/analyze_logs.py plot_curve RUN --keys loss_pd loss_ndd mAP \
+        --xaxis epoch
     # mean / slowest / fastest iteration time
-    python tools/analysis/analyze_logs.py cal_train_time work_dirs/3d_x
+    python tools/analysis_tools/analyze_logs.py cal_train_time work_dirs/3d_x
 
 A RUN is a work dir (all its ``<timestamp>/vis_data/scalars.json``, merged) or one
 ``scalars.json``. Every key gets its own panel with one line per run; training keys are plotted

@@ -1,8 +1,8 @@
 """Collect the results of many runs into one table (the format of the method READMEs).
 
-    python tools/analysis/collect_results.py work_dirs/                   # every run below
-    python tools/analysis/collect_results.py work_dirs/a work_dirs/b --metrics mAP CF1_oracle \
-        --out results.md                                                  # + results.csv
+    python tools/analysis_tools/collect_results.py work_dirs/            # every run below
+    python tools/analysis_tools/collect_results.py work_dirs/a work_dirs/b \
+        --metrics mAP CF1_oracle --out results.md                       # + results.csv
 
 A run is a folder holding ``<timestamp>/vis_data/scalars.json`` and the config mmengine dumped
 (``<config name>.py``). Teacher, student, method (the names of the distillation terms, as in the

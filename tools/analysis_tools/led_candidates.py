@@ -1,6 +1,6 @@
 """What L2D's CD / ID reward on MultiDigits: their value for candidate student embeddings.
 
-    python tools/analysis/led_candidates.py TEACHER_CKPT [--config configs/demo/l2d.py]
+    python tools/analysis_tools/led_candidates.py TEACHER_CKPT [--config configs/demo/l2d.py]
 
 On four training batches of 64 it compares L_CD and L_ID (unweighted) and the gradient norm of
 ``100·CD + 1000·ID`` w.r.t. the student's label-wise embeddings for:
@@ -31,10 +31,10 @@ from mmengine.config import Config  # noqa: E402
 from mmengine.dataset import pseudo_collate  # noqa: E402
 from mmengine.registry import DefaultScope  # noqa: E402
 
-from mlkd.models.distillers.taps import Taps  # noqa: E402
+from mlkd.models.algorithms import Taps  # noqa: E402
 from mlkd.models.losses.label_embedding import (class_aware_distance_loss,  # noqa: E402
                                                 instance_aware_distance_loss)
-from mlkd.models.utils import targets_from_samples  # noqa: E402
+from mlkd.models.utils import batch_targets  # noqa: E402
 from mlkd.registry import DATASETS, MODELS  # noqa: E402
 
 
@@ -73,6 +73,8 @@ def main() -> None:
     DefaultScope.get_instance('led_candidates', scope_name='mlkd')
     cfg = Config.fromfile(args.config)
     cfg.model.teacher_ckpt = args.teacher_ckpt
+    if cfg.get('data_preprocessor') is not None:  # as the Runner does
+        cfg.model.setdefault('data_preprocessor', cfg.data_preprocessor)
     model = MODELS.build(cfg.model).eval()
     dataset = DATASETS.build(dict(cfg.train_dataloader.dataset, pipeline=[dict(type='PackInputs')]))
     sums: dict[str, list[float]] = {}
@@ -81,7 +83,7 @@ def main() -> None:
         data = model.data_preprocessor(batch, False)
         t_emb = embeddings(model.teacher, data['inputs'])
         s_emb = embeddings(model.student, data['inputs'])
-        gt = targets_from_samples(data['data_samples'], model.num_classes, device=t_emb.device)
+        gt = batch_targets(data['data_samples'], model.num_classes)
         for name, emb in candidates(s_emb, t_emb, generator).items():
             emb = emb.clone().requires_grad_()
             cd = class_aware_distance_loss(emb, t_emb, gt)

@@ -1,6 +1,6 @@
 """Print the LossDiagnosticsHook records of a run as a Markdown table.
 
-    python tools/analysis/diagnostics_table.py work_dirs/demo/seed0/L2D-paper [--every 3]
+    python tools/analysis_tools/diagnostics_table.py work_dirs/demo/seed0/L2D-paper [--every 3]
 
 Reads ``diag/<term>/<stat>`` from the run's ``vis_data/scalars.json`` (the newest one under the
 folder) and prints, per diagnostic step, each distillation term's weighted value, its gradient

@@ -1,6 +1,6 @@
 """Loss-weight sensitivity: train a config over a grid of two config keys and several seeds.
 
-    python tools/analysis/sweep.py configs/demo/3d.py \\
+    python tools/analysis_tools/sweep.py configs/demo/3d.py \\
         --x model.distill_losses.pd.loss_weight 1 10 100 \\
         --y model.distill_losses.ndd.loss_weight 1 10 \\
         --seeds 0 1 --work-dir work_dirs/sweep_3d \\

@@ -1,10 +1,10 @@
-"""Brute-force references for the logit-distillation losses (tests and benchmark only).
+"""Brute-force references of mlkd's losses, for the tests and the loss benchmark.
 
 Each function transcribes the definition literally (explicit Python loops over samples, positives
 and sample pairs, sub-vectors built by indexing, ``torch.softmax`` for the sub-softmaxes) and shares
 no code with ``mlkd.models.losses``. They are slow by design; the package's closed forms are checked
 against them (``tests/test_logit_losses.py``) and timed against them
-(``tools/analysis/benchmark_losses.py``).
+(``tools/benchmarks/benchmark_losses.py``).
 """
 from __future__ import annotations
 
@@ -357,7 +357,7 @@ def crd_reference(v_s, v_t, idx, memory_s, memory_t, normalisers, temperature, m
 # float64 and transcribes the paper's formula with the plain ``σ`` / ``log`` / power, as the
 # reference code does, except that ``1 − σ(z)`` is written ``σ(−z)`` (the same number, which float64
 # does not round to 0 at the tests' ±50 logits); ignored (``-1``) entries are skipped. Used by
-# ``tests/models/losses/test_*`` and ``tools/analysis/benchmark_losses.py``.
+# ``tests/models/losses/test_*`` and ``tools/benchmarks/benchmark_losses.py``.
 def _entries(gt: torch.Tensor):
     """``(i, c, is_positive)`` of every non-ignored entry."""
     for i in range(gt.shape[0]):

@@ -1,8 +1,8 @@
 """Per-class AP of a ``tools/test.py --out`` dump, or of two dumps side by side.
 
-    python tools/analysis/per_class_ap.py student.npz --config CONFIG --out per_class_ap.png
+    python tools/analysis_tools/per_class_ap.py student.npz --config CONFIG --out per_class_ap.png
     # class by class: B - A for every class, sorted by the difference
-    python tools/analysis/per_class_ap.py student.npz teacher.npz --names student teacher \
+    python tools/analysis_tools/per_class_ap.py student.npz teacher.npz --names student teacher \
         --config CONFIG --sort diff --out student_vs_teacher.png
 
 AP is mlkd's :func:`mlkd.evaluation.metrics.functional.average_precision` (the one behind the
@@ -66,7 +66,7 @@ def class_names_from_config(config: str, num_classes: int) -> list[str]:
     from mmengine.registry import init_default_scope
 
     from mlkd.registry import DATASETS
-    from mlkd.utils.cli import resolve_config_path
+    from mlkd.utils.config_paths import resolve_config_path
     cfg = Config.fromfile(resolve_config_path(config))
     dataset = cfg.test_dataloader.dataset
     classes = (dataset.get('metainfo') or {}).get('classes')

@@ -15,7 +15,10 @@
    14]`` class maps (the 448 crop of a ResNet-50) with a 28 x 28 store: forward, backward and the
    store's read and EMA write, interleaved; what SCL adds to a step whatever the backbone.
 
-    python tools/analysis/benchmark_spml.py [--steps 20] [--coco-batch 16] [--threads 1]
+    python tools/benchmarks/benchmark_spml.py [--steps 20] [--coco-batch 16] [--threads 1]
+
+SCL paper: T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from
+Single-Label Annotations", WACV 2023 (supplementary material).
 """
 from __future__ import annotations
 
@@ -39,13 +42,13 @@ from mlkd.registry import DATASETS, MODELS
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 #: (name, training images N, classes C, input side, top_k): COCO 2014 train split of Cole et al.
-#: (004 Table K.1) and the whole train2014, both at 448 with every class; ImageNet-1K at 224 with
-#: and without the paper's top-10 classes per image (004 §G).
+#: (the SCL paper's Table K.1) and the whole train2014, both at 448 with every class; ImageNet-1K
+#: at 224 with and without the paper's top-10 classes per image (its supplement's §G).
 SETTINGS = (
     ('COCO 2014, Cole et al. train split, 448', 65_665, 80, 448, None),
     ('COCO 2014, all of train2014, 448', 82_081, 80, 448, None),
     ('ImageNet-1K, 224, every class', 1_281_167, 1000, 224, None),
-    ('ImageNet-1K, 224, top-10 classes (004 §G)', 1_281_167, 1000, 224, 10),
+    ('ImageNet-1K, 224, top-10 classes (SCL §G)', 1_281_167, 1000, 224, 10),
 )
 #: The ResNet-50 downsamples by 32: a side of S gives S/32 x S/32 features.
 STRIDE = 32

@@ -19,7 +19,7 @@ after the other.
 
 Usage::
 
-    python tools/analysis/benchmark_sample_seed.py [--samples 2000] [--repeats 7]
+    python tools/benchmarks/benchmark_sample_seed.py [--samples 2000] [--repeats 7]
 """
 from __future__ import annotations
 

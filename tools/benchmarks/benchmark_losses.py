@@ -10,22 +10,20 @@ logits and the labels): the median over ``--repeats`` calls after warm-up, best 
 visit every loss in turn (other processes on a small shared machine cause bursts of load; the best
 round shows the loss's own cost). References: median of ``--ref-repeats`` calls. For partial softmax (PSM), positive
 divide (L_PD) and negative discrepancy (L_NDD, each switch setting) it also times the brute-force
-references of ``tests/loss_references.py`` (Python loops over samples / positives / pairs) and
-checks that value and gradient agree; likewise for ASL (a loop over the ``B·C`` entries) and
-Two-way (a loop over the class and sample sets).
+references of ``mlkd/testing/loss_references.py`` (Python loops over samples / positives /
+pairs) and checks that value and gradient agree; likewise for ASL (a loop over the ``B·C``
+entries) and Two-way (a loop over the class and sample sets).
 
 Usage::
 
-    python tools/analysis/benchmark_losses.py [--batch 64] [--classes 80] [--repeats 30]
+    python tools/benchmarks/benchmark_losses.py [--batch 64] [--classes 80] [--repeats 30]
         [--rounds 5] [--ref-repeats 3] [--threads N]
 """
 from __future__ import annotations
 
 import argparse
-import os.path as osp
 import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable
 
@@ -36,12 +34,8 @@ from mlkd.models.losses import (AsymmetricMultiLabelLoss, BinaryCrossEntropySumL
                                 MSEDistillLoss, MultiLabelKDLoss, MultiLabelLogitDistillLoss,
                                 MultiLabelTaskLoss, NegativeDiscrepancyLoss, PartialSoftmaxLoss,
                                 PositiveDivideLoss, SoftmaxKDLoss, TwoWayMultiLabelLoss)
-
-sys.path.insert(0, osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))),
-                            'tests'))
-from loss_references import (asymmetric_reference,  # noqa: E402
-                             negative_discrepancy_reference, partial_softmax_reference,
-                             two_way_reference)
+from mlkd.testing.loss_references import (asymmetric_reference, negative_discrepancy_reference,
+                                          partial_softmax_reference, two_way_reference)
 
 
 def make_problem(batch: int, classes: int, pos_per_row: float, ignore_frac: float,

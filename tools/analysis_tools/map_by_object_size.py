@@ -1,15 +1,18 @@
-"""mAP by object size on COCO (004 Fig. D.1) from a ``tools/test.py --out`` score dump.
+"""mAP by object size on COCO (the SCL paper's Fig. D.1) from a ``tools/test.py --out`` dump.
 
 Usage::
 
     python tools/test.py CONFIG CKPT --out work_dirs/x/val_scores.npz
-    python tools/analysis/map_by_object_size.py work_dirs/x/val_scores.npz \
+    python tools/analysis_tools/map_by_object_size.py work_dirs/x/val_scores.npz \
         data/coco/annotations/instances_val2014.json --class-order alphabetical \
         [--num-bins 5] [--out-dir work_dirs/x/object_size]
 
 Writes ``map_by_object_size.md`` (the table, also printed) and ``map_by_object_size.png``. The
 binning rule is in :mod:`mlkd.evaluation.object_size`; ``--class-order`` / ``--keep-unlabeled``
 must match the evaluated dataset's, so that the dump's rows and columns are the json's.
+
+SCL paper: T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from
+Single-Label Annotations", WACV 2023 (supplementary material).
 """
 from __future__ import annotations
 

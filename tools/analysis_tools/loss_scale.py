@@ -1,6 +1,6 @@
 """How each distillation term's pull compares with the BCE-sum task loss as B and C change.
 
-    python tools/analysis/loss_scale.py
+    python tools/analysis_tools/loss_scale.py
 
 On synthetic batches (a confident, correct teacher; an untrained student with small random
 logits; label embeddings = the teacher's plus unit noise) it prints, for several batch sizes B,
@@ -11,6 +11,7 @@ with the papers' literal weights and with ``weight_reference`` (the rule of
 """
 from __future__ import annotations
 
+import argparse
 import os.path as osp
 import sys
 
@@ -44,7 +45,7 @@ def ratios(batch_size: int, num_classes: int, positives: float, reference: dict 
     logit_terms = {
         '10·MLD': MultiLabelLogitDistillLoss(loss_weight=10.0, **ref)(s_logits, t_logits),
         '100·L_PD (τ²)': PositiveDivideLoss(loss_weight=100.0, **ref)(s_logits, t_logits, gt),
-        '100·L_PD (no τ²)': PositiveDivideLoss(loss_weight=100.0, tau_sq=False,
+        '100·L_PD (no τ²)': PositiveDivideLoss(loss_weight=100.0, temperature_squared=False,
                                                **ref)(s_logits, t_logits, gt),
         '10·L_NDD': NegativeDiscrepancyLoss(loss_weight=10.0, **ref)(s_logits, t_logits, gt),
     }
@@ -57,6 +58,7 @@ def ratios(batch_size: int, num_classes: int, positives: float, reference: dict 
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # only --help
     torch.set_num_threads(1)
     for reference in (None, PAPER_REFERENCE):
         rule = 'literal weights' if reference is None else f'weight_reference={reference}'

@@ -1,4 +1,7 @@
-"""Overlay the SCL heatmaps stored in a checkpoint on their training images (004, Figs. K.1-K.2).
+"""Overlay the SCL heatmaps stored in a checkpoint on their training images.
+
+The figures are those of Figs. K.1-K.2 in the supplement of T. Verelst et al., "Spatial
+Consistency Loss for Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023.
 
 For each chosen training image: the whole image as the test pipeline shows it, and, for the classes
 the checkpoint's model scores highest, the image with that class's stored heatmap (full-image frame,
@@ -9,7 +12,7 @@ upsampled bilinearly) laid over it, titled with the class and its score. Writes
   annotated positive / a true positive (where the dataset has full labels), the heatmap's mean
   and maximum (in [0, 1]) and the fraction of its cells ever written.
 
-    python tools/analysis/heatmap_overlays.py CONFIG CHECKPOINT --out-dir DIR
+    python tools/visualization/heatmap_overlays.py CONFIG CHECKPOINT --out-dir DIR
         [--indices 0 5 9 | --num-images 4] [--top-k 5] [--loss scl] [--cfg-options ...]
 
 Pass the ``--cfg-options`` the run was trained with: the training set must be the same one.

@@ -18,7 +18,7 @@ all its threads) instead of wall time: on a machine shared with other jobs the w
 depends on how many compete for the cores at that moment, its CPU time much less. With one torch
 thread on an idle machine the two agree.
 
-    python tools/analysis/benchmark_distill_step.py [--batch 16] [--repeats 5] [--warmup 2]
+    python tools/benchmarks/benchmark_distill_step.py [--batch 16] [--repeats 5] [--warmup 2]
         [--method 3d [fitnet at ...]] [--device cuda] [--amp] [--clock cpu]
 """
 from __future__ import annotations

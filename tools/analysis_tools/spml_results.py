@@ -7,7 +7,7 @@ validation metrics of the training log (``<timestamp>/vis_data/scalars.json``), 
 markdown table (mean ± sample std over the seeds found, the seeds listed) and a PNG with one
 point per seed and the mean.
 
-    python tools/analysis/spml_results.py work_dirs/spml_results --out configs/spml/results
+    python tools/analysis_tools/spml_results.py work_dirs/spml_results --out configs/spml/results
 """
 from __future__ import annotations
 

@@ -1,12 +1,16 @@
-"""Distribution of the top-k scores per image (004 Fig. F.1) from a ``tools/test.py --out`` dump.
+"""Distribution of the top-k scores per image (the SCL paper's Fig. F.1) from a score dump.
 
 Usage::
 
-    python tools/analysis/top_scores.py work_dirs/x/val_scores.npz [--k 4] [--bins 10] \
+    python tools/analysis_tools/top_scores.py work_dirs/x/val_scores.npz [--k 4] [--bins 10] \
         [--out-dir work_dirs/x/top_scores]
 
 Writes ``top_scores.md`` (per bin, the fraction of images whose r-th highest score falls in it;
-also printed) and ``top_scores.png`` (one histogram per rank). Scores must be probabilities.
+also printed) and ``top_scores.png`` (one histogram per rank). Scores must be probabilities; the
+dump is what ``tools/test.py --out`` writes.
+
+SCL paper: T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from
+Single-Label Annotations", WACV 2023 (supplementary material).
 """
 from __future__ import annotations
 

@@ -1,0 +1,113 @@
+"""Every script under ``tools/`` answers ``--help`` with exit status 0, and none imports ``tests/``.
+
+``python TOOL --help`` in its own interpreter would cost one ``import mlkd`` (about 2 s) per tool,
+so one fresh interpreter runs them all in turn, each as ``python TOOL --help`` would: the script
+executed as ``__main__`` with ``sys.argv = [TOOL, '--help']`` and its own folder first on
+``sys.path``. A tool that fails to import, or that does its work before parsing its arguments,
+shows up here with its traceback or output.
+"""
+import ast
+import glob
+import json
+import os
+import os.path as osp
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+TOOLS_DIR = osp.join(REPO, 'tools')
+
+
+def _is_script(path: str) -> bool:
+    with open(path, encoding='utf-8') as f:
+        return "if __name__ == '__main__':" in f.read()
+
+
+ALL_PY = sorted(osp.relpath(p, REPO) for p in glob.glob(osp.join(TOOLS_DIR, '**', '*.py'),
+                                                       recursive=True))
+SCRIPTS = [p for p in ALL_PY if _is_script(osp.join(REPO, p))]
+
+#: Runs each script given on the command line as ``python SCRIPT --help`` would; prints one JSON
+#: object: script -> exit code (or the exception), the tail of its output, and the modules it
+#: loaded from ``tests/``.
+DRIVER = r'''
+import contextlib, io, json, os, runpy, sys, traceback
+tests_dir = os.path.join(os.getcwd(), 'tests') + os.sep
+results = {}
+for script in sys.argv[1:]:
+    out, path, argv = io.StringIO(), list(sys.path), sys.argv
+    sys.argv = [script, '--help']
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    before = set(sys.modules)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            runpy.run_path(script, run_name='__main__')
+        code = 'returned without exiting'
+    except SystemExit as done:
+        code = done.code
+    except BaseException:
+        code = traceback.format_exc()
+    finally:
+        sys.argv, sys.path[:] = argv, path
+    from_tests = sorted(name for name in set(sys.modules) - before
+                        if (getattr(sys.modules[name], '__file__', None) or '')
+                        .startswith(tests_dir))
+    results[script] = dict(code=code, output=out.getvalue()[-3000:], from_tests=from_tests)
+print(json.dumps(results))
+'''
+
+
+@pytest.fixture(scope='module')
+def help_results():
+    env = {**os.environ, 'PYTHONPATH': REPO, 'MPLBACKEND': 'Agg'}
+    run = subprocess.run([sys.executable, '-c', DRIVER, *SCRIPTS], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_the_tool_folders_are_found():
+    """The layout (mmpretrain's): tools by job, and the entry points at the top."""
+    assert {'tools/train.py', 'tools/test.py', 'tools/misc/print_config.py',
+            'tools/analysis_tools/collect_results.py', 'tools/benchmarks/benchmark_losses.py',
+            'tools/visualization/browse_dataset.py'} <= set(SCRIPTS)
+    assert not osp.exists(osp.join(TOOLS_DIR, 'analysis'))
+    folders = {osp.dirname(p) for p in ALL_PY}
+    assert folders == {'tools', 'tools/analysis_tools', 'tools/benchmarks', 'tools/misc',
+                       'tools/visualization'}
+    assert all(osp.basename(p).startswith('benchmark_') == (osp.dirname(p) == 'tools/benchmarks')
+               for p in SCRIPTS)
+
+
+def test_every_non_script_is_a_helper_of_its_folder():
+    """A ``.py`` under tools/ without a main guard must be a module its sibling scripts import
+    (else it is a script that ``--help`` would silently skip)."""
+    for path in set(ALL_PY) - set(SCRIPTS):
+        name = osp.splitext(osp.basename(path))[0]
+        importers = []
+        for script in SCRIPTS:
+            if osp.dirname(script) != osp.dirname(path):
+                continue
+            with open(osp.join(REPO, script), encoding='utf-8') as f:
+                tree = ast.parse(f.read())
+            if any(isinstance(node, ast.ImportFrom) and node.module == name
+                   or isinstance(node, ast.Import) and any(a.name == name for a in node.names)
+                   for node in ast.walk(tree)):
+                importers.append(script)
+        assert importers, f'{path} has no main guard and no script of its folder imports it'
+
+
+def test_mlkd_commands_name_existing_tools():
+    from mlkd.cli import COMMANDS
+    assert set(f'tools/{script}' for script in COMMANDS.values()) <= set(SCRIPTS)
+
+
+@pytest.mark.parametrize('script', SCRIPTS)
+def test_tool_answers_help(help_results, script):
+    result = help_results[script]
+    assert result['code'] in (0, None), f"{script} --help: {result['code']}\n{result['output']}"
+    assert 'usage:' in result['output'], result['output']
+    assert not result['from_tests'], f'{script} imports from tests/: {result["from_tests"]}'
