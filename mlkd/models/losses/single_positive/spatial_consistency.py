@@ -130,7 +130,7 @@ class SpatialConsistencyLoss(RoutedLoss, StatefulLoss):
     map of the probe input (the training crop size): 448 → 14×14 features → 28×28 heatmaps. The
     store's size is logged when the loss is built.
 
-    Top-k mode (004 §G, ImageNet): only ``top_k`` classes per image get a heatmap. The classes are
+    Top-k mode (the SCL supplement §G, ImageNet): only ``top_k`` classes per image get a heatmap. The classes are
     those with the highest image-level EMA score ``s_n`` (kept as float16 ``[N, C]``, in host memory)
     at the sample's ``select_after``-th visit (the paper: after 5 epochs); before that the image
     gives no SCL; after it, the other classes' targets are 0 everywhere. ``heatmap_classes``
