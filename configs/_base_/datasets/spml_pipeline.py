@@ -16,14 +16,9 @@ num_classes = 80
 image_size = 448
 resize_size = 672
 
-data_preprocessor = dict(
-    type='MultiLabelDataPreprocessor',  # builds the 1 / 0 / -1 target once per batch
-    num_classes=num_classes,
-    mean=[123.675, 116.28, 103.53],
-    std=[58.395, 57.12, 57.375],
-    to_rgb=True,
-    to_onehot=True,
-)
+data_preprocessor = dict(  # ImageNet mean / std, RGB; builds the 1 / 0 / -1 target once per batch
+    type='MultiLabelDataPreprocessor', num_classes=num_classes, mean=[123.675, 116.28, 103.53],
+    std=[58.395, 57.12, 57.375], to_rgb=True, to_onehot=True)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),
@@ -41,18 +36,11 @@ test_pipeline = [
     dict(type='PackInputs'),
 ]
 
-train_dataloader = dict(
-    batch_size=8,
-    num_workers=4,
-    persistent_workers=True,
-    sampler=dict(type='EpochKeyedSampler', shuffle=True),
-)
-val_dataloader = dict(
-    batch_size=32,
-    num_workers=4,
-    persistent_workers=True,
-    sampler=dict(type='EpochKeyedSampler', shuffle=False),
-)
+# The datasets are set by each dataset config.
+train_dataloader = dict(batch_size=8, num_workers=4, persistent_workers=True,
+                        sampler=dict(type='EpochKeyedSampler', shuffle=True))
+val_dataloader = dict(train_dataloader, batch_size=32,
+                      sampler=dict(type='EpochKeyedSampler', shuffle=False))
 test_dataloader = val_dataloader
 
 val_evaluator = dict(type='MultiLabelMetrics', conventions=('threshold', ))
