@@ -1,6 +1,6 @@
-# Multi-label repvgg_a0 (ImageNet layout) with a linear multi-label head and mmpretrain's ImageNet-1K
-# weights; see imagenet/multi_label_classifier.py.
-_base_ = ['./imagenet/multi_label_classifier.py']
+# Multi-label repvgg_a0 (ImageNet layout) with a linear multi-label head and mmpretrain's
+# ImageNet-1K weights; see common/multi_label_classifier.py.
+_base_ = ['./common/imagenet_weights.py', './common/multi_label_classifier.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/repvgg/repvgg-A0_8xb32_in1k_20221213-60ae8e23.pth'
 model = dict(
     backbone=dict(type='RepVGG', arch='A0', out_indices=(3, ),

@@ -1,6 +1,6 @@
-# Multi-label vgg13_bn (ImageNet layout) with a linear multi-label head and mmpretrain's ImageNet-1K
-# weights; see imagenet/multi_label_classifier.py.
-_base_ = ['./imagenet/multi_label_classifier.py']
+# Multi-label vgg13_bn (ImageNet layout) with a linear multi-label head and mmpretrain's
+# ImageNet-1K weights; see common/multi_label_classifier.py.
+_base_ = ['./common/imagenet_weights.py', './common/multi_label_classifier.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/vgg/vgg13_bn_batch256_imagenet_20210207-1a8b7864.pth'
 model = dict(
     backbone=dict(type='VGG', depth=13, norm_cfg=dict(type='BN'), num_classes=-1,
