@@ -1,6 +1,7 @@
-# ImageNet-1K val with the multi-label ReaL labels (46,837 images with at least one label), for
-# the multi-label evaluation of an ImageNet classifier (004 section 4.3): resize the short side to
-# 256, centre crop 224 (004 appendix A). Evaluation only: use as val/test dataloader.
+# ImageNet-1K val with the multi-label ReaL labels (46,837 images with at least one label), for the
+# multi-label evaluation of an ImageNet classifier (Verelst et al., WACV 2023, section 4.3): resize
+# the short side to 256, centre crop 224 (their appendix A). Evaluation only: use as val/test
+# dataloader.
 num_classes = 1000
 image_size = 224
 

@@ -1,5 +1,6 @@
-# Shared data settings of the Two-way loss paper (001; docs/methods.md §2.1, official code) for
-# MS-COCO 2014 and NUS-WIDE; each dataset config sets num_classes and the datasets only.
+# Shared data settings of the Two-way loss paper (Kobayashi, "Two-way Multi-Label Loss", CVPR 2023;
+# docs/methods.md §2.1, official code) for MS-COCO 2014 and NUS-WIDE; each dataset config sets
+# num_classes and the datasets only.
 #
 # * Train: RandomResizedCrop to 224 with torchvision's defaults (area 8-100 %, aspect 3/4-4/3),
 #   horizontal flip, ColorJitter(brightness, contrast, saturation 0.4), AlexNet-style PCA lighting
