@@ -2,7 +2,8 @@
 # the demo, trained with the student's recipe. Run `tools/train.py
 # configs/multidigits/mldecoder_teacher.py` first (or `python tools/demo.py`), or point
 # `model.teacher_ckpt` at your teacher.
-_base_ = ['../recipes/multidigits.py', '../taps/digits_resnet.py']
+_base_ = ['../datasets/multidigits.py', '../schedules/onecycle_12e_demo.py', '../default_runtime.py',
+          '../taps/digits_resnet.py']
 model = dict(
     type='SingleTeacherDistiller',
     student='{{fileDirname}}/../../multidigits/mldecoder_student.py',
@@ -13,5 +14,6 @@ model = dict(
     probe_input_size=(_base_.image_size, _base_.image_size),
 )
 custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
+default_hooks = dict(logger=dict(interval=10))
 # Leave the frozen teacher out of the optimizer (no per-parameter warnings, smaller state).
 optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')

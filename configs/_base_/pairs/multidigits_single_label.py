@@ -2,7 +2,8 @@
 # docs/feature_kd_multidigits.md): the demo's CIFAR ResNet-18 teacher and student with linear
 # softmax heads, trained with the demo's 12-epoch one-cycle recipe. Train the teacher first:
 # `python tools/train.py configs/multidigits/resnet_teacher_single_label.py`.
-_base_ = ['../recipes/multidigits_single_label.py', '../taps/digits_resnet.py']
+_base_ = ['../datasets/multidigits_single_label.py', '../schedules/onecycle_12e_demo.py',
+          '../default_runtime.py', '../taps/digits_resnet.py']
 model = dict(
     type='SingleTeacherDistiller',
     student='{{fileDirname}}/../../multidigits/resnet_student_single_label.py',
@@ -15,4 +16,5 @@ model = dict(
     probe_input_size=(_base_.image_size, _base_.image_size),
 )
 custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
+default_hooks = dict(logger=dict(interval=10))
 optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')
