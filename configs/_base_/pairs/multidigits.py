@@ -2,8 +2,8 @@
 # the demo, trained with the student's recipe. Run `tools/train.py
 # configs/multidigits/mldecoder_teacher.py` first (or `python tools/demo.py`), or point
 # `model.teacher_ckpt` at your teacher.
-_base_ = ['../datasets/multidigits.py', '../schedules/onecycle_12e_demo.py', '../default_runtime.py',
-          '../taps/digits_resnet.py']
+_base_ = ['../datasets/multidigits.py', '../schedules/onecycle_12e_demo.py',
+          '../default_runtime.py', '../taps/digits_resnet.py']
 model = dict(
     type='SingleTeacherDistiller',
     student='{{fileDirname}}/../../multidigits/mldecoder_student.py',
