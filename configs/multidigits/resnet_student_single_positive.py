@@ -1,11 +1,6 @@
-# MultiDigits multi-label classifier trained from single-positive labels: one observed positive
-# per training image, the other classes unobserved (-1 in the target, skipped by the head's
+# MultiDigits multi-label classifier trained from single-positive labels: one observed positive per
+# training image, the other classes unobserved (-1 in the target, skipped by the head's
 # BinaryCrossEntropySumLoss, i.e. positives-only supervision); validation on the full labels.
 # Losses for the unobserved labels (assume negative, EN, ...) are set on the model, not here.
-_base_ = [
-    '../_base_/models/digits_resnet_student.py',
-    '../_base_/datasets/multidigits_single_positive.py',
-    '../_base_/schedules/onecycle_12e_demo.py',
-    '../_base_/default_runtime.py',
-]
-default_hooks = dict(logger=dict(interval=10))
+_base_ = ['../_base_/models/digits_resnet_student.py',
+          '../_base_/recipes/multidigits_single_positive.py']

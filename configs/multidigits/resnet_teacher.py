@@ -1,8 +1,3 @@
-# MultiDigits multi-label classifier, teacher size (see configs/_base_/models/digits_resnet_teacher.py).
-_base_ = [
-    '../_base_/models/digits_resnet_teacher.py',
-    '../_base_/datasets/multidigits.py',
-    '../_base_/schedules/onecycle_12e_demo.py',
-    '../_base_/default_runtime.py',
-]
-default_hooks = dict(logger=dict(interval=10))
+# MultiDigits multi-label classifier, teacher size (see
+# configs/_base_/models/digits_resnet_teacher.py).
+_base_ = ['../_base_/models/digits_resnet_teacher.py', '../_base_/recipes/multidigits.py']

@@ -1,4 +1,4 @@
-# 004 Table B.1, 40% labels.
+# Verelst et al. (WACV 2023) Table B.1, 40% labels.
 # EN + CL (Verelst et al. 2023): momentum, distance and weight are mlkd's reconstruction
 # (docs/methods.md §3.3), not the paper's values.
 _base_ = ['../_base_/spml/coco_resnet50_partial40.py']

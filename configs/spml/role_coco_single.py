@@ -1,4 +1,4 @@
-# 004 Table B.1, 1 label.
+# Verelst et al. (WACV 2023) Table B.1, 1 label.
 # ROLE: trainable per-sample label estimates (Cole et al. 2021), trained with 10x the
 # network's learning rate and no weight decay.
 _base_ = ['../_base_/spml/coco_resnet50_single.py']

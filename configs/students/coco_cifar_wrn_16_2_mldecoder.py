@@ -1,12 +1,6 @@
-# cifar_wrn_16_2 on MS-COCO 2014 with an ML-Decoder head (L2D protocol), student recipe: 80 epochs one-cycle; the "Student" rows of the 3D tables. CIFAR layout, trained from scratch (no ImageNet weights exist).
-_base_ = [
-    '../_base_/models/cifar/wrn_16_2.py',
-    '../_base_/datasets/coco2014_l2d.py',
-    '../_base_/schedules/onecycle_80e.py',
-    '../_base_/default_runtime.py',
-]
-model = dict(
-    neck=None,
-    head=dict(_delete_=True, type='MLDecoderHead', num_classes=80, in_channels=128,
-              loss=dict(type='BinaryCrossEntropySumLoss')),
-)
+# cifar_wrn_16_2 on MS-COCO 2014 with an ML-Decoder head (L2D protocol), student recipe: 80 epochs
+# one-cycle; the "Student" rows of the 3D tables. CIFAR layout, trained from scratch (no ImageNet
+# weights exist).
+_base_ = ['../_base_/models/cifar/wrn_16_2.py', '../_base_/recipes/coco2014_l2d.py']
+model = dict(neck=None, head=dict(_delete_=True, type='MLDecoderHead', num_classes=80,
+                                  in_channels=128, loss=dict(type='BinaryCrossEntropySumLoss')))

@@ -1,12 +1,5 @@
-# resnet101 on MS-COCO 2014 with an ML-Decoder head (L2D protocol), student recipe: 80 epochs one-cycle; the "Student" rows of the 3D tables.
-_base_ = [
-    '../_base_/models/resnet101_ml.py',
-    '../_base_/datasets/coco2014_l2d.py',
-    '../_base_/schedules/onecycle_80e.py',
-    '../_base_/default_runtime.py',
-]
-model = dict(
-    neck=None,
-    head=dict(_delete_=True, type='MLDecoderHead', num_classes=80, in_channels=2048,
-              loss=dict(type='BinaryCrossEntropySumLoss')),
-)
+# resnet101 on MS-COCO 2014 with an ML-Decoder head (L2D protocol), student recipe: 80 epochs
+# one-cycle; the "Student" rows of the 3D tables.
+_base_ = ['../_base_/models/resnet101_ml.py', '../_base_/recipes/coco2014_l2d.py']
+model = dict(neck=None, head=dict(_delete_=True, type='MLDecoderHead', num_classes=80,
+                                  in_channels=2048, loss=dict(type='BinaryCrossEntropySumLoss')))

@@ -1,4 +1,4 @@
-# 001 Table B (MS-COCO 2014), ResNet-50:
+# Kobayashi (CVPR 2023) Table B (MS-COCO 2014), ResNet-50:
 # ASL with its paper setting (gamma_pos 0, gamma_neg 4, clip 0.05) and reference sum
 # reduction (the paper does not say which settings its ASL row used).
 _base_ = ['../_base_/task_losses/coco_resnet50.py']

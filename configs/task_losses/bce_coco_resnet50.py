@@ -1,4 +1,4 @@
-# 001 Table B (MS-COCO 2014), ResNet-50:
+# Kobayashi (CVPR 2023) Table B (MS-COCO 2014), ResNet-50:
 # BCE, averaged over the B x C entries (reduction 'mean': mlkd's choice, the
 # torch default; the paper does not say how its BCE baseline is reduced).
 _base_ = ['../_base_/task_losses/coco_resnet50.py']

@@ -1,4 +1,4 @@
-# 001 Table C (NUS-WIDE), ResNet-50:
+# Kobayashi (CVPR 2023) Table C (NUS-WIDE), ResNet-50:
 # Two-way loss (T_P 4, T_N 1), class-wise term on each GPU's batch as the reference
 # (global_batch=False: 128 of the global 512).
 _base_ = ['../_base_/task_losses/nuswide_resnet50.py']

@@ -1,13 +1,7 @@
-# cifar_resnet56 on MS-COCO 2014 with an ML-Decoder head (L2D protocol), teacher recipe: 30 epochs of a one-cycle schedule sized for 80. CIFAR layout, trained from scratch (no ImageNet weights exist).
-_base_ = [
-    '../_base_/models/cifar/resnet56.py',
-    '../_base_/datasets/coco2014_l2d.py',
-    '../_base_/schedules/onecycle_80e_stop30.py',
-    '../_base_/default_runtime.py',
-]
-model = dict(
-    neck=None,
-    head=dict(_delete_=True, type='MLDecoderHead', num_classes=80, in_channels=64,
-              loss=dict(type='BinaryCrossEntropySumLoss')),
-)
+# cifar_resnet56 on MS-COCO 2014 with an ML-Decoder head (L2D protocol), teacher recipe: 30 epochs
+# of a one-cycle schedule sized for 80. CIFAR layout, trained from scratch (no ImageNet weights
+# exist).
+_base_ = ['../_base_/models/cifar/resnet56.py', '../_base_/recipes/coco2014_l2d_teacher.py']
+model = dict(neck=None, head=dict(_delete_=True, type='MLDecoderHead', num_classes=80,
+                                  in_channels=64, loss=dict(type='BinaryCrossEntropySumLoss')))
 work_dir = 'work_dirs/teachers/coco_cifar_resnet56_mldecoder'

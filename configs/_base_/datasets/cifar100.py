@@ -22,7 +22,8 @@ train_pipeline = [
 ]
 test_pipeline = [dict(type='PackInputs')]
 
-# mdistiller: batch 64 for training and testing, 2 workers.
+# mdistiller: batch 64 for training and testing, 2 workers; the test split, in order, without
+# augmentation, for validation.
 train_dataloader = dict(
     batch_size=64,
     num_workers=2,
@@ -30,13 +31,9 @@ train_dataloader = dict(
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
     dataset=dict(type=dataset_type, data_root=data_root, split='train', pipeline=train_pipeline),
 )
-val_dataloader = dict(
-    batch_size=64,
-    num_workers=2,
-    persistent_workers=True,
-    sampler=dict(type='EpochKeyedSampler', shuffle=False),
-    dataset=dict(type=dataset_type, data_root=data_root, split='test', pipeline=test_pipeline),
-)
+val_dataloader = dict(train_dataloader, sampler=dict(type='EpochKeyedSampler', shuffle=False),
+                      dataset=dict(train_dataloader['dataset'], split='test',
+                                   pipeline=test_pipeline))
 test_dataloader = val_dataloader
 
 val_evaluator = dict(type='Accuracy', topk=(1, 5))

@@ -18,14 +18,9 @@ data_root = 'data/coco'
 num_classes = 80
 image_size = 224
 
-data_preprocessor = dict(
-    type='MultiLabelDataPreprocessor',  # builds the 1 / 0 / -1 target once per batch
-    num_classes=num_classes,
-    mean=[0.0, 0.0, 0.0],
-    std=[255.0, 255.0, 255.0],
-    to_rgb=True,
-    to_onehot=True,
-)
+data_preprocessor = dict(  # builds the 1 / 0 / -1 target once per batch
+    type='MultiLabelDataPreprocessor', num_classes=num_classes, mean=[0.0, 0.0, 0.0],
+    std=[255.0, 255.0, 255.0], to_rgb=True, to_onehot=True)
 
 rand_augment = dict(type='UDARandAugment')
 cutout = dict(type='RandomColorCutout', cutout_factor=0.5, prob=1.0)
@@ -38,12 +33,7 @@ train_pipeline = [
     rand_augment,
     dict(type='PackInputs'),
 ]
-test_pipeline = [
-    dict(type='LoadImageFromFile', imdecode_backend='pillow'),
-    dict(type='Resize', scale=(image_size, image_size), keep_ratio=False, backend='pillow',
-         interpolation='bilinear'),
-    dict(type='PackInputs'),
-]
+test_pipeline = [*train_pipeline[:2], dict(type='PackInputs')]  # the same squish, no augmentation
 
 train_dataloader = dict(
     batch_size=64,

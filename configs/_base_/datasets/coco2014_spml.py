@@ -1,9 +1,10 @@
-# MS-COCO 2014 for single-positive training (004): train2014 with one observed positive per image
-# (uniform, seed 1200 as Cole et al.'s generator), val2014 with full labels. Classes in category-id
-# order, the order of Cole et al.'s formatted files. For their published observed labels use
-# observed_labels=dict(mode='file', file='formatted_train_labels_obs.npy',
-# images_file='formatted_train_images.npy'); for 004 Table B.1's partial settings see
-# coco2014_spml_partial75.py / coco2014_spml_partial40.py.
+# MS-COCO 2014 for single-positive training (Verelst et al., WACV 2023): train2014 with one
+# observed positive per image (uniform, seed 1200 as Cole et al.'s generator), val2014 with full
+# labels. Classes in category-id order, the order of Cole et al.'s formatted files. For their
+# published observed labels use observed_labels=dict(mode='file',
+# file='formatted_train_labels_obs.npy', images_file='formatted_train_images.npy'); for Verelst et
+# al. (WACV 2023) Table B.1's partial settings see coco2014_spml_partial75.py /
+# coco2014_spml_partial40.py.
 _base_ = ['./spml_pipeline.py']
 num_classes = 80
 observed_labels = dict(mode='single_positive', seed=1200)

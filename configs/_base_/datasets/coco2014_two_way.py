@@ -1,5 +1,5 @@
-# MS-COCO 2014 as in 001 Table B: train2014 / val2014 images with at least one label
-# (keep_unlabeled=False), classes in category-id order, the Two-way pipeline at 224.
+# MS-COCO 2014 as in Kobayashi (CVPR 2023) Table B: train2014 / val2014 images with at least one
+# label (keep_unlabeled=False), classes in category-id order, the Two-way pipeline at 224.
 _base_ = ['./two_way_pipeline.py']
 num_classes = 80
 data_preprocessor = dict(num_classes=num_classes)

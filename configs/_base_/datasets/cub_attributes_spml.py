@@ -1,6 +1,6 @@
-# CUB-200-2011, 312 attributes, for single-positive training (004): official train / test split;
-# an attribute is positive when is_present = 1, whatever its certainty (min_certainty=1, Cole et
-# al.'s rule; see mlkd/datasets/cub.py).
+# CUB-200-2011, 312 attributes, for single-positive training (Verelst et al., WACV 2023): official
+# train / test split; an attribute is positive when is_present = 1, whatever its certainty
+# (min_certainty=1, Cole et al.'s rule; see mlkd/datasets/cub.py).
 _base_ = ['./spml_pipeline.py']
 num_classes = 312
 data_root = 'data/cub/CUB_200_2011'

@@ -1,6 +1,6 @@
-# NUS-WIDE (81 concepts) for single-positive training (004): Cole et al.'s re-crawled subset
-# (protocol='cole'; 'official' keeps unlabeled images, 'official_labeled' is ASL's / 001's
-# variant). Images listed but not on disk are skipped and counted in the log
+# NUS-WIDE (81 concepts) for single-positive training (Verelst et al., WACV 2023): Cole et al.'s
+# re-crawled subset (protocol='cole'; 'official' keeps unlabeled images, 'official_labeled' is
+# ASL's / Kobayashi's variant). Images listed but not on disk are skipped and counted in the log
 # (missing_images='skip').
 _base_ = ['./spml_pipeline.py']
 num_classes = 81

@@ -1,6 +1,7 @@
-# NUS-WIDE (81 concepts) as in 001 Table C: the official train / test lists without the images
-# that have no label (protocol='official_labeled'; 125,448 / 83,898 in the paper), the Two-way
-# pipeline at 224. Images listed but not on disk are skipped and counted in the log.
+# NUS-WIDE (81 concepts) as in Kobayashi (CVPR 2023) Table C: the official train / test lists
+# without the images that have no label (protocol='official_labeled'; 125,448 / 83,898 in the
+# paper), the Two-way pipeline at 224. Images listed but not on disk are skipped and counted in the
+# log.
 _base_ = ['./two_way_pipeline.py']
 num_classes = 81
 data_root = 'data/nuswide'

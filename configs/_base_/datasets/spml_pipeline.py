@@ -1,6 +1,7 @@
-# Shared data settings of the single-positive multi-label paper (004, appendix A) for MS-COCO
-# 2014, Pascal VOC 2012, NUS-WIDE and CUB-200-2011; each dataset config sets num_classes and the
-# datasets and says nothing else.
+# Shared data settings of the spatial consistency loss paper (Verelst et al., "Spatial Consistency
+# Loss for Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023; appendix A)
+# for MS-COCO 2014, Pascal VOC 2012, NUS-WIDE and CUB-200-2011; each dataset config sets
+# num_classes and the datasets and says nothing else.
 #
 # * Train: resize to 672 x 672 (aspect not kept), a random *square* crop of 25-100 % of the area
 #   (torchvision RandomResizedCrop semantics; aspect ratio fixed at 1) resized to 448 x 448, and a
@@ -8,7 +9,7 @@
 #   RandomResizedCrop's draws and output plus the crop box, packed with the flip flag for the
 #   spatial consistency loss (SCL); every method of a table sees the same augmentation.
 # * Test: resize to 448 x 448.
-# * ImageNet mean / std on RGB inputs (the ImageNet-pretrained ResNet-50 of 004).
+# * ImageNet mean / std on RGB inputs (the ImageNet-pretrained ResNet-50 of Verelst et al.).
 # * Training samples carry the unobserved labels (gt_label_ignored: -1 in the target built by the
 #   data preprocessor) and the clean labels (gt_label_full: gt_full) of the observed-label switch
 #   (mlkd/datasets/observed_labels.py); validation keeps the full labels.
@@ -16,14 +17,9 @@ num_classes = 80
 image_size = 448
 resize_size = 672
 
-data_preprocessor = dict(
-    type='MultiLabelDataPreprocessor',  # builds the 1 / 0 / -1 target once per batch
-    num_classes=num_classes,
-    mean=[123.675, 116.28, 103.53],
-    std=[58.395, 57.12, 57.375],
-    to_rgb=True,
-    to_onehot=True,
-)
+data_preprocessor = dict(  # ImageNet mean / std, RGB; builds the 1 / 0 / -1 target once per batch
+    type='MultiLabelDataPreprocessor', num_classes=num_classes, mean=[123.675, 116.28, 103.53],
+    std=[58.395, 57.12, 57.375], to_rgb=True, to_onehot=True)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),
@@ -41,18 +37,11 @@ test_pipeline = [
     dict(type='PackInputs'),
 ]
 
-train_dataloader = dict(
-    batch_size=8,
-    num_workers=4,
-    persistent_workers=True,
-    sampler=dict(type='EpochKeyedSampler', shuffle=True),
-)
-val_dataloader = dict(
-    batch_size=32,
-    num_workers=4,
-    persistent_workers=True,
-    sampler=dict(type='EpochKeyedSampler', shuffle=False),
-)
+# The datasets are set by each dataset config.
+train_dataloader = dict(batch_size=8, num_workers=4, persistent_workers=True,
+                        sampler=dict(type='EpochKeyedSampler', shuffle=True))
+val_dataloader = dict(train_dataloader, batch_size=32,
+                      sampler=dict(type='EpochKeyedSampler', shuffle=False))
 test_dataloader = val_dataloader
 
 val_evaluator = dict(type='MultiLabelMetrics', conventions=('threshold', ))

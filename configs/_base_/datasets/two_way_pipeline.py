@@ -1,5 +1,6 @@
-# Shared data settings of the Two-way loss paper (001; docs/methods.md §2.1, official code) for
-# MS-COCO 2014 and NUS-WIDE; each dataset config sets num_classes and the datasets only.
+# Shared data settings of the Two-way loss paper (Kobayashi, "Two-way Multi-Label Loss", CVPR 2023;
+# docs/methods.md §2.1, official code) for MS-COCO 2014 and NUS-WIDE; each dataset config sets
+# num_classes and the datasets only.
 #
 # * Train: RandomResizedCrop to 224 with torchvision's defaults (area 8-100 %, aspect 3/4-4/3),
 #   horizontal flip, ColorJitter(brightness, contrast, saturation 0.4), AlexNet-style PCA lighting
@@ -10,14 +11,9 @@
 num_classes = 80
 image_size = 224
 
-data_preprocessor = dict(
-    type='MultiLabelDataPreprocessor',
-    num_classes=num_classes,
-    mean=[123.675, 116.28, 103.53],
-    std=[58.395, 57.12, 57.375],
-    to_rgb=True,
-    to_onehot=True,
-)
+data_preprocessor = dict(  # ImageNet mean / std, RGB; builds the 1 / 0 / -1 target once per batch
+    type='MultiLabelDataPreprocessor', num_classes=num_classes, mean=[123.675, 116.28, 103.53],
+    std=[58.395, 57.12, 57.375], to_rgb=True, to_onehot=True)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),
@@ -30,25 +26,13 @@ train_pipeline = [
          alphastd=0.1, to_rgb=True),
     dict(type='PackInputs'),
 ]
-test_pipeline = [
-    dict(type='LoadImageFromFile'),
-    dict(type='ResizeEdge', scale=256, edge='short'),
-    dict(type='CenterCrop', crop_size=image_size),
-    dict(type='PackInputs'),
-]
+test_pipeline = [dict(type='LoadImageFromFile'), dict(type='ResizeEdge', scale=256, edge='short'),
+                 dict(type='CenterCrop', crop_size=image_size), dict(type='PackInputs')]
 
-train_dataloader = dict(
-    batch_size=128,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='EpochKeyedSampler', shuffle=True),
-)
-val_dataloader = dict(
-    batch_size=128,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='EpochKeyedSampler', shuffle=False),
-)
+# The datasets are set by each dataset config.
+train_dataloader = dict(batch_size=128, num_workers=8, persistent_workers=True,
+                        sampler=dict(type='EpochKeyedSampler', shuffle=True))
+val_dataloader = dict(train_dataloader, sampler=dict(type='EpochKeyedSampler', shuffle=False))
 test_dataloader = val_dataloader
 
 val_evaluator = dict(type='SampleMAP')

@@ -6,19 +6,13 @@
 # separately and hands the model a list [weak, strong] of [B, 3, 224, 224] tensors; the model's
 # `views` option says which net sees which view. Evaluation batches stay single-view.
 _base_ = ['./voc2007_l2d.py']
-
-image_size = 224
 flip = dict(type='RandomFlip', prob=0.5, direction='horizontal')
-
 train_pipeline = [
-    dict(type='LoadImageFromFile', imdecode_backend='pillow'),
-    dict(type='Resize', scale=(image_size, image_size), keep_ratio=False, backend='pillow',
-         interpolation='bilinear'),
+    *_base_.train_pipeline[:2],  # load, squish resize
     dict(type='MultiView', num_views=[1, 1],
          transforms=[[flip], [flip, _base_.cutout, _base_.rand_augment]]),
-    dict(type='PackInputs'),
+    _base_.train_pipeline[-1],  # PackInputs
 ]
-
 # The base dataloader captured the base pipeline when it was parsed; point it at this one.
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 data_preprocessor = dict(type='MultiViewClsDataPreprocessor')

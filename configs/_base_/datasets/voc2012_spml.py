@@ -1,6 +1,6 @@
-# Pascal VOC 2012 for single-positive training (004, with Cole et al.'s splits): the `train`
-# image set with one observed positive per image, the `val` image set (5,823 images) as the test
-# set. A class present only through difficult objects is a negative in both
+# Pascal VOC 2012 for single-positive training (Verelst et al., WACV 2023, with Cole et al.'s
+# splits): the `train` image set with one observed positive per image, the `val` image set (5,823
+# images) as the test set. A class present only through difficult objects is a negative in both
 # (difficult_policy='negative'), as Cole et al.'s formatter reads the per-class lists' "1" only.
 _base_ = ['./spml_pipeline.py']
 num_classes = 20

@@ -1,7 +1,8 @@
 # reviewkd.py for a Swin teacher: its stage taps are (tokens, (H, W)) pairs, turned into
 # [B, C, H, W] maps by parameter-free TokenMapConnectors before the ABF fusion and the loss. The
 # maps are the stage outputs before the backbone's output norm (mmpretrain keeps a norm only for
-# the output stage). The connectors are redefined in full: the maps must exist before the ABF.
+# the output stage). The connectors are listed anew (`_delete_`) so that the maps come first
+# (connectors run in order); reviewkd.py's pooling and ABF follow, the ABF targeting the maps.
 _base_ = ['./reviewkd.py']
 method = dict(
     connectors=dict(
@@ -10,9 +11,9 @@ method = dict(
         t_map2=dict(type='TokenMapConnector', source='t_stage2'),
         t_map3=dict(type='TokenMapConnector', source='t_stage3'),
         t_map4=dict(type='TokenMapConnector', source='t_stage4'),
-        s_pool=dict(type='GlobalPoolConnector', keepdim=True, source='s_feats'),
-        t_pool=dict(type='GlobalPoolConnector', keepdim=True, source='t_feats'),
-        s_abf=dict(type='ABFConnector', source=['s_stage1', 's_stage2', 's_stage3', 's_stage4', 's_pool'],
+        s_pool=_base_.method.connectors.s_pool,
+        t_pool=_base_.method.connectors.t_pool,
+        s_abf=dict(_base_.method.connectors.s_abf,
                    target=['t_map1', 't_map2', 't_map3', 't_map4', 't_pool']),
     ),
     distill_losses=dict(reviewkd=dict(

@@ -1,19 +1,6 @@
-# MultiDigits teacher-size CIFAR-layout ResNet-18 with an ML-Decoder head producing one embedding per
-# class (the L2D protocol; L2D's LED distils these label-wise embeddings). Small decoder sizes keep
-# the demo CPU-friendly.
-model = dict(
-    type='ImageClassifier',
-    backbone=dict(type='ResNet_CIFAR', depth=18, stem_channels=24, base_channels=24,
-                  out_indices=(3, )),
-    neck=None,
-    head=dict(
-        type='MLDecoderHead',
-        num_classes=10,
-        in_channels=192,
-        hidden_dim=64,
-        num_heads=4,
-        ffn_dim=128,
-        dropout=0.1,
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
-)
+# MultiDigits teacher-size CIFAR-layout ResNet-18 (24 base channels) with an ML-Decoder head:
+# digits_resnet_student_mldecoder.py with twice its decoder width. Small decoder sizes keep the
+# demo CPU-friendly.
+_base_ = ['./digits_resnet_student_mldecoder.py']
+model = dict(backbone=dict(stem_channels=24, base_channels=24),
+             head=dict(in_channels=192, hidden_dim=64, ffn_dim=128))

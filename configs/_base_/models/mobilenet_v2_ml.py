@@ -1,18 +1,9 @@
-# Multi-label mobilenet_v2 (ImageNet layout) with a linear multi-label head; 80 classes (MS-COCO) by
-# default, override `model.head.num_classes` per dataset. The backbone starts from mmpretrain's
-# ImageNet-1K weights (downloaded by mmengine on first use; set `init_cfg=None` to train from scratch).
+# Multi-label mobilenet_v2 (ImageNet layout) with a linear multi-label head and mmpretrain's
+# ImageNet-1K weights; see common/multi_label_classifier.py.
+_base_ = ['./common/imagenet_weights.py', './common/multi_label_classifier.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/mobilenet_v2/mobilenet_v2_batch256_imagenet_20200708-3b2dc3af.pth'
-
 model = dict(
-    type='ImageClassifier',
     backbone=dict(type='MobileNetV2', widen_factor=1.0,
-        init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone')),
-    neck=dict(type='GlobalAveragePooling'),
-    head=dict(
-        type='MultiLabelLinearClsHead',
-        num_classes=80,
-        in_channels=1280,
-        # L2D's task loss: BCE summed over batch and classes (paper loss weights assume this scale).
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
+                  init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone')),
+    head=dict(in_channels=1280),
 )

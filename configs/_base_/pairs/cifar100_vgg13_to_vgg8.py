@@ -1,11 +1,7 @@
 # Single-label distillation pair vgg13 -> vgg8 on CIFAR-100 with mdistiller's recipe
-# (240 epochs, SGD, batch 64). Train the teacher first with configs/cifar100/vgg13.py.
+# (single_label/cifar100.py). Train the teacher first with configs/cifar100/vgg13.py.
 _base_ = ['./single_label/cifar100.py', '../taps/cifar_vgg.py']
-model = dict(
-    teacher='{{fileDirname}}/../../cifar100/vgg13.py',
-    student='{{fileDirname}}/../../cifar100/vgg8.py',
-    teacher_ckpt='work_dirs/cifar100/vgg13',  # its work dir: the last checkpoint there
-    # Stage and pre-ReLU taps for the feature methods; recorded only when a loss reads them.
-    student_taps=_base_.cifar_vgg_taps,
-    teacher_taps=_base_.cifar_vgg_taps,
-)
+model = dict(teacher='{{fileDirname}}/../../cifar100/vgg13.py',
+             student='{{fileDirname}}/../../cifar100/vgg8.py',
+             teacher_ckpt='work_dirs/cifar100/vgg13',
+             student_taps=_base_.cifar_vgg_taps, teacher_taps=_base_.cifar_vgg_taps)

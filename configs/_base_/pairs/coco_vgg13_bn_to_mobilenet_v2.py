@@ -1,22 +1,8 @@
-# Distillation pair of 3D Table B.1: vgg13_bn -> mobilenet_v2 on MS-COCO 2014.
-# Train the teacher first with configs/teachers/coco_vgg13_bn_mldecoder.py (30 of 80 epochs).
-_base_ = [
-    '../datasets/coco2014_l2d.py',
-    '../schedules/onecycle_80e.py',
-    '../default_runtime.py',
-    '../taps/mobilenet_v2.py',
-    '../taps/vgg13_bn.py',
-]
-model = dict(
-    type='SingleTeacherDistiller',
-    teacher='{{fileDirname}}/../../teachers/coco_vgg13_bn_mldecoder.py',
-    student='{{fileDirname}}/../../students/coco_mobilenet_v2_mldecoder.py',
-    teacher_ckpt='work_dirs/teachers/coco_vgg13_bn_mldecoder',  # its work dir: the last checkpoint there
-    # Stage taps (`stage1..4`) for the feature methods; recorded only when a loss reads them.
-    student_taps=_base_.mobilenet_v2_taps,
-    teacher_taps=_base_.vgg13_bn_taps,
-    probe_input_size=(_base_.image_size, _base_.image_size),
-)
-custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
-# Leave the frozen teacher out of the optimizer (no per-parameter warnings, smaller state).
-optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')
+# Distillation pair of 3D Table B.1: vgg13_bn -> mobilenet_v2 on MS-COCO 2014. Train the teacher
+# first with configs/teachers/coco_vgg13_bn_mldecoder.py (30 of 80 epochs).
+_base_ = ['./l2d/coco2014.py', '../taps/mobilenet_v2.py', '../taps/vgg13_bn.py',
+          './l2d/distiller.py']
+model = dict(teacher='{{fileDirname}}/../../teachers/coco_vgg13_bn_mldecoder.py',
+             student='{{fileDirname}}/../../students/coco_mobilenet_v2_mldecoder.py',
+             teacher_ckpt='work_dirs/teachers/coco_vgg13_bn_mldecoder',
+             student_taps=_base_.mobilenet_v2_taps, teacher_taps=_base_.vgg13_bn_taps)

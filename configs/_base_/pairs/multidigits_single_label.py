@@ -2,22 +2,17 @@
 # docs/feature_kd_multidigits.md): the demo's CIFAR ResNet-18 teacher and student with linear
 # softmax heads, trained with the demo's 12-epoch one-cycle recipe. Train the teacher first:
 # `python tools/train.py configs/multidigits/resnet_teacher_single_label.py`.
-_base_ = [
-    '../datasets/multidigits_single_label.py',
-    '../schedules/onecycle_12e_demo.py',
-    '../default_runtime.py',
-    '../taps/digits_resnet.py',
-]
+_base_ = ['../datasets/multidigits_single_label.py', '../schedules/onecycle_12e_demo.py',
+          '../default_runtime.py', '../taps/digits_resnet.py']
 model = dict(
     type='SingleTeacherDistiller',
     student='{{fileDirname}}/../../multidigits/resnet_student_single_label.py',
     teacher='{{fileDirname}}/../../multidigits/resnet_teacher_single_label.py',
-    teacher_ckpt='work_dirs/resnet_teacher_single_label',  # its work dir: the last checkpoint there
+    teacher_ckpt='work_dirs/resnet_teacher_single_label',  # its work dir: its last checkpoint
     data_preprocessor=_base_.data_preprocessor,
     # Stage taps (`stage1..4`) for the feature methods (mmpretrain's ResNet_CIFAR has no pre-ReLU
     # module, so OFD has no MultiDigits config).
-    student_taps=_base_.digits_resnet_taps,
-    teacher_taps=_base_.digits_resnet_taps,
+    student_taps=_base_.digits_resnet_taps, teacher_taps=_base_.digits_resnet_taps,
     probe_input_size=(_base_.image_size, _base_.image_size),
 )
 custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]

@@ -1,22 +1,7 @@
-# Distillation pair of 3D Table B.2: resnet50 -> repvgg_a0 on PASCAL VOC 2007.
-# Train the teacher first with configs/teachers/voc_resnet50_mldecoder.py (30 of 80 epochs).
-_base_ = [
-    '../datasets/voc2007_l2d.py',
-    '../schedules/onecycle_80e.py',
-    '../default_runtime.py',
-    '../taps/repvgg.py',
-    '../taps/resnet.py',
-]
-model = dict(
-    type='SingleTeacherDistiller',
-    teacher='{{fileDirname}}/../../teachers/voc_resnet50_mldecoder.py',
-    student='{{fileDirname}}/../../students/voc_repvgg_a0_mldecoder.py',
-    teacher_ckpt='work_dirs/teachers/voc_resnet50_mldecoder',  # its work dir: the last checkpoint there
-    # Stage taps (`stage1..4`) for the feature methods; recorded only when a loss reads them.
-    student_taps=_base_.repvgg_taps,
-    teacher_taps=_base_.resnet_taps,
-    probe_input_size=(_base_.image_size, _base_.image_size),
-)
-custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
-# Leave the frozen teacher out of the optimizer (no per-parameter warnings, smaller state).
-optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')
+# Distillation pair of 3D Table B.2: resnet50 -> repvgg_a0 on PASCAL VOC 2007. Train the teacher
+# first with configs/teachers/voc_resnet50_mldecoder.py (30 of 80 epochs).
+_base_ = ['./l2d/voc2007.py', '../taps/repvgg.py', '../taps/resnet.py', './l2d/distiller.py']
+model = dict(teacher='{{fileDirname}}/../../teachers/voc_resnet50_mldecoder.py',
+             student='{{fileDirname}}/../../students/voc_repvgg_a0_mldecoder.py',
+             teacher_ckpt='work_dirs/teachers/voc_resnet50_mldecoder',
+             student_taps=_base_.repvgg_taps, teacher_taps=_base_.resnet_taps)

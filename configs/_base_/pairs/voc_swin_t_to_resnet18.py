@@ -1,22 +1,7 @@
-# Distillation pair of 3D Table B.2: swin_t -> resnet18 on PASCAL VOC 2007.
-# Train the teacher first with configs/teachers/voc_swin_t_mldecoder.py (30 of 80 epochs).
-_base_ = [
-    '../datasets/voc2007_l2d.py',
-    '../schedules/onecycle_80e.py',
-    '../default_runtime.py',
-    '../taps/resnet.py',
-    '../taps/swin_t.py',
-]
-model = dict(
-    type='SingleTeacherDistiller',
-    teacher='{{fileDirname}}/../../teachers/voc_swin_t_mldecoder.py',
-    student='{{fileDirname}}/../../students/voc_resnet18_mldecoder.py',
-    teacher_ckpt='work_dirs/teachers/voc_swin_t_mldecoder',  # its work dir: the last checkpoint there
-    # Stage taps (`stage1..4`) for the feature methods; recorded only when a loss reads them.
-    student_taps=_base_.resnet_taps,
-    teacher_taps=_base_.swin_t_taps,
-    probe_input_size=(_base_.image_size, _base_.image_size),
-)
-custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
-# Leave the frozen teacher out of the optimizer (no per-parameter warnings, smaller state).
-optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')
+# Distillation pair of 3D Table B.2: swin_t -> resnet18 on PASCAL VOC 2007. Train the teacher first
+# with configs/teachers/voc_swin_t_mldecoder.py (30 of 80 epochs).
+_base_ = ['./l2d/voc2007.py', '../taps/resnet.py', '../taps/swin_t.py', './l2d/distiller.py']
+model = dict(teacher='{{fileDirname}}/../../teachers/voc_swin_t_mldecoder.py',
+             student='{{fileDirname}}/../../students/voc_resnet18_mldecoder.py',
+             teacher_ckpt='work_dirs/teachers/voc_swin_t_mldecoder',
+             student_taps=_base_.resnet_taps, teacher_taps=_base_.swin_t_taps)

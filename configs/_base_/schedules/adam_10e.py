@@ -1,8 +1,9 @@
-# Cole et al.'s end-to-end single-positive recipe (docs/methods.md §3.1), which 004 builds on:
-# Adam, constant learning rate 1e-5, no weight decay, 10 epochs, batch 8 (set by the dataset
-# base). 004's main text (its own optimiser settings) is not in the sources: this is mlkd's choice
-# for 004 Table B.1, stated in configs/spml/README.md. Cole et al. keep the epoch with the best
-# validation mAP; mlkd reports the last epoch (the validation set here is the test set).
+# Cole et al.'s end-to-end single-positive recipe (docs/methods.md §3.1), which Verelst et al.
+# (WACV 2023) build on: Adam, constant learning rate 1e-5, no weight decay, 10 epochs, batch 8 (set
+# by the dataset base). Verelst et al.'s main text (their own optimiser settings) is not in the
+# sources: this is mlkd's choice for Verelst et al. (WACV 2023) Table B.1, stated in
+# configs/spml/README.md. Cole et al. keep the epoch with the best validation mAP; mlkd reports the
+# last epoch (the validation set here is the test set).
 optim_wrapper = dict(optimizer=dict(type='Adam', lr=1e-5))
 param_scheduler = []
 train_cfg = dict(by_epoch=True, max_epochs=10, val_interval=1)

@@ -5,11 +5,10 @@ _base_ = ['./onecycle_80e.py']
 max_lr = 2e-3
 schedule_epochs = 12
 optim_wrapper = dict(optimizer=dict(lr=max_lr))
+# onecycle_80e's two schedulers resized to the short cycle (the base captured its own values).
 param_scheduler = [
-    dict(type='OneCycleLR', eta_max=max_lr, total_steps=schedule_epochs, end=schedule_epochs, pct_start=0.2,
-         by_epoch=True, convert_to_iter_based=True),
-    dict(type='OneCycleMomentum', base_momentum=0.85, max_momentum=0.95,
-         total_steps=schedule_epochs, end=schedule_epochs, pct_start=0.2, by_epoch=True,
-         convert_to_iter_based=True),
+    dict(_base_.param_scheduler[0], eta_max=max_lr, total_steps=schedule_epochs,
+         end=schedule_epochs),
+    dict(_base_.param_scheduler[1], total_steps=schedule_epochs, end=schedule_epochs),
 ]
 train_cfg = dict(max_epochs=schedule_epochs, val_interval=schedule_epochs)

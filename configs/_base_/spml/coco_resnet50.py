@@ -1,9 +1,9 @@
-# 004 Table B.1 wiring (no data): ResNet-50 from mmpretrain's ImageNet-1K weights with a linear
-# 80-class head, trained under ClassifierWithLosses. The head's own loss is off
-# (task_loss_weight=0): each leaf names its objective in `model.losses`, so every row of the table
-# runs through the same model, data and optimiser. The setting bases (coco_resnet50_{full,
+# Verelst et al. (WACV 2023) Table B.1 wiring (no data): ResNet-50 from mmpretrain's ImageNet-1K
+# weights with a linear 80-class head, trained under ClassifierWithLosses. The head's own loss is
+# off (task_loss_weight=0): each leaf names its objective in `model.losses`, so every row of the
+# table runs through the same model, data and optimiser. The setting bases (coco_resnet50_{full,
 # partial75,partial40,single}.py) add MS-COCO 2014 with the observed labels of a column and the
-# 004 augmentation at 448 (configs/_base_/datasets/spml_pipeline.py).
+# augmentation of Verelst et al. at 448 (configs/_base_/datasets/spml_pipeline.py).
 _base_ = [
     '../models/resnet50_ml.py',
     '../schedules/adam_10e.py',
@@ -11,7 +11,8 @@ _base_ = [
 ]
 # Size of the per-sample state (ROLE, CL, SCL): the train2014 images with a label (82,081).
 num_train_samples = 82081
-# k, the mean number of positives per image (004 Table K.1, COCO): ROLE's regulariser.
+# k, the mean number of positives per image (Verelst et al. (WACV 2023) Table K.1, COCO): ROLE's
+# regulariser.
 expected_positives = 2.9
 model = dict(
     _delete_=True,

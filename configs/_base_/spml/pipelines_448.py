@@ -1,7 +1,8 @@
-# The SCL paper's augmentation for COCO / VOC / NUS-WIDE / CUB (004 supplement §A): square resize
-# to 672, random square crop of 25-100 % of the area resized to 448, horizontal flip; test: square
-# resize to 448. The crop box and flip flag travel to the model for SpatialConsistencyLoss.
-# Use: `_base_ = [..., '../_base_/spml/pipelines_448.py']` and set the datasets' `pipeline`.
+# The SCL paper's augmentation for COCO / VOC / NUS-WIDE / CUB (Verelst et al., WACV 2023,
+# supplement §A): square resize to 672, random square crop of 25-100 % of the area resized to 448,
+# horizontal flip; test: square resize to 448. The crop box and flip flag travel to the model for
+# SpatialConsistencyLoss. Use: `_base_ = [..., '../_base_/spml/pipelines_448.py']` and set the
+# datasets' `pipeline`.
 image_size = 448
 train_pipeline = [
     dict(type='LoadImageFromFile'),

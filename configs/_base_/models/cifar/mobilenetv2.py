@@ -1,21 +1,7 @@
-# Multi-label MobileNetV2 (T=6, width 0.5): the CIFAR layout of CRD / mdistiller (`MobileNetV2 =
-# mobile_half` in mdistiller/models/cifar) with a linear multi-label head; 80 classes (MS-COCO) by
-# default, override `model.head.num_classes` per dataset. Trained from scratch: no ImageNet weights
-# exist for the CIFAR-layout nets, so the 3D protocol's "all models are pre-trained on ImageNet-1K"
-# cannot hold for them (open point, methods.md §4.4.5); the default init is the reference one
-# (Kaiming fan-out convs, unit BN). Any input size works (global average pooling): 32x32 as in CRD,
-# or 224x224 as in the 3D paper. The ImageNet-layout net with ImageNet-1K weights is
+# Multi-label MobileNetV2 (T=6, width 0.5; `MobileNetV2 = mobile_half` in mdistiller/models/cifar),
+# see ../common/multi_label_classifier.py. The ImageNet-layout net with ImageNet-1K weights is
 # `../mobilenet_v2_ml.py` (what the 3D protocol's pre-training implies for this student).
-model = dict(
-    type='ImageClassifier',
-    backbone=dict(type='CifarMobileNetV2', expand_ratio=6, width_mult=0.5,
-                  out_indices=(7, )),
-    neck=dict(type='GlobalAveragePooling'),
-    head=dict(
-        type='MultiLabelLinearClsHead',
-        num_classes=80,
-        in_channels=1280,
-        # L2D's task loss: BCE summed over batch and classes (paper loss weights assume this scale).
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
-)
+_base_ = ['../common/multi_label_classifier.py']
+model = dict(backbone=dict(type='CifarMobileNetV2', expand_ratio=6, width_mult=0.5,
+                           out_indices=(7, )),
+             head=dict(in_channels=1280))

@@ -1,19 +1,5 @@
-# Multi-label ResNet-8x4: the CIFAR layout of CRD / mdistiller (`resnet8x4` in
-# mdistiller/models/cifar) with a linear multi-label head; 80 classes (MS-COCO) by default,
-# override `model.head.num_classes` per dataset. Trained from scratch: no ImageNet weights exist
-# for the CIFAR-layout nets, so the 3D protocol's "all models are pre-trained on ImageNet-1K"
-# cannot hold for them (open point, methods.md §4.4.5); the default init is the reference one
-# (Kaiming fan-out convs, unit BN). Any input size works (global average pooling): 32x32 as in CRD,
-# or 224x224 as in the 3D paper.
-model = dict(
-    type='ImageClassifier',
-    backbone=dict(type='CifarResNet', depth=8, width_multiplier=4, out_indices=(2, )),
-    neck=dict(type='GlobalAveragePooling'),
-    head=dict(
-        type='MultiLabelLinearClsHead',
-        num_classes=80,
-        in_channels=256,
-        # L2D's task loss: BCE summed over batch and classes (paper loss weights assume this scale).
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
-)
+# Multi-label ResNet-8x4 (`resnet8x4` in mdistiller/models/cifar), see
+# ../common/multi_label_classifier.py.
+_base_ = ['../common/multi_label_classifier.py']
+model = dict(backbone=dict(type='CifarResNet', depth=8, width_multiplier=4, out_indices=(2, )),
+             head=dict(in_channels=256))

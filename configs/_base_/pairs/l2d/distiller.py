@@ -1,0 +1,6 @@
+# The distiller of every L2D-protocol pair (pairs/coco_*.py, pairs/voc_*.py), listed in a pair's
+# `_base_` after its tap files. Each pair fills in its teacher and student configs, the teacher's
+# work dir (its last checkpoint there) and the stage taps (`stage1..K`) of the feature methods,
+# recorded only when a loss reads them.
+model = dict(type='SingleTeacherDistiller', teacher=None, student=None, teacher_ckpt=None,
+             student_taps=dict(), teacher_taps=dict(), probe_input_size=(224, 224))

@@ -1,0 +1,3 @@
+# mdistiller's CIFAR-100 recipe (the data of datasets/cifar100.py, 240 epochs of SGD, batch 64)
+# with mlkd's runtime: what a CIFAR-100 classifier or distillation config adds its model to.
+_base_ = ['../datasets/cifar100.py', '../schedules/sgd_cifar_240e.py', '../default_runtime.py']
