@@ -22,7 +22,7 @@ PARTIAL = sorted(osp.basename(p) for p in glob.glob(config_path('spml', 'partial
 
 def test_every_single_positive_method_has_a_config():
     assert CONFIGS == sorted(f'{m}_multidigits.py' for m in
-                             ('an', 'an_ls', 'wan', 'epr', 'role', 'en', 'cl', 'scl',
+                             ('an', 'an_ls', 'wan', 'epr', 'role', 'em', 'en', 'cl', 'scl',
                               'full_labels'))
     assert PARTIAL == sorted(f'{m}_partial{f}_multidigits.py' for m in ('an', 'en', 'scl')
                              for f in (75, 40))
