@@ -4,4 +4,5 @@ from .cutout import RandomColorCutout
 from .uda_rand_augment import UDA_OPERATIONS, UDARandAugment, apply_uda_operation, uda_magnitude
 
 __all__ = ['AnchorPositiveViews', 'CROP_META_KEYS', 'RandomResizedCropWithBox',
-           'RandomColorCutout', 'UDARandAugment', 'UDA_OPERATIONS', 'apply_uda_operation', 'uda_magnitude']
+           'RandomColorCutout', 'UDARandAugment', 'UDA_OPERATIONS', 'apply_uda_operation',
+           'uda_magnitude']

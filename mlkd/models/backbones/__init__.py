@@ -7,5 +7,5 @@ from .cifar_vgg import CifarVGG
 from .wide_resnet import WideBasicBlock, WideResNet, WideStage
 
 __all__ = ['CifarResNet', 'CifarBasicBlock', 'CifarFourStageResNet', 'CifarBottleneck',
-           'WideResNet', 'WideBasicBlock', 'WideStage', 'CifarVGG', 'CifarMobileNetV2', 'CifarInvertedResidual', 'CifarShuffleNetV1',
-           'CifarShuffleNetV2', 'ChannelShuffle']
+           'WideResNet', 'WideBasicBlock', 'WideStage', 'CifarVGG', 'CifarMobileNetV2',
+           'CifarInvertedResidual', 'CifarShuffleNetV1', 'CifarShuffleNetV2', 'ChannelShuffle']
