@@ -1,5 +1,9 @@
 """tools/analysis_tools/intra_class_diagnostics.py as a user runs it, on two random-weight teachers
-of a tiny single-label MultiDigits classifier, against a direct loop computation."""
+of a tiny single-label MultiDigits classifier, against a direct loop computation.
+
+The teachers' config wraps the classifier in a ``ClassifierWithLosses`` (as the intra-class
+teacher does); the λ = 0 teacher is a plain classifier checkpoint, the other a
+``ClassifierWithLosses`` checkpoint with losses' state beside the network."""
 from __future__ import annotations
 
 import csv
@@ -24,6 +28,11 @@ CONFIG = config_path('multidigits', 'resnet_student_single_label.py')
 NUM_SAMPLES = 30
 DATA_OPTIONS = [f'test_dataloader.dataset.num_samples={NUM_SAMPLES}',
                 'test_dataloader.num_workers=0', 'test_dataloader.persistent_workers=False']
+
+
+TEACHER_CONFIG = """_base_ = ['mlkd::multidigits/resnet_student_single_label.py']
+model = dict(_delete_=True, type='ClassifierWithLosses', classifier=_base_.model)
+"""
 
 
 def _model(seed: int):
@@ -72,15 +81,22 @@ def teachers(tmp_path_factory):
     for lam, seed in ((0.0, 0), (0.02, 1)):
         model = _model(seed)
         path = str(folder / f'teacher_{seed}.pth')
-        torch.save({'state_dict': model.state_dict(), 'meta': {}}, path)
+        state = model.state_dict()
+        if lam > 0:  # saved by a ClassifierWithLosses: the network under `classifier.`, plus state
+            state = {f'classifier.{k}': v for k, v in state.items()}
+            state['loss_router.losses.intra.cache'] = torch.zeros(10, 4, 128)
+        torch.save({'state_dict': state, 'meta': {}}, path)
         found[lam] = (path, model)
-    return found
+    config = folder / 'teacher_with_losses.py'
+    config.write_text(TEACHER_CONFIG)
+    return found, str(config)
 
 
 def test_tool_matches_a_loop_computation_and_writes_table_csv_png(teachers, tmp_path):
+    teachers, config = teachers
     out_dir = str(tmp_path / 'out')
     specs = [f'{lam:g}={path}' for lam, (path, _) in teachers.items()]
-    result = run_tool(TOOL, CONFIG, '--teachers', *reversed(specs), '--out-dir', out_dir,
+    result = run_tool(TOOL, config, '--teachers', *reversed(specs), '--out-dir', out_dir,
                       '--device', 'cpu', '--chunk-size', '7', '--batch-size', '8',
                       '--cfg-options', *DATA_OPTIONS)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -106,7 +122,7 @@ def test_tool_matches_a_loop_computation_and_writes_table_csv_png(teachers, tmp_
     # Nothing that exists is overwritten without --overwrite (checked before anything runs).
     tool = load_tool('analysis_tools/intra_class_diagnostics')
     with pytest.raises(SystemExit, match='refusing to overwrite .*intra_class_diagnostics.md'):
-        tool.main([CONFIG, '--teachers', specs[0], '--out-dir', out_dir])
+        tool.main([config, '--teachers', specs[0], '--out-dir', out_dir])
 
 
 def test_teacher_specs_are_parsed_and_checked():

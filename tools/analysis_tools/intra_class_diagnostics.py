@@ -22,10 +22,14 @@ against λ) in ``--out-dir``; existing files there are refused unless ``--overwr
         [--embedding penultimate|logits] [--temperature 1] [--max-samples N] \
         [--batch-size 256] [--device cpu] [--cfg-options ...]
 
-TEACHER_CONFIG is the teachers' config (its ``model`` and data); every checkpoint must fit its
-model (strict load; a work dir means its last checkpoint; a distiller checkpoint gives its
-student). ``--split train`` runs the training images through the test pipeline. The embedding is
-the classifier's penultimate feature (the head's input, ``pre_logits``) or its logits.
+TEACHER_CONFIG is the teachers' config (its ``model`` and data). Its classifier is the ``model``
+itself, or ``model.classifier`` when the model is a ``ClassifierWithLosses`` (the intra-class
+teacher: a classifier plus its losses); every checkpoint must fit that classifier (strict load; a
+work dir means its last checkpoint; a ``ClassifierWithLosses`` checkpoint gives its classifier, a
+distiller checkpoint its student), so the plain teacher (λ = 0) may come from a plain classifier
+config with the same network. ``--split train`` runs the training images through the test
+pipeline. The embedding is the classifier's penultimate feature (the head's input,
+``pre_logits``) or its logits.
 """
 from __future__ import annotations
 
@@ -89,6 +93,18 @@ def parse_teachers(specs: list[str]) -> list[tuple[float, str]]:
             raise ValueError(f'--teachers: λ={value} given twice ({teachers[lam]!r}, {path!r})')
         teachers[lam] = path
     return sorted(teachers.items())
+
+
+def classifier_config(cfg) -> dict:
+    """The teachers' classifier: ``cfg.model``, or its ``classifier`` when the model wraps one
+    (``ClassifierWithLosses``), with the config's data preprocessor (as the Runner gives it)."""
+    model = cfg.model.copy()
+    preprocessor = cfg.get('data_preprocessor') or model.get('data_preprocessor')
+    classifier = model.get('classifier', model)
+    classifier = dict(cfg_path=classifier) if isinstance(classifier, str) else dict(classifier)
+    if preprocessor is not None:
+        classifier.setdefault('data_preprocessor', preprocessor)
+    return classifier
 
 
 def build_loader(cfg, split: str, batch_size: int | None, num_workers: int | None):
@@ -225,15 +241,13 @@ def main(argv=None) -> list[dict]:
         raise SystemExit(f'refusing to overwrite {", ".join(existing)} (pass --overwrite)')
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
-    model_cfg = cfg.model.copy()
-    if cfg.get('data_preprocessor') is not None:  # as the Runner does
-        model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
+    classifier_cfg = classifier_config(cfg)
     loader = build_loader(cfg, args.split, args.batch_size, args.num_workers)
     device = torch.device(args.device)
 
     rows = []
     for lam, checkpoint in teachers:
-        model = build_network(model_cfg, f'teacher λ={lam:g}')
+        model = build_network(classifier_cfg, f'teacher λ={lam:g}')
         load_network_checkpoint(model, checkpoint, f'teacher λ={lam:g}')
         model.to(device).eval()
         result = collect_outputs(model, loader, args.embedding, args.max_samples, device)
