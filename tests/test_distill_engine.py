@@ -117,13 +117,20 @@ def test_two_view_batches_are_normalised_per_view():
     weak = [torch.randint(0, 255, (3, 8, 8), dtype=torch.uint8) for _ in range(2)]
     strong = [torch.randint(0, 255, (3, 8, 8), dtype=torch.uint8) for _ in range(2)]
     samples = [DataSample().set_gt_label([1, 2]), DataSample().set_gt_label([0])]
-    out = pre({'inputs': [[w, s] for w, s in zip(weak, strong)], 'data_samples': samples})
+    # The collated layout of mmengine's pseudo_collate: one sequence of images per view.
+    out = pre({'inputs': [tuple(weak), tuple(strong)], 'data_samples': samples})
     mean = torch.tensor([10., 20., 30.]).view(1, 3, 1, 1)
     std = torch.tensor([2., 4., 5.]).view(1, 3, 1, 1)
     for view, raw in zip(out['inputs'], (weak, strong)):
         expected = (torch.stack(raw).float().flip(1) - mean) / std   # BGR -> RGB, then normalise
         torch.testing.assert_close(view, expected)
     assert out['data_samples'][0].gt_score.tolist() == [0, 1, 1] + [0] * 7
+    # A batch given sample by sample ([[weak, strong], x3]) has views of 3 images for 3 samples
+    # only when its size equals the number of views; otherwise it is refused.
+    three = samples + [DataSample().set_gt_label([4])]
+    with pytest.raises(ValueError, match=r'views of \[2, 2, 2\] images for 3 samples'):
+        pre({'inputs': [[w, s] for w, s in zip(weak + weak[:1], strong + strong[:1])],
+             'data_samples': three})
 
 
 def test_a_zero_weight_distiller_trains_the_student_exactly_as_the_plain_config(tmp_path):

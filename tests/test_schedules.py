@@ -65,3 +65,41 @@ def test_teacher_schedule_stops_at_30_of_80():
     cfg = Config.fromfile(config_path('_base_', 'schedules', 'onecycle_80e_stop30.py'))
     assert cfg.train_cfg.max_epochs == 30
     assert all(s['total_steps'] == 80 for s in cfg.param_scheduler)
+
+
+@pytest.mark.parametrize('name, base_lr, base_batch', [('sgd_90e.py', 0.05, 128),
+                                                       ('sgd_90e_teacher.py', 0.5, 256)])
+def test_intra_class_paper_recipes_step_at_30_and_60_of_90(name, base_lr, base_batch):
+    """Student / teacher recipe of the intra-class contrastive paper: SGD, lr x0.1 at epochs 30
+    and 60 of 90, and linear lr scaling with the global batch when --auto-scale-lr is on."""
+    from types import SimpleNamespace
+
+    from mmengine.logging import MMLogger
+    from mmengine.runner import Runner
+
+    cfg = Config.fromfile(config_path('_base_', 'schedules', name))
+    assert cfg.train_cfg.max_epochs == 90
+    assert cfg.auto_scale_lr == dict(base_batch_size=base_batch, enable=False)
+    model = torch.nn.Conv2d(3, 4, 3)
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+        group = wrapper.param_groups[0]
+        assert (group['momentum'], group['weight_decay']) == (0.9, 5e-4)
+        (scheduler, ) = [PARAM_SCHEDULERS.build(dict(s, optimizer=wrapper))
+                         for s in cfg.param_scheduler]
+    lrs = []
+    for _ in range(90):
+        lrs.append(group['lr'])
+        wrapper.step()  # an (empty) optimizer step first, as in training
+        scheduler.step()
+    expected = [base_lr] * 30 + [base_lr / 10] * 30 + [base_lr / 100] * 30
+    assert lrs == pytest.approx(expected, rel=1e-12)
+    # --auto-scale-lr: the lr follows GPUs x per-GPU batch / base batch (mmengine's rule).
+    for world_size, per_gpu, factor in ((2, base_batch // 2, 1.0), (4, base_batch, 4.0)):
+        with DefaultScope.overwrite_default_scope('mlkd'):
+            wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+        runner = SimpleNamespace(_train_dataloader=dict(batch_size=per_gpu),
+                                 world_size=world_size, param_schedulers=None,
+                                 logger=MMLogger.get_current_instance())
+        Runner.scale_lr(runner, wrapper, dict(cfg.auto_scale_lr, enable=True))
+        assert wrapper.param_groups[0]['lr'] == pytest.approx(base_lr * factor)

@@ -1,7 +1,9 @@
 """Where checkpoints are found and how their weights are matched to a network, strictly.
 
 The one place that knows mlkd's state-dict layouts: a distiller checkpoint stores its student
-under :data:`STUDENT_PREFIX` (and its teacher under ``teacher.``), DDP wrappers add ``module.``.
+under :data:`STUDENT_PREFIX` (and its teacher under ``teacher.``), a ``ClassifierWithLosses``
+checkpoint (a classifier trained with extra losses, e.g. the intra-class contrastive teacher) its
+network under :data:`CLASSIFIER_PREFIX` next to the losses' state, DDP wrappers add ``module.``.
 """
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ from torch import nn
 
 #: State-dict prefix of a distiller's student (what ``tools/export_student.py`` extracts).
 STUDENT_PREFIX = 'student.'
+#: State-dict prefix of the network of a ``ClassifierWithLosses`` (its losses' state, such as a
+#: per-class cache, sits beside it and is not part of the network).
+CLASSIFIER_PREFIX = 'classifier.'
 
 
 def resolve_checkpoint(path: str, role: str = 'checkpoint') -> str:
@@ -66,11 +71,13 @@ def show_keys(keys: list[str], limit: int = 10) -> str:
 
 
 def network_state(state: Mapping[str, torch.Tensor]) -> OrderedDict:
-    """The weights of one classifier in ``state``: ``module.`` stripped, a distiller's student."""
+    """The weights of one classifier in ``state``: ``module.`` stripped, a distiller's student,
+    a ``ClassifierWithLosses``' classifier (without its losses' state)."""
     state = OrderedDict((re.sub(r'^module\.', '', k), v) for k, v in state.items())
-    if any(k.startswith(STUDENT_PREFIX) for k in state):
-        state = OrderedDict((k[len(STUDENT_PREFIX):], v) for k, v in state.items()
-                            if k.startswith(STUDENT_PREFIX))
+    for prefix in (STUDENT_PREFIX, CLASSIFIER_PREFIX):
+        if any(k.startswith(prefix) for k in state):
+            return OrderedDict((k[len(prefix):], v) for k, v in state.items()
+                               if k.startswith(prefix))
     return state
 
 

@@ -53,6 +53,9 @@ class CifarBasicBlock(nn.Module):
         out_channels: output channels.
         stride: stride of ``conv1`` and of the projection shortcut.
         norm_cfg: norm layer config (``dict(type='BN')``; ``'SyncBN'`` works too).
+        shortcut_name: attribute name of the projection shortcut: ``'downsample'`` (mdistiller's
+            ``resnet.py``) or ``'shortcut'`` (its ``resnetv2.py``), so that either reference's
+            checkpoint keys load.
 
     Shapes: ``[B, in, H, W] -> [B, out, H/stride, W/stride]``.
     """
@@ -60,19 +63,24 @@ class CifarBasicBlock(nn.Module):
     expansion = 1
 
     def __init__(self, in_channels: int, out_channels: int, stride: int = 1,
-                 norm_cfg: dict | None = None) -> None:
+                 norm_cfg: dict | None = None, shortcut_name: str = 'downsample') -> None:
         super().__init__()
+        if shortcut_name not in ('downsample', 'shortcut'):
+            raise ValueError(f"shortcut_name must be 'downsample' or 'shortcut', got "
+                             f'{shortcut_name!r}')
         norm_cfg = norm_cfg or dict(type='BN')
         self.conv1 = nn.Conv2d(in_channels, out_channels, 3, stride, 1, bias=False)
         self.bn1 = build_norm_layer(norm_cfg, out_channels)[1]
         self.relu = nn.ReLU(inplace=True)
         self.conv2 = nn.Conv2d(out_channels, out_channels, 3, 1, 1, bias=False)
         self.bn2 = build_norm_layer(norm_cfg, out_channels)[1]
-        self.downsample: nn.Sequential | None = None
+        self.shortcut_name = shortcut_name
+        projection = None
         if stride != 1 or in_channels != out_channels:
-            self.downsample = nn.Sequential(
+            projection = nn.Sequential(
                 nn.Conv2d(in_channels, out_channels, 1, stride, bias=False),
                 build_norm_layer(norm_cfg, out_channels)[1])
+        setattr(self, shortcut_name, projection)
         # Tap point for the pre-activation sum; the final ReLU is not in place so that a hook on
         # ``preact`` sees the unclipped tensor even without cloning.
         self.preact = nn.Identity()
@@ -80,7 +88,8 @@ class CifarBasicBlock(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """``[B, in, H, W] -> [B, out, H', W']``."""
-        identity = x if self.downsample is None else self.downsample(x)
+        projection = getattr(self, self.shortcut_name)
+        identity = x if projection is None else projection(x)
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
         return self.relu_out(self.preact(out + identity))

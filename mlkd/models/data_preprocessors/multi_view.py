@@ -11,14 +11,22 @@ from .multi_label import MultiLabelDataPreprocessor
 class MultiViewClsDataPreprocessor(MultiLabelDataPreprocessor):
     """:class:`MultiLabelDataPreprocessor` for batches whose samples hold a list of views.
 
-    mmpretrain's ``MultiView`` transform followed by ``PackInputs`` gives each sample a list of
-    view tensors. mmpretrain's ``ClsDataPreprocessor`` mishandles that (after stacking, the views
-    form a 5-D tensor and the BGR->RGB flip, which tests ``size(0) == 3``, is silently skipped).
-    This preprocessor normalises each view separately and returns ``inputs`` as a list of
-    ``[B, 3, H, W]`` tensors, one per view, with the targets built once. Single-view batches
-    (evaluation) pass through the parent unchanged.
+    mmpretrain's ``MultiView`` transform (or mlkd's ``AnchorPositiveViews``) followed by
+    ``PackInputs`` gives each sample a list of view tensors, and the data loader's collate
+    (mmengine's ``pseudo_collate``, transposing sequences) turns a batch of them into one sequence
+    per view: ``inputs = [view 0 of every sample, view 1 of every sample, ...]``. mmpretrain's
+    ``ClsDataPreprocessor`` mishandles that (after stacking, the views form a 5-D tensor and the
+    BGR->RGB flip, which tests ``size(0) == 3``, is silently skipped). This preprocessor normalises
+    each view separately and returns ``inputs`` as a list of ``[B, 3, H, W]`` tensors, one per
+    view, with the targets built once. Single-view batches (evaluation) pass through the parent
+    unchanged.
 
     Batch augmentations (Mixup, CutMix) would mix each view differently; they are rejected.
+
+    Raises:
+        ValueError: the views hold different numbers of images, or not one per data sample (a
+            batch given sample by sample, ``[[view 0, view 1], ...]``, is refused that way when
+            its size differs from the number of views).
     """
 
     def __init__(self, *args, **kwargs) -> None:
@@ -30,13 +38,15 @@ class MultiViewClsDataPreprocessor(MultiLabelDataPreprocessor):
         inputs = data['inputs']
         if isinstance(inputs, torch.Tensor) or not isinstance(inputs[0], (list, tuple)):
             return super().forward(data, training)
-        num_views = len(inputs[0])
-        if any(len(views) != num_views for views in inputs):
-            raise ValueError('every sample of a multi-view batch needs the same number of views')
-        first = super().forward({'inputs': [views[0] for views in inputs],
-                                 'data_samples': data.get('data_samples')}, training)
+        samples = data.get('data_samples')
+        sizes = [len(view) for view in inputs]
+        expected = len(samples) if samples is not None else sizes[0]
+        if any(size != expected for size in sizes):
+            raise ValueError(f'a multi-view batch needs one image per sample in every view (the '
+                             f'collated layout [view][sample]); got views of {sizes} images for '
+                             f'{expected} samples')
+        first = super().forward({'inputs': list(inputs[0]), 'data_samples': samples}, training)
         batched = [first['inputs']]
-        for index in range(1, num_views):
-            batched.append(super().forward({'inputs': [views[index] for views in inputs]},
-                                           training)['inputs'])
+        for view in inputs[1:]:
+            batched.append(super().forward({'inputs': list(view)}, training)['inputs'])
         return {'inputs': batched, 'data_samples': first['data_samples']}

@@ -21,8 +21,8 @@ from mmengine.registry import DefaultScope
 
 import mlkd
 import mlkd.models.backbones  # noqa: F401  (registers the classes before mlkd.models exports them)
-from mlkd.models.backbones import (CifarMobileNetV2, CifarResNet, CifarVGG,
-                                   WideResNet)
+from mlkd.models.backbones import (CifarFourStageResNet, CifarMobileNetV2, CifarResNet,
+                                   CifarVGG, WideResNet)
 from mlkd.models.algorithms.taps import Taps
 from mlkd.registry import MODELS
 
@@ -57,6 +57,12 @@ NETS = {
     **{f'vgg{d}': (dict(type='CifarVGG', depth=d),
                    [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4), (512, 4, 4)])
        for d in (8, 11, 13, 16, 19)},
+    'ResNet18': (dict(type='CifarFourStageResNet', depth=18),
+                 [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4)]),
+    'ResNet34': (dict(type='CifarFourStageResNet', depth=34),
+                 [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4)]),
+    'ResNet50': (dict(type='CifarFourStageResNet', depth=50),
+                 [(256, 32, 32), (512, 16, 16), (1024, 8, 8), (2048, 4, 4)]),
     'mobilenetv2': (dict(type='CifarMobileNetV2'),
                     [(8, 16, 16), (12, 16, 16), (16, 8, 8), (32, 4, 4), (48, 4, 4), (80, 2, 2),
                      (160, 2, 2), (1280, 2, 2)]),
@@ -75,6 +81,8 @@ REFERENCE_PARAMS = {
     'vgg19': 20_086_692,  # the vgg*_bn models (CRD's "vgg8"/"vgg13" are the BN versions)
     'mobilenetv2': 812_836,  # mobile_half = MobileNetV2(T=6, width 0.5)
     'shufflev1': 949_258, 'shufflev2': 1_355_528,
+    # resnetv2.py (the same file in both repositories)
+    'ResNet18': 11_220_132, 'ResNet34': 21_328_292, 'ResNet50': 23_705_252,
 }
 # Rounded figures quoted in CIFAR-100 distillation papers, in millions.
 PUBLISHED_M = {
@@ -85,6 +93,7 @@ PUBLISHED_M = {
 
 # Stem tap shapes [C, H, W] for a 32x32 input, by family (name prefix).
 STEM_SHAPES = {'resnet8x4': (32, 32, 32), 'resnet32x4': (32, 32, 32), 'resnet': (16, 32, 32),
+               'ResNet': (64, 32, 32),
                'wrn': (16, 32, 32), 'vgg': (64, 32, 32), 'mobilenetv2': (16, 16, 16),
                'shufflev': (24, 32, 32)}
 
@@ -128,10 +137,96 @@ def test_parameter_counts_match_the_reference(name):
         assert abs(count / 1e6 - PUBLISHED_M[name]) <= 0.01 * PUBLISHED_M[name]
 
 
+# The eight networks of "Enriching Knowledge Distillation with Intra-Class Contrastive Learning"
+# (anonymous ICLR submission), Tables 1-3: name -> (model-zoo config, last-stage map side for a
+# 32x32 and a 64x64 input, exact reference parameter counts with a 10 / 100 / 200-class linear
+# classifier = CIFAR-10 / CIFAR-100 / Tiny ImageNet). Counts obtained by instantiating
+# mdistiller @ a08d46f and RepDistiller @ b84f547 (identical in both; docs/model_zoo.md).
+PAPER_NETS = {
+    'ResNet50': ('resnet50', 4, 8, (23_520_842, 23_705_252, 23_910_152)),
+    'ResNet34': ('resnet34', 4, 8, (21_282_122, 21_328_292, 21_379_592)),
+    'wrn_40_2': ('wrn_40_2', 8, 16, (2_243_546, 2_255_156, 2_268_056)),
+    'wrn_16_2': ('wrn_16_2', 8, 16, (691_674, 703_284, 716_184)),
+    'vgg13': ('vgg13', 4, 4, (9_416_010, 9_462_180, 9_513_480)),
+    'vgg8': ('vgg8', 4, 4, (3_918_858, 3_965_028, 4_016_328)),
+    'mobilenetv2': ('mobilenetv2', 2, 4, (697_546, 812_836, 940_936)),
+    'shufflev2': ('shufflev2', 4, 8, (1_263_278, 1_355_528, 1_458_028)),
+}
+DATASET_HEADS = {'CIFAR-10': 10, 'CIFAR-100': 100, 'Tiny ImageNet': 200}
+
+
+def _single_label_classifier(config_name: str, num_classes: int):
+    """The model-zoo config with the single-label head the paper's leaves use."""
+    cfg = Config.fromfile(config_path('_base_', 'models', 'cifar', f'{config_name}.py'))
+    cfg.model.head = dict(type='LinearClsHead', num_classes=num_classes,
+                          in_channels=cfg.model.head.in_channels,
+                          loss=dict(type='CrossEntropyLoss'))
+    return _build(cfg.model)
+
+
+@pytest.mark.parametrize('dataset', sorted(DATASET_HEADS))
+@pytest.mark.parametrize('name', sorted(PAPER_NETS))
+def test_paper_nets_match_the_reference_counts_for_each_dataset_head(name, dataset):
+    config_name, _, _, counts = PAPER_NETS[name]
+    num_classes = DATASET_HEADS[dataset]
+    model = _single_label_classifier(config_name, num_classes)
+    expected = counts[sorted(DATASET_HEADS.values()).index(num_classes)]
+    assert sum(p.numel() for p in model.parameters()) == expected
+
+
+@pytest.mark.parametrize('name', sorted(PAPER_NETS))
+def test_paper_nets_last_map_and_logits_at_cifar_and_tiny_imagenet_sizes(name):
+    config_name, side32, side64, _ = PAPER_NETS[name]
+    model = _single_label_classifier(config_name, 200).eval()
+    for size, side in ((32, side32), (64, side64)):
+        with torch.no_grad():
+            (last, ) = model.backbone(torch.randn(2, 3, size, size))
+            logits = model(torch.randn(2, 3, size, size), mode='tensor')
+        assert tuple(last.shape[2:]) == (side, side), (size, last.shape)
+        assert side >= 2  # the paper's nets keep a spatial map on CIFAR
+        assert logits.shape == (2, 200) and torch.isfinite(logits).all()
+
+
+@pytest.mark.parametrize('depth', [34, 50])
+def test_four_stage_resnet_agrees_with_mmpretrain_resnet_cifar(depth):
+    """An independent implementation of the same layout: equal parameter count and shapes."""
+    from mmpretrain.models.backbones import ResNet_CIFAR
+    ours = CifarFourStageResNet(depth, out_indices=(0, 1, 2, 3)).eval()
+    theirs = ResNet_CIFAR(depth=depth, out_indices=(0, 1, 2, 3))
+    theirs.eval()  # mmpretrain's ResNet.train() returns None
+    assert sum(p.numel() for p in ours.parameters()) == \
+        sum(p.numel() for p in theirs.parameters())
+    x = torch.randn(1, 3, 32, 32)
+    with torch.no_grad():
+        assert [o.shape for o in ours(x)] == [o.shape for o in theirs(x)]
+
+
+def test_four_stage_resnet_keys_and_validation():
+    keys = set(CifarFourStageResNet(50).state_dict())
+    assert {'conv1.weight', 'bn1.running_mean', 'layer1.0.conv3.weight', 'layer1.0.bn3.weight',
+            'layer1.0.shortcut.0.weight', 'layer4.0.shortcut.1.running_var',
+            'layer4.2.conv3.weight'} <= keys
+    assert 'layer1.1.shortcut.0.weight' not in keys
+    keys = set(CifarFourStageResNet(34).state_dict())
+    assert {'layer2.0.shortcut.0.weight', 'layer3.5.bn2.weight', 'layer4.2.conv2.weight'} <= keys
+    assert not any(k.startswith('layer1.0.shortcut') or 'downsample' in k for k in keys)
+    assert CifarFourStageResNet(34).bn_before_relu_paths()[-1] == 'layer4.2.bn2'
+    assert CifarFourStageResNet(50).preact_paths() == [
+        'layer1.2.preact', 'layer2.3.preact', 'layer3.5.preact', 'layer4.2.preact']
+    with pytest.raises(ValueError, match='depth must be one of'):
+        CifarFourStageResNet(depth=20)
+    with pytest.raises(ValueError, match='out index 4'):
+        CifarFourStageResNet(depth=18, out_indices=(4, ))
+    from mlkd.models.backbones import CifarBasicBlock
+    with pytest.raises(ValueError, match='shortcut_name'):
+        CifarBasicBlock(8, 16, 2, shortcut_name='proj')
+
+
 def test_the_requested_configs_exist():
     names = {osp.basename(f)[:-3] for f in CONFIG_FILES}
     assert {'resnet20', 'resnet56', 'resnet110', 'resnet32x4', 'resnet8x4', 'wrn_16_2',
             'wrn_40_2', 'wrn_40_1', 'vgg8', 'vgg13'} <= names
+    assert {config for config, *_ in PAPER_NETS.values()} <= names
 
 
 @pytest.mark.parametrize('path', CONFIG_FILES, ids=lambda p: osp.basename(p)[:-3])
@@ -141,8 +236,11 @@ def test_config_builds_and_scores(path):
     model = _build(cfg.model)
     model.init_weights()
     model.eval()
+    # 224 is the 3D paper's input for the CIFAR-layout nets; the four-stage ResNets serve only the
+    # intra-class paper (32 and 64 px), and at 224 they would cost seconds of CPU per test.
+    sizes = (32, 64) if cfg.model.backbone.type == 'CifarFourStageResNet' else (32, 224)
     with torch.no_grad():
-        for size in (32, 224):
+        for size in sizes:
             scores = model(torch.rand(2, 3, size, size), mode='tensor')
             assert scores.shape == (2, 80)
             assert torch.isfinite(scores).all()
@@ -218,6 +316,7 @@ def _shuffle_v2_post(net, i: int, pre: torch.Tensor) -> torch.Tensor:
 #            map from the pre-ReLU tensor of pair k to the post-ReLU one)
 POST_RELU = {
     'resnet': (lambda net: net.stage_paths(), None, lambda net, k, pre: pre.relu()),
+    'ResNet': (lambda net: net.stage_paths(), None, lambda net, k, pre: pre.relu()),
     'wrn': (lambda net: ['block2.layer.0.relu1', 'block3.layer.0.relu1', 'relu'], None,
             lambda net, k, pre: pre.relu()),
     'vgg': (lambda net: net.stage_paths(), None, lambda net, k, pre: pre.relu()),
@@ -257,7 +356,8 @@ def test_taps_resolve_inside_a_classifier():
 
 
 def test_bn_before_relu_paths_are_batch_norms():
-    for net in (CifarResNet(20), WideResNet(16, 2), CifarVGG(13), CifarMobileNetV2()):
+    for net in (CifarResNet(20), WideResNet(16, 2), CifarVGG(13), CifarMobileNetV2(),
+                CifarFourStageResNet(18), CifarFourStageResNet(50)):
         assert all(isinstance(net.get_submodule(p), torch.nn.BatchNorm2d)
                    for p in net.bn_before_relu_paths())
 
@@ -312,3 +412,21 @@ def test_wrn_dropout_is_active_only_in_training():
     net.eval()
     with torch.no_grad():
         assert torch.equal(net(x)[0], net(x)[0])
+
+
+@pytest.mark.parametrize('config_name', ['resnet34', 'resnet50'])
+def test_resnet34_50_taps_preset_records_the_stages_and_their_pre_relu_sums(config_name):
+    taps = Config.fromfile(config_path('_base_', 'taps', 'cifar_resnet34_50.py'))
+    model = _single_label_classifier(config_name, 10).eval()
+    stages = {k: v for k, v in taps.cifar_resnet34_50_taps.items() if k.startswith('stage')}
+    preacts = {k: v for k, v in taps.cifar_resnet34_50_taps.items() if k.startswith('preact')}
+    assert len(stages) == len(preacts) == 4
+    net = model.backbone
+    assert list(preacts.values()) == [f'backbone.{p}' for p in net.preact_paths()]
+    with torch.no_grad(), Taps(model, dict(taps.cifar_resnet34_50_taps)) as recorder:
+        model(torch.randn(1, 3, 32, 32), mode='tensor')
+    values = recorder.values()
+    channels = net.stage_channels
+    for k in range(1, 5):
+        assert values[f'stage{k}'].shape == (1, channels[k - 1], 32 >> (k - 1), 32 >> (k - 1))
+        torch.testing.assert_close(values[f'stage{k}'], values[f'preact{k}'].relu())

@@ -1,0 +1,18 @@
+# Multi-label ResNet-50: the four-stage CIFAR layout of CRD / mdistiller (`ResNet50` in
+# mdistiller/models/cifar/resnetv2.py: 3x3 stride-1 stem, no max-pool, bottlenecks 3-4-6-3 at
+# strides 1, 2, 2, 2; last map 4x4 at 32x32, 8x8 at 64x64) with a linear multi-label head; 80
+# classes (MS-COCO) by default, override `model.head` per dataset (the single-label leaves use a
+# LinearClsHead with 10 / 100 / 200 classes). Trained from scratch; the default init is the
+# reference one (Kaiming fan-out convs, unit BN). Parameter counts: docs/model_zoo.md.
+model = dict(
+    type='ImageClassifier',
+    backbone=dict(type='CifarFourStageResNet', depth=50, out_indices=(3, )),
+    neck=dict(type='GlobalAveragePooling'),
+    head=dict(
+        type='MultiLabelLinearClsHead',
+        num_classes=80,
+        in_channels=2048,
+        # L2D's task loss: BCE summed over batch and classes (paper loss weights assume this scale).
+        loss=dict(type='BinaryCrossEntropySumLoss'),
+    ),
+)

@@ -1,0 +1,282 @@
+"""Intra- / inter-class spread and soft-label entropy of trained teachers over a λ grid.
+
+The diagnostic of "Enriching Knowledge Distillation with Intra-Class Contrastive Learning"
+(anonymous ICLR submission, §4.2, Theorems 1–2): a teacher trained with ``CE + λ·L_intra`` should
+spread the samples of a class more as λ grows, and its soft labels should carry more than the
+ground truth. For each teacher checkpoint (one per λ; λ = 0 is the plain teacher) and one split of
+the data, without augmentation, this computes
+
+* the mean intra-class and inter-class Euclidean distance of the L2-normalised embeddings and their
+  ratio (intra / inter);
+* the paper's "distances" ``d_Intra = E_{x⁻∈C(x)} exp(φ(x)ᵀφ(x⁻))`` and ``d_Inter`` (the same over
+  the other classes) and ``d_Intra / d_Inter`` — these are similarities: larger means closer;
+* the mean entropy (nats) of the softmax soft labels, and top-1 accuracy;
+
+(definitions and the anchor-then-pair averaging: :mod:`mlkd.evaluation.class_distances`) and
+writes ``intra_class_diagnostics.md`` (a Markdown table), ``.csv`` and ``.png`` (every quantity
+against λ) in ``--out-dir``; existing files there are refused unless ``--overwrite``.
+
+    python tools/analysis_tools/intra_class_diagnostics.py TEACHER_CONFIG \
+        --teachers 0=work_dirs/plain_teacher 0.01=work_dirs/ic_001/epoch_90.pth 0.03=... \
+        --out-dir work_dirs/intra_class_diagnostics [--split test|train] \
+        [--embedding penultimate|logits] [--temperature 1] [--max-samples N] \
+        [--batch-size 256] [--device cpu] [--cfg-options ...]
+
+TEACHER_CONFIG is the teachers' config (its ``model`` and data). Its classifier is the ``model``
+itself, or ``model.classifier`` when the model is a ``ClassifierWithLosses`` (the intra-class
+teacher: a classifier plus its losses); every checkpoint must fit that classifier (strict load; a
+work dir means its last checkpoint; a ``ClassifierWithLosses`` checkpoint gives its classifier, a
+distiller checkpoint its student), so the plain teacher (λ = 0) may come from a plain classifier
+config with the same network. ``--split train`` runs the training images through the test
+pipeline. The embedding is the classifier's penultimate feature (the head's input,
+``pre_logits``) or its logits.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import os.path as osp
+import sys
+
+import matplotlib
+
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+from mmengine.config import DictAction  # noqa: E402
+from mmengine.registry import init_default_scope  # noqa: E402
+from mmengine.runner import Runner  # noqa: E402
+
+import mlkd  # noqa: E402,F401
+from mlkd.evaluation.class_distances import (class_distance_statistics,  # noqa: E402
+                                             soft_label_entropy)
+from mlkd.models.builder import build_network  # noqa: E402
+from mlkd.models.weights import load_network_checkpoint  # noqa: E402
+from mlkd.utils.cli import load_config  # noqa: E402
+
+# table_format.py is shared by the analysis tools; it lives in tools/analysis until those move here.
+_TOOLS = osp.dirname(osp.dirname(osp.abspath(__file__)))
+sys.path[:0] = [osp.dirname(osp.abspath(__file__)), osp.join(_TOOLS, 'analysis')]
+from table_format import render_table, write_csv  # noqa: E402
+
+OUT_NAME = 'intra_class_diagnostics'
+#: (key of a result row, column header, digits)
+COLUMNS = (
+    ('lambda', 'λ', None), ('accuracy', 'top-1 (%)', 2), ('entropy', 'soft-label entropy', 4),
+    ('intra_distance', 'intra ‖φ−φ′‖', 4), ('inter_distance', 'inter ‖φ−φ′‖', 4),
+    ('distance_ratio', 'intra / inter', 4), ('d_intra', 'd_Intra', 4),
+    ('d_inter', 'd_Inter', 4), ('d_ratio', 'd_Intra / d_Inter', 4),
+    ('num_samples', 'samples', None), ('checkpoint', 'checkpoint', None),
+)
+
+
+def parse_teachers(specs: list[str]) -> list[tuple[float, str]]:
+    """``['0=a.pth', '0.01=b']`` -> ``[(0.0, 'a.pth'), (0.01, 'b')]`` sorted by λ.
+
+    Raises:
+        ValueError: naming the entry that is not ``λ=CHECKPOINT``, a negative or repeated λ.
+    """
+    teachers = {}
+    for spec in specs:
+        value, sep, path = spec.partition('=')
+        try:
+            lam = float(value)
+        except ValueError:
+            lam = math.nan
+        if not sep or not path or not math.isfinite(lam):
+            raise ValueError(f'--teachers entry {spec!r} is not LAMBDA=CHECKPOINT '
+                             '(e.g. 0.01=work_dirs/teacher/epoch_90.pth)')
+        if lam < 0:
+            raise ValueError(f'--teachers entry {spec!r}: λ must be >= 0')
+        if lam in teachers:
+            raise ValueError(f'--teachers: λ={value} given twice ({teachers[lam]!r}, {path!r})')
+        teachers[lam] = path
+    return sorted(teachers.items())
+
+
+def classifier_config(cfg) -> dict:
+    """The teachers' classifier: ``cfg.model``, or its ``classifier`` when the model wraps one
+    (``ClassifierWithLosses``), with the config's data preprocessor (as the Runner gives it)."""
+    model = cfg.model.copy()
+    preprocessor = cfg.get('data_preprocessor') or model.get('data_preprocessor')
+    classifier = model.get('classifier', model)
+    classifier = dict(cfg_path=classifier) if isinstance(classifier, str) else dict(classifier)
+    if preprocessor is not None:
+        classifier.setdefault('data_preprocessor', preprocessor)
+    return classifier
+
+
+def build_loader(cfg, split: str, batch_size: int | None, num_workers: int | None):
+    """The ``split`` data through the test pipeline, in order."""
+    loader_cfg = cfg.test_dataloader.copy()
+    if split == 'train':
+        dataset = cfg.train_dataloader.dataset.copy()
+        dataset.pipeline = cfg.test_dataloader.dataset.pipeline
+        loader_cfg.dataset = dataset
+    loader_cfg.sampler = dict(type='DefaultSampler', shuffle=False)
+    if batch_size is not None:
+        loader_cfg.batch_size = batch_size
+    if num_workers is not None:
+        loader_cfg.num_workers = num_workers
+        loader_cfg.persistent_workers = num_workers > 0
+    return Runner.build_dataloader(loader_cfg)
+
+
+def single_labels(data_samples: list, where: str) -> torch.Tensor:
+    """``[B]`` class indices; multi-label samples are refused."""
+    labels = [s.gt_label for s in data_samples]
+    if any(label.numel() != 1 for label in labels):
+        sizes = sorted({int(label.numel()) for label in labels})
+        raise ValueError(f'{where}: intra-class diagnostics need single-label data (one class '
+                         f'per sample); got samples with {sizes} labels')
+    return torch.cat([label.reshape(1) for label in labels]).long()
+
+
+@torch.no_grad()
+def collect_outputs(model, loader, embedding: str, max_samples: int | None,
+                    device: torch.device) -> dict[str, torch.Tensor]:
+    """``embeddings [N, D]``, ``logits [N, C]``, ``labels [N]`` of the classifier on ``loader``."""
+    if not (hasattr(model, 'extract_feat') and hasattr(model, 'head')
+            and hasattr(model.head, 'pre_logits')):
+        raise TypeError(f'{type(model).__name__} is not a classifier with extract_feat and a '
+                        'head with pre_logits (an mmpretrain ImageClassifier)')
+    parts = {'embeddings': [], 'logits': [], 'labels': []}
+    seen = 0
+    for batch in loader:
+        data = model.data_preprocessor(batch, training=False)
+        feats = model.extract_feat(data['inputs'].to(device))
+        logits = model.head(feats)
+        parts['embeddings'].append((model.head.pre_logits(feats) if embedding == 'penultimate'
+                                    else logits).flatten(1).cpu())
+        parts['logits'].append(logits.cpu())
+        parts['labels'].append(single_labels(data['data_samples'], 'the dataset'))
+        seen += len(parts['labels'][-1])
+        if max_samples is not None and seen >= max_samples:
+            break
+    out = {k: torch.cat(v) for k, v in parts.items()}
+    if max_samples is not None:
+        out = {k: v[:max_samples] for k, v in out.items()}
+    return out
+
+
+def teacher_statistics(outputs: dict[str, torch.Tensor], num_classes: int,
+                       temperature: float, chunk_size: int) -> dict[str, float]:
+    """Every quantity of the table for one teacher's outputs."""
+    stats = class_distance_statistics(outputs['embeddings'], outputs['labels'], num_classes,
+                                      chunk_size)
+    stats['entropy'] = float(soft_label_entropy(outputs['logits'], temperature).mean())
+    stats['accuracy'] = 100.0 * float((outputs['logits'].argmax(1) == outputs['labels'])
+                                      .double().mean())
+    stats['num_samples'] = len(outputs['labels'])
+    return stats
+
+
+def _cell(value, digits: int | None) -> str:
+    if digits is None:
+        return f'{value:g}' if isinstance(value, float) else str(value)
+    return 'nan' if math.isnan(value) else f'{value:.{digits}f}'
+
+
+def plot(rows: list[dict], path: str, title: str) -> None:
+    """Every quantity against λ (λ values as categories, so that λ = 0 has a place)."""
+    labels = [f'{row["lambda"]:g}' for row in rows]
+    x = list(range(len(rows)))
+    panels = [
+        ('Euclidean distance of normalised embeddings',
+         [('intra_distance', 'intra-class'), ('inter_distance', 'inter-class')]),
+        ('intra / inter distance', [('distance_ratio', None)]),
+        ('exp(φᵀφ′) (larger = closer)', [('d_intra', 'd_Intra'), ('d_inter', 'd_Inter')]),
+        ('d_Intra / d_Inter', [('d_ratio', None)]),
+        ('mean soft-label entropy (nats)', [('entropy', None)]),
+        ('top-1 accuracy (%)', [('accuracy', None)]),
+    ]
+    figure, axes = plt.subplots(2, 3, figsize=(12, 6.5), layout='constrained')
+    for axis, (panel_title, series) in zip(axes.flat, panels):
+        for key, name in series:
+            axis.plot(x, [row[key] for row in rows], marker='o', label=name)
+        axis.set_title(panel_title, fontsize=9)
+        axis.set_xticks(x, labels)
+        axis.set_xlabel('λ')
+        axis.grid(alpha=0.3)
+        if any(name for _, name in series):
+            axis.legend(fontsize=8)
+    figure.suptitle(title, fontsize=10)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('config', help="the teachers' config (model and data)")
+    parser.add_argument('--teachers', nargs='+', required=True, metavar='LAMBDA=CKPT',
+                        help='one checkpoint (or work dir) per λ; λ = 0 is the plain teacher')
+    parser.add_argument('--out-dir', required=True)
+    parser.add_argument('--split', choices=('test', 'train'), default='test',
+                        help='test: the test dataloader; train: the training images through the '
+                             'test pipeline')
+    parser.add_argument('--embedding', choices=('penultimate', 'logits'), default='penultimate')
+    parser.add_argument('--temperature', type=float, default=1.0,
+                        help='softmax temperature of the soft labels whose entropy is reported')
+    parser.add_argument('--max-samples', type=int, help='only the first N samples of the split')
+    parser.add_argument('--batch-size', type=int)
+    parser.add_argument('--num-workers', type=int)
+    parser.add_argument('--chunk-size', type=int, default=4096,
+                        help='rows of the N x N similarity matrix held at once')
+    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
+    parser.add_argument('--overwrite', action='store_true',
+                        help='replace the output files if they exist')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> list[dict]:
+    args = parse_args(argv)
+    teachers = parse_teachers(args.teachers)
+    if args.max_samples is not None and args.max_samples < 2:
+        raise SystemExit(f'--max-samples must be >= 2, got {args.max_samples}')
+    outputs = {ext: osp.join(args.out_dir, f'{OUT_NAME}.{ext}') for ext in ('md', 'csv', 'png')}
+    existing = [path for path in outputs.values() if osp.exists(path)]
+    if existing and not args.overwrite:
+        raise SystemExit(f'refusing to overwrite {", ".join(existing)} (pass --overwrite)')
+    cfg = load_config(args.config, args.cfg_options)
+    init_default_scope(cfg.get('default_scope', 'mlkd'))
+    classifier_cfg = classifier_config(cfg)
+    loader = build_loader(cfg, args.split, args.batch_size, args.num_workers)
+    device = torch.device(args.device)
+
+    rows = []
+    for lam, checkpoint in teachers:
+        model = build_network(classifier_cfg, f'teacher λ={lam:g}')
+        load_network_checkpoint(model, checkpoint, f'teacher λ={lam:g}')
+        model.to(device).eval()
+        result = collect_outputs(model, loader, args.embedding, args.max_samples, device)
+        num_classes = result['logits'].shape[1]
+        stats = teacher_statistics(result, num_classes, args.temperature, args.chunk_size)
+        if stats['intra_anchors'] == 0:
+            print(f'note: λ={lam:g}: no class has two samples in the {args.split} split; the '
+                  'intra-class statistics are undefined (nan)')
+        rows.append(dict(stats, checkpoint=checkpoint, **{'lambda': lam}))
+        print(f'λ={lam:g}: ' + ', '.join(f'{key} {_cell(stats[key], digits)}'
+                                         for key, _, digits in COLUMNS[1:-2]))
+
+    header = [name for _, name, _ in COLUMNS]
+    table = [[_cell(row[key], digits) for key, _, digits in COLUMNS] for row in rows]
+    os.makedirs(args.out_dir, exist_ok=True)
+    setting = (f'{osp.basename(args.config)}, {args.split} split ({rows[0]["num_samples"]} '
+               f'samples), {args.embedding} embedding (L2-normalised), soft labels at '
+               f'temperature {args.temperature:g}')
+    note = (f'{setting}. d_Intra / d_Inter are the paper\'s exp(φᵀφ′) "distances" '
+            '(similarities: larger = closer).')
+    with open(outputs['md'], 'w', encoding='utf-8') as file:
+        file.write(render_table(header, table) + '\n\n' + note + '\n')
+    write_csv(outputs['csv'], [key for key, _, _ in COLUMNS],
+              [[row[key] for key, _, _ in COLUMNS] for row in rows])
+    plot(rows, outputs['png'], f'Intra-class diagnostics: {setting}')
+    print(render_table(header, table))
+    print(f'wrote {", ".join(outputs.values())}')
+    return rows
+
+
+if __name__ == '__main__':
+    main()
