@@ -55,9 +55,7 @@ from mlkd.models.builder import build_network  # noqa: E402
 from mlkd.models.weights import load_network_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 
-# table_format.py is shared by the analysis tools; it lives in tools/analysis until those move here.
-_TOOLS = osp.dirname(osp.dirname(osp.abspath(__file__)))
-sys.path[:0] = [osp.dirname(osp.abspath(__file__)), osp.join(_TOOLS, 'analysis')]
+sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # table_format, shared by the tools here
 from table_format import render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'intra_class_diagnostics'

@@ -1,7 +1,8 @@
 """Margin-based intra-class contrastive loss, the auxiliary loss of the intra-class teacher.
 
-Paper: Yuan, Xu, Geng and Rui, "Enriching Knowledge Distillation with Intra-Class Contrastive
-Learning" (under review at ICLR; arXiv 2509.22053), §3.2–3.3, Algorithm 1, eqs. (4)–(7);
+Paper: "Enriching Knowledge Distillation with Intra-Class Contrastive Learning" (anonymous, under
+review at ICLR; the arXiv version 2509.22053 names Yuan, Xu, Geng and Rui), §3.2–3.3, Algorithm 1,
+eqs. (4)–(7);
 ``docs/methods.md`` §5.5.
 
 The teacher is trained with ``L_teacher = CE(y, p_t) + λ · L_intra``, λ ∈ [0.01, 0.03] (the
