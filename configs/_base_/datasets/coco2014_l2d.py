@@ -6,9 +6,11 @@
 #   'category_id' only for checkpoints trained in pycocotools order.
 # * Images are squished to 224 x 224 with PIL's antialiased bilinear resize (aspect not kept), as
 #   L2D's torchvision Resize on PIL images; decoding also goes through PIL.
-# * Train: ASL/L2D's always-on half-size random-colour cutout, then L2D's UDA-style RandAugment
-#   (`UDARandAugment`: a pair of ops from 15 x levels 1-9, each with p = 0.5; pixel-identical
-#   to `randaugment==1.0.2` per op). No horizontal flip (ASL / L2D convention).
+# * Train: a random horizontal flip (p = 0.5: the 3D paper's weak augmentation, supplement §A,
+#   which every model of its comparison trains with; L2D's own code has no flip, so for L2D's
+#   protocol drop `flip` from `train_pipeline`), ASL/L2D's always-on half-size random-colour
+#   cutout, then L2D's UDA-style RandAugment (`UDARandAugment`: a pair of ops from 15 x levels
+#   1-9, each with p = 0.5; pixel-identical to `randaugment==1.0.2` per op).
 # * No mean/std normalisation: inputs are RGB in [0, 1] (mean 0, std 255; images are loaded BGR
 #   by mmcv, hence to_rgb=True).
 # * Metrics follow L2D's evaluate(): CF1/OF1 at the oracle top-k and at threshold 0.5, CF1 as the
@@ -24,11 +26,13 @@ data_preprocessor = dict(  # builds the 1 / 0 / -1 target once per batch
 
 rand_augment = dict(type='UDARandAugment')
 cutout = dict(type='RandomColorCutout', cutout_factor=0.5, prob=1.0)
+flip = dict(type='RandomFlip', prob=0.5, direction='horizontal')
 
 train_pipeline = [
     dict(type='LoadImageFromFile', imdecode_backend='pillow'),
     dict(type='Resize', scale=(image_size, image_size), keep_ratio=False, backend='pillow',
          interpolation='bilinear'),
+    flip,
     cutout,
     rand_augment,
     dict(type='PackInputs'),

@@ -6,11 +6,10 @@
 # separately and hands the model a list [weak, strong] of [B, 3, 224, 224] tensors; the model's
 # `views` option says which net sees which view. Evaluation batches stay single-view.
 _base_ = ['./coco2014_l2d.py']
-flip = dict(type='RandomFlip', prob=0.5, direction='horizontal')
 train_pipeline = [
     *_base_.train_pipeline[:2],  # load, squish resize
     dict(type='MultiView', num_views=[1, 1],
-         transforms=[[flip], [flip, _base_.cutout, _base_.rand_augment]]),
+         transforms=[[_base_.flip], [_base_.flip, _base_.cutout, _base_.rand_augment]]),
     _base_.train_pipeline[-1],  # PackInputs
 ]
 # The base dataloader captured the base pipeline when it was parsed; point it at this one.

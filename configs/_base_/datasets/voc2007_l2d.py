@@ -1,7 +1,8 @@
 # Pascal VOC 2007 multi-label, L2D protocol: trainval (5,011 images) / test (4,952), 20 classes.
 #
 # Same pipeline, normalisation, loaders and metric convention as coco2014_l2d.py (224 squish
-# resize with PIL, always-on random-colour cutout + L2D's UDA RandAugment, no flip, RGB in [0, 1],
+# resize with PIL, random flip (the 3D paper's), always-on random-colour cutout + L2D's UDA
+# RandAugment, RGB in [0, 1],
 # oracle-top-k and thresholded F1), which this file inherits.
 #
 # Difficult objects (methods.md section 7):
