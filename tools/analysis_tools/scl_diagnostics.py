@@ -17,10 +17,12 @@ Annotations", WACV 2023; mlkd's SCL: ``docs/methods.md`` §3.3. For each checkpo
   and flips, fixed seeds) against the checkpoint's state: each weighted ``loss_*`` value, the norm
   of its gradient on the head's ``fc`` and on the last parameterised backbone layer, and the
   cosine between the gradients of the first two terms (in the config's order; the head's own
-  loss is left out when ``task_loss_weight`` is 0).
+  loss is left out when ``task_loss_weight`` is 0). With ``--refresh-store`` the store is first
+  overwritten with the checkpoint network's own maps of the whole images (momentum 0), so the
+  SCL term compares the crops with the network's current view instead of its running average.
 
     python tools/analysis_tools/scl_diagnostics.py CONFIG CKPT [CKPT ...] [--out FILE.md]
-        [--num-batches 4] [--batch-size 64] [--cfg-options ...]
+        [--num-batches 4] [--batch-size 64] [--refresh-store] [--cfg-options ...]
 
 Pass the ``--cfg-options`` the run was trained with (the training set must be the same). The
 checkpoints are the run's own ``epoch_N.pth`` files, read as ``tools/test.py`` reads them.
@@ -53,6 +55,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--num-images', type=int, default=500,
                         help='training images for the class-map statistics')
+    parser.add_argument('--refresh-store', action='store_true',
+                        help='before the loss terms, overwrite the heatmap store with the '
+                             "checkpoint network's own class maps of the whole training images "
+                             '(a target with no lag: isolates what the running average adds)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
     return parser.parse_args(argv)
 
@@ -125,6 +131,23 @@ def loss_gradients(model, batches, params: dict[str, list]) -> dict[str, float]:
     return {k: v / len(batches) for k, v in sums.items()}
 
 
+def refresh_store(model, whole_set, store: dict[str, torch.Tensor]) -> None:
+    """Write the network's class maps of every whole training image into the store (no EMA)."""
+    from mlkd.models.losses.single_positive.spatial_consistency import write_heatmaps
+    count = min(len(whole_set), store['heatmaps'].shape[0])
+    with torch.no_grad():
+        for start in range(0, count, 100):
+            rows = torch.arange(start, min(start + 100, count))
+            items = [whole_set[i] for i in rows.tolist()]
+            data = model.data_preprocessor(pseudo_collate(items), False)
+            probs = torch.sigmoid(model.class_maps(model.classifier.backbone(data['inputs'])))
+            box = torch.tensor([[0.0, 0.0, 1.0, 1.0]]).expand(len(rows), 4)
+            flip = torch.zeros(len(rows), dtype=torch.bool)
+            heat, known = write_heatmaps(store['heatmaps'][rows], store['known'][rows], probs,
+                                         box, flip, momentum=0.0)
+            store['heatmaps'][rows], store['known'][rows] = heat, known
+
+
 def diagnose(cfg, checkpoint: str, args, train_set, whole_set, cell_labels: np.ndarray) -> dict:
     state = load_local_checkpoint(checkpoint, map_location='cpu')
     state = state.get('state_dict', state)
@@ -158,6 +181,8 @@ def diagnose(cfg, checkpoint: str, args, train_set, whole_set, cell_labels: np.n
     present = where.flatten(2).any(2)
     row['score_present'] = float(scores[present].mean())
     row['score_absent'] = float(scores[~present].mean())
+    if args.refresh_store and store is not None:
+        refresh_store(model, whole_set, store)
     # Loss terms on training batches (train mode: BatchNorm on batch statistics, as in training).
     model.train()
     head = model._class_map_layer()
