@@ -142,3 +142,53 @@ def test_results_tool_averages_test_metrics_over_seeds(tmp_path):
     assert rows == ['| single positive | AN | `an_multidigits.py` | 0,1 | 65.00 ± 7.07 | '
                     '50.50 ± 0.71 | 40.00 ± 0.00 | 66.00 ± 7.07 |']
     assert osp.getsize(tmp_path / 'results.png') > 1000
+
+
+def test_scl_diagnostics_tool_reads_a_store_against_the_digit_cells(tmp_path):
+    """A checkpoint whose store holds 1 exactly in the cells of each digit's class and 0 elsewhere:
+    the tool must report in-cell 1, elsewhere 0, absent 0, every cell known, and the loss terms
+    with their gradients."""
+    from mmengine.registry import init_default_scope
+    from mlkd.registry import DATASETS, MODELS
+    from mlkd.utils.cli import load_config
+    config = config_path('spml', 'scl_multidigits.py')
+    options = ['train_dataloader.dataset.num_samples=16', 'model.losses.scl.num_samples=16']
+    from mlkd.models.losses import SpatialConsistencyLoss
+    cfg = load_config(config, {})
+    cfg.train_dataloader.dataset.num_samples = cfg.model.losses.scl.num_samples = 16
+    init_default_scope('mlkd')
+    model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
+    data = DATASETS.build(cfg.train_dataloader.dataset)
+    scl = next(m for m in model.modules() if isinstance(m, SpatialConsistencyLoss))
+    for n in range(16):
+        cells = np.array(data.get_data_info(n)['cell_labels']).reshape(2, 2)
+        for row in range(2):
+            for col in range(2):
+                if cells[row, col] >= 0:
+                    scl.heatmaps[n, cells[row, col], 4 * row:4 * row + 4, 4 * col:4 * col + 4] = 255
+    scl.known[:] = True
+    ckpt = str(tmp_path / 'store.pth')
+    torch.save({'state_dict': model.state_dict()}, ckpt)
+    def diagnostics(*flags):
+        out = str(tmp_path / 'table.md')
+        run = subprocess.run([sys.executable, 'tools/analysis_tools/scl_diagnostics.py', config,
+                              ckpt, '--num-images', '16', '--num-batches', '1', '--batch-size',
+                              '8', '--out', out, *flags, '--cfg-options', *options],
+                             cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO},
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-3000:]
+        with open(out) as f:
+            return {line.split('|')[1].strip(): line.split('|')[2].strip()
+                    for line in f.read().splitlines()[2:]}
+
+    table = diagnostics()
+    assert (table['store_in_cell'], table['store_elsewhere'], table['store_absent'],
+            table['known']) == ('1', '0', '0', '1')
+    # With the store overwritten by the (untrained, near-constant) network's own maps, the SCL
+    # target is the network's (eval-mode) view: the term shrinks against the 0 / 1 digit store.
+    refreshed = diagnostics('--refresh-store')
+    assert refreshed['store_in_cell'] == '1'                  # the checkpoint's store, read first
+    assert float(refreshed['loss_scl']) < 0.2 * float(table['loss_scl'])
+    assert float(table['loss_scl']) > 0 and float(table['loss_scl grad_norm backbone']) > 0
+    assert float(table['loss_en grad_norm head']) > 0 and 'loss_cls' not in table
+    assert -1 <= float(table['cos loss_en loss_scl head']) <= 1

@@ -453,3 +453,81 @@ def two_way_reference(logits, gt, pos_temperature=4.0, neg_temperature=1.0, clas
         if set_losses:
             total = total + sum(set_losses) / len(set_losses)
     return total
+
+
+def _positives_and_negatives(row_labels) -> tuple[list[int], list[int]]:
+    positives = [k for k in range(len(row_labels)) if row_labels[k] == 1]
+    negatives = [k for k in range(len(row_labels)) if row_labels[k] == 0]
+    return positives, negatives
+
+
+def warp_reference(logits, gt, margin=1.0, reduction='sum', ranks=None) -> torch.Tensor:
+    """WARP (Gong et al. 2014, eq. 3): ``Σ_i Σ_{j∈P} Σ_{k∈N} L(r_j) max(0, 1 − f_j + f_k)``,
+    ``L(r) = Σ_{a=1}^{r} 1/a``, ``r_j`` counted literally (the negatives with ``1 + f_k > f_j``)
+    unless ``ranks[i][j]`` is given. ``'mean'``: divided by the number of (j, k) pairs."""
+    x = logits.double()
+    total, pairs = x.sum() * 0, 0   # connected to the graph when empty
+    for i in range(x.shape[0]):
+        positives, negatives = _positives_and_negatives(gt[i])
+        for j in positives:
+            if ranks is None:
+                rank = sum(1 for k in negatives if margin - x[i, j] + x[i, k] > 0)
+            else:
+                rank = int(ranks[i][j])
+            weight = sum(1.0 / a for a in range(1, rank + 1))
+            for k in negatives:
+                total = total + weight * torch.clamp(margin - x[i, j] + x[i, k], min=0)
+                pairs += 1
+    if reduction == 'mean':
+        return total / max(pairs, 1)
+    if reduction == 'batchmean':
+        return total / x.shape[0]
+    return total
+
+
+def robust_ramp_reference(logits, gt, ramp_start=-1.0, classwise_weight=1.0,
+                          pair_normalise=False, reduction='sum') -> torch.Tensor:
+    """mlkd's reconstruction of RML, by definition: per sample
+    ``ρ Σ_{j∈P} Σ_{k∈N} R(f_j − f_k) + λ Σ_{c∈P∪N} R(y_c f_c)``,
+    ``R(t) = min(1 − s, max(0, 1 − t))``, ``y_c = ±1``."""
+    x = logits.double()
+
+    def ramp(t):
+        return torch.clamp(torch.clamp(1 - t, min=0), max=1 - ramp_start)
+
+    ranking, classwise = x.sum() * 0, x.sum() * 0
+    pairs = entries = rows_with_pairs = 0
+    for i in range(x.shape[0]):
+        positives, negatives = _positives_and_negatives(gt[i])
+        row = x.new_zeros(())
+        for j in positives:
+            for k in negatives:
+                row = row + ramp(x[i, j] - x[i, k])
+        count = len(positives) * len(negatives)
+        pairs += count
+        rows_with_pairs += count > 0
+        ranking = ranking + (row / max(count, 1) if pair_normalise else row)
+        for c in positives + negatives:
+            classwise = classwise + ramp((1.0 if c in positives else -1.0) * x[i, c])
+            entries += 1
+    if reduction == 'mean':
+        denominator = rows_with_pairs if pair_normalise else pairs
+        return ranking / max(denominator, 1) + classwise_weight * classwise / max(entries, 1)
+    total = ranking + classwise_weight * classwise
+    return total / x.shape[0] if reduction == 'batchmean' else total
+
+
+def multilabel_softmax_reference(logits, gt, reduction='mean') -> torch.Tensor:
+    """``−Σ_{p∈P} (1/|P|) log(e^{z_p} / Σ_{c∈P∪N} e^{z_c})`` per sample with a positive, summed
+    or averaged over those samples."""
+    x = logits.double()
+    total, rows = x.sum() * 0, 0
+    for i in range(x.shape[0]):
+        positives, negatives = _positives_and_negatives(gt[i])
+        if not positives:
+            continue
+        partition = sum(torch.exp(x[i, c]) for c in positives + negatives)
+        for p in positives:
+            total = total - torch.log(torch.exp(x[i, p]) / partition) / len(positives)
+        rows += 1
+    return total / max(rows, 1) if reduction == 'mean' else total

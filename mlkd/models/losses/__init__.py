@@ -1,7 +1,8 @@
 """mlkd's losses, by contract (``base``) and by family.
 
 * :mod:`.base` — the contracts :class:`TaskLoss`, :class:`RoutedLoss`, :class:`StatefulLoss`;
-* :mod:`.task` — task losses (BCE, ASL, focal, Two-way, Hill, SPLC, focal margin);
+* :mod:`.task` — task losses (BCE, ASL, focal, Two-way, Hill, SPLC, focal margin, WARP, RML,
+  multi-label softmax);
 * :mod:`.logit_kd` — logit distillation (KD, DKD, MLLD, MLD, PS / PD, NDD, L2D, MSE, MDKD);
 * :mod:`.feature_kd` — feature and relation distillation (FitNet, AT, OFD, ReviewKD, VID, CRD,
   RKD, PKT);

@@ -1,4 +1,5 @@
-"""Multi-label task losses: ASL, the two Focal forms, Two-way, Hill, SPLC, focal margin.
+"""Multi-label task losses: ASL, the two Focal forms, Two-way, Hill, SPLC, focal margin, and the
+Two-way paper's baselines WARP, RML (mlkd's reconstruction) and the multi-label softmax.
 
 Each module is checked against a float64 loop transcribing its paper's formula
 (``mlkd/testing/loss_references.py``) in value and gradient, on random batches and on the edge
@@ -20,12 +21,14 @@ from mmengine.registry import DefaultScope
 from torch import nn
 
 from mlkd.models.losses import (AsymmetricFocalLoss, AsymmetricMultiLabelLoss, FocalMarginLoss,
-                                HillLoss, SigmoidFocalLoss, SPLCLoss, TwoWayMultiLabelLoss,
+                                HillLoss, MultiLabelSoftmaxLoss, RobustMultiLabelLoss,
+                                SigmoidFocalLoss, SPLCLoss, TwoWayMultiLabelLoss, WARPLoss,
                                 asymmetric_loss, splc_loss, two_way_loss)
 from mlkd.registry import MODELS
 from mlkd.testing.loss_references import (asymmetric_reference, hill_reference,
+                                          multilabel_softmax_reference, robust_ramp_reference,
                                           sigmoid_focal_reference, splc_reference,
-                                          two_way_reference)
+                                          two_way_reference, warp_reference)
 
 # name -> (module, float64 loop reference). SPLC is checked without a runner (no epoch: no
 # correction) here and with an epoch below.
@@ -51,6 +54,26 @@ CASES = {
     'two_way_samplewise_t1': (
         TwoWayMultiLabelLoss(classwise=False, pos_temperature=1.0, neg_temperature=2.0),
         partial(two_way_reference, classwise=False, pos_temperature=1.0, neg_temperature=2.0)),
+    'warp': (WARPLoss(), warp_reference),
+    'warp_margin_mean': (WARPLoss(margin=0.5, reduction='mean'),
+                         partial(warp_reference, margin=0.5, reduction='mean')),
+    'warp_batchmean': (WARPLoss(reduction='batchmean'),
+                       partial(warp_reference, reduction='batchmean')),
+    'rml': (RobustMultiLabelLoss(), robust_ramp_reference),
+    'rml_switches_mean': (
+        RobustMultiLabelLoss(ramp_start=-0.5, classwise_weight=0.3, pair_normalise=True,
+                             reduction='mean'),
+        partial(robust_ramp_reference, ramp_start=-0.5, classwise_weight=0.3,
+                pair_normalise=True, reduction='mean')),
+    'rml_ranking_only_pairs_mean': (
+        RobustMultiLabelLoss(classwise_weight=0.0, ramp_start=0.0, reduction='mean'),
+        partial(robust_ramp_reference, classwise_weight=0.0, ramp_start=0.0, reduction='mean')),
+    'rml_batchmean': (RobustMultiLabelLoss(pair_normalise=True, reduction='batchmean'),
+                      partial(robust_ramp_reference, pair_normalise=True,
+                              reduction='batchmean')),
+    'softmax': (MultiLabelSoftmaxLoss(), multilabel_softmax_reference),
+    'softmax_sum': (MultiLabelSoftmaxLoss(reduction='sum'),
+                    partial(multilabel_softmax_reference, reduction='sum')),
 }
 
 
@@ -426,3 +449,110 @@ def test_splc_corrects_confident_negatives_from_the_change_epoch():
     # The corrected entry is pulled up (a positive's gradient is negative), not pushed down.
     _, grad = _value_and_grad(lambda z, y: splc_loss(z, y, epoch=1), logits, gt)
     assert grad[1, 2] < 0 and grad[2, 3] == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The Two-way paper's baselines: WARP, RML (reconstructed), multi-label softmax.
+def test_warp_by_hand():
+    """Positive 2.0 violates no margin (rank 0); 1.1 violates against 0.5 and 0.2 (rank 2,
+    L = 1 + 1/2): 1.5 · (0.4 + 0.1); positive 0.0 likewise: 1.5 · (1.5 + 1.2). Total 4.8."""
+    z = torch.tensor([[2.0, 0.5, 1.1, 0.2, 0.0, 9.0]])
+    gt = torch.tensor([[1.0, 0, 1, 0, 1, -1]])        # the ignored 9.0 ranks above everything
+    torch.testing.assert_close(WARPLoss()(z, gt), torch.tensor(4.8))
+    per_positive = WARPLoss(reduction='none')(z, gt)
+    torch.testing.assert_close(per_positive, torch.tensor([[0.0, 0, 0.75, 0, 4.05, 0]]))
+    torch.testing.assert_close(WARPLoss(reduction='mean')(z, gt), torch.tensor(4.8 / 6))
+
+
+def test_warp_sampled_ranks_follow_the_draw_loop():
+    """The one-step geometric draw gives the rank distribution of the paper's loop: draw
+    negatives uniformly with replacement until a violator, ``s`` draws, ``r = ⌊(c − 1)/s⌋``,
+    at most ``c − 1`` draws (else rank 0)."""
+    import random
+    from mlkd.models.losses.task.ranking import sampled_ranks
+    classes, negatives, violators = 10, 7, 2
+    n = 200_000
+    g = torch.Generator().manual_seed(0)
+    ranks = sampled_ranks(torch.full((n, 1), violators), torch.full((n, 1), negatives), classes,
+                          1 - torch.rand(n, 1, generator=g, dtype=torch.float64)).flatten()
+    p = violators / negatives
+    expected = {}
+    for s in range(1, classes):
+        rank = (classes - 1) // s
+        expected[rank] = expected.get(rank, 0.0) + (1 - p) ** (s - 1) * p
+    expected[0] = expected.get(0, 0.0) + (1 - p) ** (classes - 1)
+    for rank, probability in expected.items():
+        assert abs(float((ranks == rank).double().mean()) - probability) < 4e-3, rank
+    # The literal loop, as a program, agrees in the mean.
+    rng = random.Random(1)
+    loop = []
+    for _ in range(20_000):
+        for s in range(1, classes):
+            if rng.randrange(negatives) < violators:
+                loop.append((classes - 1) // s)
+                break
+        else:
+            loop.append(0)
+    assert abs(sum(loop) / len(loop) - float(ranks.mean())) < 0.06
+    # No violator: rank 0; every negative a violator: one draw, rank c - 1.
+    edge = sampled_ranks(torch.tensor([[0, negatives]]), torch.tensor([[negatives]]), classes,
+                         torch.tensor([[0.3, 1e-12]], dtype=torch.float64))
+    assert edge.tolist() == [[0.0, classes - 1.0]]
+
+
+def test_warp_sampled_draws_are_a_function_of_the_iteration_and_resume_exactly():
+    from mmengine.logging import MessageHub
+    from mlkd.models.losses.task.ranking import sampled_ranks
+    logits, gt = _random_problem(6, 9, seed=11)
+    hub = MessageHub.get_instance('warp_sampled_test')
+    hub.update_info('iter', 41)
+    first = WARPLoss(rank_estimate='sampled', seed=3)
+    value = first(logits, gt)
+    resumed = WARPLoss(rank_estimate='sampled', seed=3)     # a fresh module after a resume
+    assert resumed(logits, gt) == value == first(logits, gt)
+    # The value is WARP with the ranks drawn from this iteration's uniforms.
+    pos, neg = gt == 1, gt == 0
+    violators = torch.tensor([[sum(int(neg[i, k] and 1 - logits[i, j] + logits[i, k] > 0)
+                                   for k in range(gt.shape[1])) if pos[i, j] else 0
+                               for j in range(gt.shape[1])] for i in range(gt.shape[0])])
+    ranks = sampled_ranks(violators, neg.sum(1, keepdim=True), gt.shape[1],
+                          first.draws(logits.shape))
+    torch.testing.assert_close(value.double(), warp_reference(logits, gt, ranks=ranks.long()),
+                               rtol=1e-5, atol=1e-6)
+    draws_41 = first.draws(logits.shape)
+    hub.update_info('iter', 42)
+    assert not torch.equal(first.draws(logits.shape), draws_41)         # new draws each step
+    hub.update_info('iter', 41)
+    other_seed = WARPLoss(rank_estimate='sampled', seed=4)
+    assert not torch.equal(other_seed.draws(logits.shape), first.draws(logits.shape))
+
+
+def test_rml_ramp_caps_a_confidently_wrong_label_without_gradient():
+    """A positive at −50: its pair and class-wise ramps sit at the cap 1 − s = 2 with no gradient
+    (the robustness to noisy labels); the negative at 0 costs R(0) = 1 with gradient +1."""
+    z = torch.tensor([[-50.0, 0.0]], requires_grad=True)
+    out = RobustMultiLabelLoss()(z, torch.tensor([[1.0, 0.0]]))
+    out.backward()
+    assert out.item() == 5.0
+    assert z.grad.tolist() == [[0.0, 1.0]]
+
+
+def test_multilabel_softmax_by_hand_leaves_ignored_entries_out_of_the_normaliser():
+    z = torch.tensor([[1.0, 2.0, 100.0], [0.0, 0.0, 0.0]])
+    gt = torch.tensor([[1.0, 0.0, -1.0], [1.0, 1.0, 0.0]])
+    # Row 0: log(e + e²) − 1 = softplus(1); row 1: log 3 − 0. Mean over the two rows.
+    expected = (torch.nn.functional.softplus(torch.tensor(1.0)) + torch.log(torch.tensor(3.0))) / 2
+    torch.testing.assert_close(MultiLabelSoftmaxLoss()(z, gt), expected)
+
+
+def test_baselines_refuse_bad_settings():
+    with pytest.raises(ValueError, match='margin'):
+        WARPLoss(margin=0)
+    with pytest.raises(ValueError, match='rank_estimate'):
+        WARPLoss(rank_estimate='approximate')
+    with pytest.raises(ValueError, match='ramp_start'):
+        RobustMultiLabelLoss(ramp_start=1.0)
+    with pytest.raises(ValueError, match='classwise_weight'):
+        RobustMultiLabelLoss(classwise_weight=-1)
+    with pytest.raises(ValueError, match='reduction'):
+        MultiLabelSoftmaxLoss(reduction='batchmean')
