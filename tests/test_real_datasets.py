@@ -374,7 +374,11 @@ def test_config_pipelines_build_and_run(name):
         assert [t.type for t in weak] == ['RandomFlip']
         assert [t.type for t in strong] == ['RandomFlip', 'RandomColorCutout', 'UDARandAugment']
     else:
-        assert 'RandomFlip' not in [t.type for t in cfg.train_dataloader.dataset.pipeline]
+        # The 3D paper's supplement trains with random horizontal flip.
+        flips = [t for t in cfg.train_dataloader.dataset.pipeline if t.type == 'RandomFlip']
+        assert len(flips) == 1 and flips[0].prob == 0.5
+        assert flips[0].get('direction', 'horizontal') == 'horizontal'
+        assert 'RandomFlip' not in [t.type for t in cfg.test_dataloader.dataset.pipeline]
 
 
 def test_coco_config_end_to_end(tmp_path):
