@@ -3,7 +3,7 @@
 Each function transcribes the definition literally (explicit Python loops over samples, positives
 and sample pairs, sub-vectors built by indexing, ``torch.softmax`` for the sub-softmaxes) and shares
 no code with ``mlkd.models.losses``. They are slow by design; the package's closed forms are checked
-against them (``tests/test_logit_losses.py``) and timed against them
+against them (``tests/models/losses/test_logit_losses.py``) and timed against them
 (``tools/benchmarks/benchmark_losses.py``).
 """
 from __future__ import annotations

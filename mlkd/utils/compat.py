@@ -1,7 +1,7 @@
 """Compatibility patches for today's stack (torch >= 2.6, setuptools >= 82) and mmengine's gaps.
 
 Everything that patches a third-party package lives here, is applied once by ``import mlkd`` and has
-a test (``tests/test_compat.py``, ``tests/test_bad_inputs.py``) that fails without it. Drop a patch
+a test (``tests/utils/test_compat.py``, ``tests/tools/test_bad_inputs.py``) that fails without it. Drop a patch
 once the upstream release that fixes it is the minimum mlkd supports. :data:`PATCHES` names the
 eight, in the order :func:`apply` installs them; :func:`applied_patches` says which are in place.
 
@@ -36,13 +36,13 @@ eight, in the order :func:`apply` installs them; :func:`applied_patches` says wh
    ``_base_``) with ``ast.parse(source)`` before anything else, without the file name, so a syntax
    error reads ``File "<unknown>", line 2``. ``Config._is_lazy_import`` is wrapped to parse with
    the file name first: the ``SyntaxError`` names the file, the line and the offending text
-   (``tests/test_bad_inputs.py::test_config_syntax_error_names_file_and_line``).
+   (``tests/tools/test_bad_inputs.py::test_config_syntax_error_names_file_and_line``).
 7. **sample loading errors name the sample.** An error while loading one sample (a truncated JPEG
    read by Pillow: ``OSError: image file is truncated``) names neither the image nor the sample.
    mmengine's ``BaseDataset.prepare_data`` is wrapped to add a note (kept by DataLoader workers'
    re-raise) naming the dataset, the sample index and its ``img_path``; the exception's type and
    message are unchanged
-   (``tests/test_bad_inputs.py::test_a_truncated_image_names_its_path_and_sample``).
+   (``tests/tools/test_bad_inputs.py::test_a_truncated_image_names_its_path_and_sample``).
 8. **keyed dataset fetch.** mmengine's datasets and samplers know nothing of the epoch, and its
    ``worker_init_fn`` seeds each worker once, so augmentations repeat every epoch (non-persistent
    workers), or depend on the worker count and differ after resuming (persistent workers). The

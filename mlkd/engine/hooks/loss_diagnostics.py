@@ -15,7 +15,7 @@ Python RNG states), so dropout draws the same masks in the diagnostic pass and i
 was; every buffer (BatchNorm running statistics, ``num_batches_tracked``) is restored afterwards;
 gradients are taken with :func:`torch.autograd.grad`, which leaves ``.grad`` untouched. Training
 with the hook gives bit-identical weights to training without it
-(``tests/test_loss_diagnostics.py``).
+(``tests/models/losses/test_loss_diagnostics.py``).
 
 Cost: one extra forward and one backward per term on diagnostic iterations only.
 """

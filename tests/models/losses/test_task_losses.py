@@ -201,7 +201,7 @@ def test_bad_input_is_refused_with_a_clear_error():
     with pytest.raises(ValueError, match=r'logits \(3, 4\) and gt \(3, 5\)'):
         AsymmetricMultiLabelLoss()(z, torch.zeros(3, 5))
     # Target values are validated once per batch by the data preprocessor, not per loss call:
-    # tests/test_target_validation.py.
+    # tests/utils/test_target_validation.py.
     with pytest.raises(ValueError, match='reduction'):
         TwoWayMultiLabelLoss(reduction='sum')
     with pytest.raises(ValueError, match='pos_temperature'):

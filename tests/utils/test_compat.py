@@ -115,7 +115,7 @@ def test_missing_checkpoint_names_the_path(tmp_path):
 def test_pkg_resources_is_gone_and_package_configs_still_load():
     with pytest.raises(ImportError):
         import pkg_resources  # noqa: F401
-    cfg = Config.fromfile(osp.join(osp.dirname(__file__), 'data', 'pkg_base_config.py'))
+    cfg = Config.fromfile(osp.join(REPO, 'tests', 'data', 'pkg_base_config.py'))
     assert cfg.model.backbone.type == 'ResNet'
     assert config_paths.is_installed('mmpretrain')
     assert not config_paths.is_installed('surely_not_a_package_xyz')
@@ -172,7 +172,7 @@ def test_configs_inherit_mlkd_package_configs(tmp_path):
 
 
 #: patch name -> whether it is in place in this process (each one's effect is tested above and in
-#: tests/test_bad_inputs.py; this checks that the named list is what runs).
+#: tests/tools/test_bad_inputs.py; this checks that the named list is what runs).
 def _installed() -> dict:
     import mmengine.runner.runner as runner_module
     import mmengine.utils.package_utils as package_utils
