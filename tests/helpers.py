@@ -29,3 +29,28 @@ def loop_class_distance_statistics(embeddings: torch.Tensor,
     out['intra_anchors'] = len(per_anchor['d_intra'])
     out['inter_anchors'] = len(per_anchor['d_inter'])
     return out
+
+
+def markdown_rows(text: str, start: str) -> dict[str, list[str]]:
+    """First cell -> other cells of the first Markdown table after ``start``."""
+    lines = text[text.index(start):].split('\n')
+    first = next(i for i, line in enumerate(lines) if line.startswith('|'))
+    rows = {}
+    for line in lines[first + 2:]:
+        if not line.startswith('|'):
+            break
+        cells = [cell.strip().strip('*') for cell in line.strip('|').split('|')]
+        rows.setdefault(cells[0], cells[1:])
+    return rows
+
+
+def intra_class_paper_tables() -> dict[str, dict[str, list[str]]]:
+    """Tables 1, 2 and 3 (mlkd's interpretation of its layout) of the intra-class contrastive
+    paper as docs/paper-tables.md §3 transcribes them: ``{'1': {row name: cells}, ...}``."""
+    import os.path as osp
+    repo = osp.dirname(osp.dirname(osp.abspath(__file__)))
+    with open(osp.join(repo, 'docs', 'paper-tables.md'), encoding='utf-8') as file:
+        text = file.read()
+    text = text[text.index('## 3. Intra-class contrastive teacher'):]
+    return {'1': markdown_rows(text, '### Table 1'), '2': markdown_rows(text, '### Table 2'),
+            '3': markdown_rows(text, 'Interpretation used by mlkd')}

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from conftest import REPO
+from helpers import intra_class_paper_tables, markdown_rows
 
 METHODS = {'kd': 'KD', 'fitnet': 'FitNet', 'rkd': 'RKD', 'crd': 'CRD', 'ofd': 'OFD',
            'reviewkd': 'ReviewKD', 'vid': 'VID', 'mlld': 'MLLD'}
@@ -20,26 +21,9 @@ TABLE3_HETEROGENEOUS = {'ResNet50 → MobileNetV2': 3, 'WRN-40-2 → ShuffleV2':
 SECTION = '### On the recipe of "Enriching Knowledge Distillation with Intra-Class'
 
 
-def _markdown_rows(text: str, start: str) -> dict[str, list[str]]:
-    """First cell -> other cells of the first Markdown table after ``start``."""
-    lines = text[text.index(start):].split('\n')
-    first = next(i for i, line in enumerate(lines) if line.startswith('|'))
-    rows = {}
-    for line in lines[first + 2:]:
-        if not line.startswith('|'):
-            break
-        cells = [cell.strip().strip('*') for cell in line.strip('|').split('|')]
-        rows.setdefault(cells[0], cells[1:])
-    return rows
-
-
 @pytest.fixture(scope='module')
 def paper():
-    with open(osp.join(REPO, 'docs', 'paper-tables.md'), encoding='utf-8') as file:
-        text = file.read()
-    text = text[text.index('## 3. Intra-class contrastive teacher'):]
-    return {'1': _markdown_rows(text, '### Table 1'), '2': _markdown_rows(text, '### Table 2'),
-            '3': _markdown_rows(text, 'Interpretation used by mlkd')}
+    return intra_class_paper_tables()
 
 
 def _numbers(cell: str) -> tuple[str | None, str | None]:
@@ -59,8 +43,8 @@ def test_readme_cells_equal_the_transcribed_tables(folder, paper):
     with open(osp.join(REPO, 'configs', folder, 'README.md'), encoding='utf-8') as file:
         readme = file.read()
     section = readme[readme.index(SECTION):]
-    rows = {**_markdown_rows(section, 'Homogeneous pairs:'),
-            **_markdown_rows(section, 'Heterogeneous pairs:')}
+    rows = {**markdown_rows(section, 'Homogeneous pairs:'),
+            **markdown_rows(section, 'Heterogeneous pairs:')}
     assert sorted(rows) == sorted(HOMOGENEOUS + HETEROGENEOUS)
     for pair, (c100, tiny, c10, ours) in rows.items():
         assert ours == 'not run'

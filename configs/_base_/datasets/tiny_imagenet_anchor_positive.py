@@ -2,22 +2,20 @@
 # contrastive teacher of "Enriching Knowledge Distillation with Intra-Class Contrastive Learning"
 # (anonymous ICLR submission): the anchor x and its positive x+ are two independent draws of random
 # crop 64 with 8 px zero padding + horizontal flip (the CIFAR augmentation scaled to 64 px), made by
-# AnchorPositiveViews after one image load. The paper does not name its augmentation: this is
+# AnchorPositiveViews after one image load (`view_augmentation` of tiny_imagenet_crop_flip.py, the
+# single-view pipeline of the same crop + flip). The paper does not name its augmentation: this is
 # mlkd's choice. It differs from tiny_imagenet.py's single-view pipeline (mdistiller's
-# RandomRotation(20) + flip), so a plain teacher or student meant to match this teacher's
-# augmentation needs the same crop + flip. MultiViewClsDataPreprocessor normalises each view
-# (BGR -> RGB, Tiny ImageNet mean / std) and hands the model `inputs = [anchor, positive]`, two
-# [B, 3, 64, 64] tensors, with integer labels. Evaluation batches stay single-view.
+# RandomRotation(20) + flip); the plain teachers and students of configs/intra_class use
+# tiny_imagenet_crop_flip.py, whose single view is the anchor here. MultiViewClsDataPreprocessor
+# normalises each view (BGR -> RGB, Tiny ImageNet mean / std) and hands the model
+# `inputs = [anchor, positive]`, two [B, 3, 64, 64] tensors, with integer labels. Evaluation
+# batches stay single-view.
 # Batch 256 images (512 views) per GPU: the paper's teacher batch on one GPU.
-_base_ = ['./tiny_imagenet.py']
+_base_ = ['./tiny_imagenet_crop_flip.py']
 
-view_augmentation = [
-    dict(type='RandomCrop', crop_size=64, padding=8, padding_mode='constant', pad_val=0),
-    dict(type='RandomFlip', prob=0.5, direction='horizontal'),
-]
 train_pipeline = [
     dict(type='LoadImageFromFile'),
-    dict(type='AnchorPositiveViews', transforms=view_augmentation),
+    dict(type='AnchorPositiveViews', transforms=_base_.view_augmentation),
     dict(type='PackInputs'),
 ]
 train_dataloader = dict(batch_size=256, dataset=dict(pipeline=train_pipeline))

@@ -1,0 +1,2 @@
+_base_ = ['../../_base_/models/cifar/wrn_40_2.py', '../../_base_/recipes/intra_class/cifar10_teacher.py']
+model = dict(head=_base_.single_label_head)

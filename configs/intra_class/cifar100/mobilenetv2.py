@@ -1,0 +1,2 @@
+_base_ = ['../../_base_/models/cifar/mobilenetv2.py', '../../_base_/recipes/intra_class/cifar100_student.py']
+model = dict(head=_base_.single_label_head)

@@ -1,0 +1,2 @@
+_base_ = ['../../_base_/recipes/intra_class/cifar100_intra_class_teacher.py']
+model = dict(classifier='{{fileDirname}}/vgg13.py')

@@ -1,0 +1,2 @@
+_base_ = ['../../_base_/pairs/intra_class/cifar100_vgg13_to_vgg8.py', '../../_base_/methods/vid.py']
+model = _base_.method

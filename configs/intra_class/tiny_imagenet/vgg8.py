@@ -1,0 +1,2 @@
+_base_ = ['../../_base_/models/cifar/vgg8.py', '../../_base_/recipes/intra_class/tiny_imagenet_student.py']
+model = dict(head=_base_.single_label_head)

@@ -1,0 +1,288 @@
+"""configs/intra_class: a config for every cell of Tables 1-3 of "Enriching Knowledge Distillation
+with Intra-Class Contrastive Learning" (anonymous ICLR submission), on the paper's recipe, and the
+model-zoo README that lists them.
+
+* every cell has its config and nothing else is there (the expected set is written out here);
+* every config (195) loads and resolves to the paper's recipe and its method's wiring;
+* a representative subset (``RUN``, 29 configs) builds and takes 2 training iterations on fake
+  CIFAR-10 / CIFAR-100 / Tiny ImageNet releases: every method variant (each method base, each
+  stage count, OFD's VGG margins and its four-stage ResNet ``auto`` margins), every pair of
+  networks, every classifier network, the intra-class teacher on each dataset and the distillers of
+  each dataset. Building and stepping all 195 costs minutes of CPU (the ResNet-50 configs alone take
+  seconds each); the others differ from a subset member only in names the load test checks
+  (dataset, pair base, teacher work dir);
+* the README quotes the paper's number of every cell as docs/paper-tables.md §3 transcribes it,
+  "not run" for ours, and the command of each row, for exactly the configs of the folder.
+"""
+from __future__ import annotations
+
+import glob
+import os.path as osp
+import re
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.optim import build_optim_wrapper
+from mmengine.registry import DefaultScope
+from mmengine.runner import Runner
+
+from conftest import REPO, write_cifar_release, write_tiny_imagenet
+from helpers import intra_class_paper_tables, markdown_rows
+
+import mlkd
+from mlkd.registry import MODELS
+
+mlkd.register_all_modules()
+
+FOLDER = osp.join(REPO, 'configs', 'intra_class')
+DATASETS = {'cifar100': ('CIFAR-100', 100, 32), 'tiny_imagenet': ('Tiny ImageNet', 200, 64),
+            'cifar10': ('CIFAR-10', 10, 32)}
+TEACHERS = {'resnet50': 'ResNet50', 'wrn_40_2': 'WRN-40-2', 'vgg13': 'VGG13'}
+STUDENTS = {'resnet34': 'ResNet34', 'wrn_16_2': 'WRN-16-2', 'vgg8': 'VGG8',
+            'mobilenetv2': 'MobileNetV2', 'shufflev2': 'ShuffleV2'}
+HOMOGENEOUS = [('resnet50', 'resnet34'), ('wrn_40_2', 'wrn_16_2'), ('vgg13', 'vgg8')]
+HETEROGENEOUS = [('resnet50', 'mobilenetv2'), ('vgg13', 'mobilenetv2'),
+                 ('wrn_40_2', 'shufflev2')]
+# Column of each heterogeneous pair in Table 3 (its own order).
+TABLE3_HETEROGENEOUS = {('resnet50', 'mobilenetv2'): 3, ('wrn_40_2', 'shufflev2'): 4,
+                        ('vgg13', 'mobilenetv2'): 5}
+#: method -> (paper's row name, the distillation losses of its config)
+METHODS = {'kd': ('KD', {'kd'}), 'fitnet': ('FitNet', {'fitnet'}), 'rkd': ('RKD', {'rkd'}),
+           'crd': ('CRD', {'crd'}), 'ofd': ('OFD', {'ofd'}),
+           'reviewkd': ('ReviewKD', {'reviewkd'}), 'vid': ('VID', {'vid'}),
+           'mlld': ('MLLD', {'mlld'}), 'ours': ('Ours', {'kd'}),
+           'ours_rkd': ('Ours+RKD', {'kd', 'rkd'})}
+HOMOGENEOUS_ONLY = {'crd', 'ofd'}  # no heterogeneous rows in Tables 2 and 3
+FROM_INTRA_CLASS_TEACHER = {'ours', 'ours_rkd'}
+
+
+def _cells() -> dict[str, tuple]:
+    """config path relative to FOLDER -> (dataset, kind, details)."""
+    cells = {}
+    for data in DATASETS:
+        for t in TEACHERS:
+            cells[f'{data}/{t}.py'] = (data, 'teacher', t)
+            cells[f'{data}/{t}_intra_class.py'] = (data, 'intra_class_teacher', t)
+        for s in STUDENTS:
+            cells[f'{data}/{s}.py'] = (data, 'student', s)
+        for t, s in HOMOGENEOUS + HETEROGENEOUS:
+            for method in METHODS:
+                if method in HOMOGENEOUS_ONLY and (t, s) in HETEROGENEOUS:
+                    continue
+                cells[f'{data}/{method}_{t}_to_{s}.py'] = (data, 'distill', (method, t, s))
+    return cells
+
+
+CELLS = _cells()
+RUN = [
+    # every method variant on VGG13 -> VGG8 (four stages; OFD with the VGG teacher's margins)
+    *(f'cifar100/{m}_vgg13_to_vgg8.py' for m in METHODS),
+    'cifar100/ofd_resnet50_to_resnet34.py',           # OFD's `auto` margins of the ResNet-50
+    # the three-stage variants (WRN) on CIFAR-10
+    'cifar10/ofd_wrn_40_2_to_wrn_16_2.py', 'cifar10/reviewkd_wrn_40_2_to_wrn_16_2.py',
+    'cifar10/vid_wrn_40_2_to_wrn_16_2.py',
+    # the heterogeneous pairs (stage taps of both networks read)
+    'cifar10/fitnet_resnet50_to_mobilenetv2.py', 'cifar100/vid_vgg13_to_mobilenetv2.py',
+    'tiny_imagenet/reviewkd_wrn_40_2_to_shufflev2.py',
+    # Tiny ImageNet's distillers (64 px, CRD's bank of its size, the intra-class teacher's dir)
+    'tiny_imagenet/crd_vgg13_to_vgg8.py', 'tiny_imagenet/ours_rkd_vgg13_to_vgg8.py',
+    # every classifier network, teacher and student recipes of every dataset
+    'cifar10/resnet50.py', 'cifar100/resnet34.py', 'tiny_imagenet/wrn_40_2.py',
+    'cifar100/wrn_16_2.py', 'cifar10/vgg13.py', 'tiny_imagenet/vgg8.py',
+    'cifar100/mobilenetv2.py', 'cifar10/shufflev2.py',
+    # the intra-class teacher on each dataset (two views)
+    *(f'{data}/vgg13_intra_class.py' for data in DATASETS),
+]
+
+
+def test_every_cell_has_a_config_and_nothing_else_is_there():
+    found = {osp.relpath(p, FOLDER) for p in glob.glob(osp.join(FOLDER, '*', '*.py'))}
+    assert found == set(CELLS)
+    assert len(CELLS) == 195
+    assert set(RUN) <= set(CELLS)
+
+
+def _check_schedule(cfg: Config, batch: int, lr: float) -> None:
+    assert cfg.train_cfg.max_epochs == 90
+    (scheduler, ) = cfg.param_scheduler
+    assert (scheduler.type, scheduler.milestones, scheduler.gamma) == ('MultiStepLR', [30, 60],
+                                                                      0.1)
+    optimizer = cfg.optim_wrapper.optimizer
+    assert (optimizer.type, optimizer.lr, optimizer.momentum) == ('SGD', lr, 0.9)
+    assert cfg.train_dataloader.batch_size == cfg.auto_scale_lr.base_batch_size == batch
+
+
+@pytest.mark.parametrize('cell', sorted(CELLS))
+def test_config_follows_the_paper_recipe_and_its_method(cell):
+    cfg = Config.fromfile(osp.join(FOLDER, cell))
+    data, kind, details = CELLS[cell]
+    _, num_classes, size = DATASETS[data]
+    assert cfg.data_preprocessor.num_classes == num_classes
+    pipeline = [step.type for step in cfg.train_dataloader.dataset.pipeline]
+    if data == 'tiny_imagenet':  # the intra-class teacher's crop + flip, not mdistiller's rotation
+        assert 'torchvision/RandomRotation' not in pipeline
+    model = cfg.model
+    if kind == 'intra_class_teacher':
+        _check_schedule(cfg, 256, 0.5)
+        assert pipeline[-2] == 'AnchorPositiveViews'
+        assert model.type == 'ClassifierWithLosses' and model.views == dict(anchor=0, positive=1)
+        assert osp.normpath(model.classifier) == osp.join(FOLDER, data, f'{details}.py')
+        assert model.probe_input_size == (size, size)
+        (loss, ) = model.losses.values()
+        assert loss.type == 'IntraClassContrastiveLoss' and 0.01 <= loss.loss_weight <= 0.03
+        return
+    assert 'AnchorPositiveViews' not in pipeline
+    if kind in ('teacher', 'student'):
+        _check_schedule(cfg, 256 if kind == 'teacher' else 128, 0.5 if kind == 'teacher' else 0.05)
+        assert model.head.type == 'LinearClsHead' and model.head.num_classes == num_classes
+        assert model.head.loss.type == 'CrossEntropyLoss'
+        return
+    method, t, s = details
+    _check_schedule(cfg, 128, 0.05)
+    assert model.type == 'SingleTeacherDistiller' and model.probe_input_size == (size, size)
+    assert osp.normpath(model.teacher) == osp.join(FOLDER, data, f'{t}.py')
+    assert osp.normpath(model.student) == osp.join(FOLDER, data, f'{s}.py')
+    suffix = '_intra_class' if method in FROM_INTRA_CLASS_TEACHER else ''
+    assert model.teacher_ckpt == f'work_dirs/intra_class/{data}/{t}{suffix}'
+    assert set(model.distill_losses) == METHODS[method][1]
+    if 'kd' in model.distill_losses:  # the teacher's soft labels weigh 0.9, the labels 0.1
+        assert model.distill_losses.kd.loss_weight == 0.9 and model.task_loss_weight == 0.1
+    if method == 'crd':
+        assert model.distill_losses.crd.num_samples == cfg.num_train_samples
+    # Every tap a method reads is one the pair gives.
+    for prefix, taps in (('s_', model.student_taps), ('t_', model.teacher_taps)):
+        read = {name[2:] for name in _strings(model) if re.fullmatch(rf'{prefix}(stage|preact)\d', name)}
+        assert read <= set(taps), (prefix, read - set(taps))
+
+
+def _strings(node) -> list[str]:
+    """Every string inside nested dicts / lists / tuples."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        node = list(node.values())
+    if isinstance(node, (list, tuple)):
+        return [text for item in node for text in _strings(item)]
+    return []
+
+
+@pytest.fixture(scope='module')
+def fake_roots(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp('intra_class_data')
+    write_cifar_release(root / 'cifar', 'CIFAR100', per_file=4)
+    write_cifar_release(root / 'cifar', 'CIFAR10', per_file=1)
+    write_tiny_imagenet(root / 'tiny', ['n01000000', 'n02000000'], train_per_class=2)
+    return {'cifar100': str(root / 'cifar'), 'cifar10': str(root / 'cifar'),
+            'tiny_imagenet': str(root / 'tiny')}
+
+
+@pytest.mark.parametrize('cell', RUN)
+def test_config_builds_and_trains_two_iterations_on_fake_data(cell, fake_roots):
+    cfg = Config.fromfile(osp.join(FOLDER, cell))
+    loader = cfg.train_dataloader
+    loader.dataset.data_root = fake_roots[CELLS[cell][0]]
+    loader.update(batch_size=2, num_workers=0, persistent_workers=False)
+    model_cfg = cfg.model
+    model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)  # as the Runner does
+    if model_cfg.type == 'SingleTeacherDistiller':
+        model_cfg.update(teacher_ckpt=None, allow_random_teacher=True)
+    torch.manual_seed(0)
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        model = MODELS.build(model_cfg)
+        optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+        batches = Runner.build_dataloader(loader, seed=0)
+    model.train()
+    before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
+    steps = 0
+    for batch in batches:
+        losses = model.train_step(batch, optim_wrapper)
+        assert all(torch.isfinite(v).all() for v in losses.values()), losses
+        steps += 1
+        if steps == 2:
+            break
+    assert steps == 2
+    kind = CELLS[cell][1]
+    expected = ({f'loss_{n}' for n in cfg.model.distill_losses} if kind == 'distill' else
+                {'loss_intra'} if kind == 'intra_class_teacher' else set())
+    # Each loss logs (a dict result as loss_<name>_<term>).
+    assert all(any(k == e or k.startswith(f'{e}_') for k in losses) for e in expected), losses
+    # The optimizer moved the trained network's weights (the frozen teacher's are not in it).
+    moved = [name for name, p in model.named_parameters()
+             if p.requires_grad and not torch.equal(p, before[name])]
+    assert moved and not any(name.startswith('teacher.') for name in moved)
+
+
+def _paper_cell(paper, data: str, pair: tuple[str, str], row: str) -> str | None:
+    """The paper's value of ``row`` for ``pair`` on ``data`` (None where it prints none)."""
+    if data == 'cifar10':
+        column = (HOMOGENEOUS.index(pair) if pair in HOMOGENEOUS else TABLE3_HETEROGENEOUS[pair])
+        table = paper['3']
+    else:
+        pairs, table = ((HOMOGENEOUS, paper['1']) if pair in HOMOGENEOUS
+                        else (HETEROGENEOUS, paper['2']))
+        column = pairs.index(pair) + (3 if data == 'tiny_imagenet' else 0)
+    value = table.get(row, [None] * 6)[column]
+    return None if value in (None, 'n/a', '-') else value
+
+
+def _readme_rows(readme: str, title: str) -> list[list[str]]:
+    lines = readme[readme.index(title):].split('\n')
+    first = next(i for i, line in enumerate(lines) if line.startswith('|'))
+    rows = []
+    for line in lines[first + 2:]:
+        if not line.startswith('|'):
+            break
+        rows.append([cell.strip() for cell in line.strip('|').split('|')])
+    return rows
+
+
+def _command_config(command: str, data: str) -> str:
+    match = re.fullmatch(r'`python tools/train\.py configs/intra_class/(\S+)\.py '
+                         r'--work-dir work_dirs/intra_class/(\S+)`', command)
+    assert match and match.group(1) == match.group(2), command
+    assert match.group(1).startswith(f'{data}/'), command
+    return match.group(1) + '.py'
+
+
+def test_readme_lists_every_config_with_the_papers_number_and_its_command():
+    with open(osp.join(FOLDER, 'README.md'), encoding='utf-8') as file:
+        readme = file.read()
+    paper = intra_class_paper_tables()
+    names = {name: data for data, (name, _, _) in DATASETS.items()}
+    listed = []
+    for dataset, teacher, config, number, ours, command in _readme_rows(readme, '### Teachers'):
+        data = names[dataset]
+        cell = _command_config(command, data)
+        listed.append(cell)
+        t = {v: k for k, v in TEACHERS.items()}[teacher]
+        assert ours == 'not run' and f'`{osp.basename(cell)}`' in config
+        if CELLS[cell][1] == 'intra_class_teacher':
+            assert number == 'not reported' and cell == f'{data}/{t}_intra_class.py'
+            continue
+        assert cell == f'{data}/{t}.py'
+        expected = {_paper_cell(paper, data, pair, 'Teacher')
+                    for pair in HOMOGENEOUS + HETEROGENEOUS if pair[0] == t}
+        assert set(re.findall(r'\d+\.\d+', number)) == expected, (dataset, teacher)
+    for dataset, student, number, ours, command in _readme_rows(readme, '### Students alone'):
+        data = names[dataset]
+        cell = _command_config(command, data)
+        listed.append(cell)
+        s = {v: k for k, v in STUDENTS.items()}[student]
+        assert cell == f'{data}/{s}.py' and ours == 'not run'
+        expected = {_paper_cell(paper, data, pair, 'Student')
+                    for pair in HOMOGENEOUS + HETEROGENEOUS if pair[1] == s} - {None}
+        assert set(re.findall(r'\d+\.\d+', number)) == expected, (dataset, student)
+        assert expected or number == 'not reported'
+    for data, (dataset, _, _) in DATASETS.items():
+        for pair_name, method_name, number, ours, command in _readme_rows(
+                readme, f'### Distillation on {dataset}\n'):
+            cell = _command_config(command, data)
+            listed.append(cell)
+            method, t, s = CELLS[cell][2]
+            assert pair_name == f'{TEACHERS[t]} → {STUDENTS[s]}'
+            assert method_name == METHODS[method][0] and ours == 'not run'
+            table = ('Table 3' if data == 'cifar10' else
+                     'Table 1' if (t, s) in HOMOGENEOUS else 'Table 2')
+            assert number == f'{_paper_cell(paper, data, (t, s), method_name)} ({table})', cell
+    assert sorted(listed) == sorted(CELLS)  # every config once, nothing else
