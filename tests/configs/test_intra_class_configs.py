@@ -75,6 +75,9 @@ def _cells() -> dict[str, tuple]:
 
 
 CELLS = _cells()
+#: The bundled-data study (tools/analysis_tools/intra_class_study.py), on MultiDigits.
+STUDY = {f'multidigits/{name}.py' for name in ('teacher', 'teacher_intra_class', 'student', 'kd',
+                                               'ours', 'kd_rkd', 'ours_rkd')}
 RUN = [
     # every method variant on VGG13 -> VGG8 (four stages; OFD with the VGG teacher's margins)
     *(f'cifar100/{m}_vgg13_to_vgg8.py' for m in METHODS),
@@ -93,14 +96,16 @@ RUN = [
     'cifar100/mobilenetv2.py', 'cifar10/shufflev2.py',
     # the intra-class teacher on each dataset (two views)
     *(f'{data}/vgg13_intra_class.py' for data in DATASETS),
+    # the study's intra-class teacher and its KD + RKD student (bundled data)
+    'multidigits/teacher_intra_class.py', 'multidigits/ours_rkd.py',
 ]
 
 
 def test_every_cell_has_a_config_and_nothing_else_is_there():
     found = {osp.relpath(p, FOLDER) for p in glob.glob(osp.join(FOLDER, '*', '*.py'))}
-    assert found == set(CELLS)
+    assert found == set(CELLS) | STUDY
     assert len(CELLS) == 195
-    assert set(RUN) <= set(CELLS)
+    assert set(RUN) <= set(CELLS) | STUDY
 
 
 def _check_schedule(cfg: Config, batch: int, lr: float) -> None:
@@ -181,7 +186,8 @@ def fake_roots(tmp_path_factory) -> dict[str, str]:
 def test_config_builds_and_trains_two_iterations_on_fake_data(cell, fake_roots):
     cfg = Config.fromfile(osp.join(FOLDER, cell))
     loader = cfg.train_dataloader
-    loader.dataset.data_root = fake_roots[CELLS[cell][0]]
+    if cell not in STUDY:
+        loader.dataset.data_root = fake_roots[CELLS[cell][0]]
     loader.update(batch_size=2, num_workers=0, persistent_workers=False)
     model_cfg = cfg.model
     model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)  # as the Runner does
@@ -202,9 +208,8 @@ def test_config_builds_and_trains_two_iterations_on_fake_data(cell, fake_roots):
         if steps == 2:
             break
     assert steps == 2
-    kind = CELLS[cell][1]
-    expected = ({f'loss_{n}' for n in cfg.model.distill_losses} if kind == 'distill' else
-                {'loss_intra'} if kind == 'intra_class_teacher' else set())
+    expected = {f'loss_{name}' for name in cfg.model.get('distill_losses', None) or
+                cfg.model.get('losses', None) or {}}
     # Each loss logs (a dict result as loss_<name>_<term>).
     assert all(any(k == e or k.startswith(f'{e}_') for k in losses) for e in expected), losses
     # The optimizer moved the trained network's weights (the frozen teacher's are not in it).

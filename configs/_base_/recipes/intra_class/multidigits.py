@@ -1,0 +1,8 @@
+# The bundled-data study of configs/intra_class (README, "Study on MultiDigits"): single-label
+# MultiDigits with 600 training mosaics (datasets/multidigits_single_label_heldout.py), the demo's
+# 12-epoch one-cycle Adam recipe for CPUs (batch 64), mlkd's runtime and the single-label head.
+_base_ = ['../../datasets/multidigits_single_label_heldout.py',
+          '../../schedules/onecycle_12e_demo.py', '../../default_runtime.py',
+          './single_label_head.py']
+single_label_head = dict(num_classes=_base_.num_classes)
+default_hooks = dict(logger=dict(interval=10))

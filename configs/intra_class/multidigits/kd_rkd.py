@@ -1,0 +1,2 @@
+_base_ = ['../../_base_/pairs/intra_class/multidigits.py', '../../_base_/methods/kd_softmax_rkd.py']
+model = _base_.method

@@ -1,0 +1,3 @@
+_base_ = ['../../_base_/pairs/intra_class/multidigits.py', '../../_base_/methods/kd_softmax_rkd.py']
+# From the intra-class contrastive teacher.
+model = dict(_base_.method, teacher_ckpt=_base_.intra_class_teacher_ckpt)
