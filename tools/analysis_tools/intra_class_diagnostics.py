@@ -3,7 +3,8 @@
 The diagnostic of "Enriching Knowledge Distillation with Intra-Class Contrastive Learning"
 (anonymous ICLR submission, §4.2, Theorems 1–2): a teacher trained with ``CE + λ·L_intra`` should
 spread the samples of a class more as λ grows, and its soft labels should carry more than the
-ground truth. For each teacher checkpoint (one per λ; λ = 0 is the plain teacher) and one split of
+ground truth. For each teacher checkpoint (one or several per λ: teachers trained with other seeds;
+λ = 0 is the plain teacher) and one split of
 the data, without augmentation, this computes
 
 * the mean intra-class and inter-class Euclidean distance of the L2-normalised embeddings and their
@@ -13,11 +14,13 @@ the data, without augmentation, this computes
 * the mean entropy (nats) of the softmax soft labels, and top-1 accuracy;
 
 (definitions and the anchor-then-pair averaging: :mod:`mlkd.evaluation.class_distances`) and
-writes ``intra_class_diagnostics.md`` (a Markdown table), ``.csv`` and ``.png`` (every quantity
-against λ) in ``--out-dir``; existing files there are refused unless ``--overwrite``.
+writes ``intra_class_diagnostics.md`` (a Markdown table, one row per checkpoint, and where a λ has
+several checkpoints a second one with the mean ± sample std per λ), ``.csv`` (per checkpoint) and
+``.png`` (every quantity against λ: the mean per λ, ± std where there are several) in
+``--out-dir``; existing files there are refused unless ``--overwrite``.
 
     python tools/analysis_tools/intra_class_diagnostics.py TEACHER_CONFIG \
-        --teachers 0=work_dirs/plain_teacher 0.01=work_dirs/ic_001/epoch_90.pth 0.03=... \
+        --teachers 0=work_dirs/plain_teacher 0.01=work_dirs/ic_001/epoch_90.pth 0.01=<seed 2> ... \
         --out-dir work_dirs/intra_class_diagnostics [--split test|train] \
         [--embedding penultimate|logits] [--temperature 1] [--max-samples N] \
         [--batch-size 256] [--device cpu] [--cfg-options ...]
@@ -56,7 +59,7 @@ from mlkd.models.weights import load_network_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # table_format, shared by the tools here
-from table_format import render_table, write_csv  # noqa: E402
+from table_format import format_mean_std, mean_std, render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'intra_class_diagnostics'
 #: (key of a result row, column header, digits)
@@ -70,12 +73,14 @@ COLUMNS = (
 
 
 def parse_teachers(specs: list[str]) -> list[tuple[float, str]]:
-    """``['0=a.pth', '0.01=b']`` -> ``[(0.0, 'a.pth'), (0.01, 'b')]`` sorted by λ.
+    """``['0.01=b', '0=a', '0.01=c']`` -> ``[(0.0, 'a'), (0.01, 'b'), (0.01, 'c')]`` sorted by λ
+    (a λ may have several checkpoints: teachers trained with other seeds).
 
     Raises:
-        ValueError: naming the entry that is not ``λ=CHECKPOINT``, a negative or repeated λ.
+        ValueError: naming the entry that is not ``λ=CHECKPOINT``, a negative λ, or a checkpoint
+            given twice for the same λ.
     """
-    teachers = {}
+    teachers = []
     for spec in specs:
         value, sep, path = spec.partition('=')
         try:
@@ -87,10 +92,10 @@ def parse_teachers(specs: list[str]) -> list[tuple[float, str]]:
                              '(e.g. 0.01=work_dirs/teacher/epoch_90.pth)')
         if lam < 0:
             raise ValueError(f'--teachers entry {spec!r}: λ must be >= 0')
-        if lam in teachers:
-            raise ValueError(f'--teachers: λ={value} given twice ({teachers[lam]!r}, {path!r})')
-        teachers[lam] = path
-    return sorted(teachers.items())
+        if (lam, path) in teachers:
+            raise ValueError(f'--teachers: {path!r} given twice for λ={value}')
+        teachers.append((lam, path))
+    return sorted(teachers, key=lambda item: item[0])
 
 
 def classifier_config(cfg) -> dict:
@@ -170,16 +175,32 @@ def teacher_statistics(outputs: dict[str, torch.Tensor], num_classes: int,
     return stats
 
 
+#: the quantities averaged over the checkpoints of one λ
+QUANTITIES = [(key, name, digits) for key, name, digits in COLUMNS if digits is not None]
+
+
+def by_lambda(rows: list[dict]) -> list[dict]:
+    """One row per λ: ``checkpoints`` (their number) and, per quantity, the list of its values
+    over that λ's checkpoints, in λ order."""
+    groups: dict[float, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(row['lambda'], []).append(row)
+    return [dict({key: [row[key] for row in group] for key, _, _ in QUANTITIES},
+                 checkpoints=len(group), **{'lambda': lam})
+            for lam, group in sorted(groups.items())]
+
+
 def _cell(value, digits: int | None) -> str:
     if digits is None:
         return f'{value:g}' if isinstance(value, float) else str(value)
     return 'nan' if math.isnan(value) else f'{value:.{digits}f}'
 
 
-def plot(rows: list[dict], path: str, title: str) -> None:
-    """Every quantity against λ (λ values as categories, so that λ = 0 has a place)."""
-    labels = [f'{row["lambda"]:g}' for row in rows]
-    x = list(range(len(rows)))
+def plot(summary: list[dict], path: str, title: str) -> None:
+    """Every quantity against λ (λ values as categories, so that λ = 0 has a place): the mean over
+    each λ's checkpoints, with their sample standard deviation as a bar where there are several."""
+    labels = [f'{row["lambda"]:g}' for row in summary]
+    x = list(range(len(summary)))
     panels = [
         ('Euclidean distance of normalised embeddings',
          [('intra_distance', 'intra-class'), ('inter_distance', 'inter-class')]),
@@ -192,7 +213,9 @@ def plot(rows: list[dict], path: str, title: str) -> None:
     figure, axes = plt.subplots(2, 3, figsize=(12, 6.5), layout='constrained')
     for axis, (panel_title, series) in zip(axes.flat, panels):
         for key, name in series:
-            axis.plot(x, [row[key] for row in rows], marker='o', label=name)
+            stats = [mean_std(row[key]) for row in summary]
+            axis.errorbar(x, [mean for mean, _ in stats], yerr=[std or 0.0 for _, std in stats],
+                          marker='o', capsize=3, label=name)
         axis.set_title(panel_title, fontsize=9)
         axis.set_xticks(x, labels)
         axis.set_xlabel('λ')
@@ -266,12 +289,20 @@ def main(argv=None) -> list[dict]:
                f'temperature {args.temperature:g}')
     note = (f'{setting}. d_Intra / d_Inter are the paper\'s exp(φᵀφ′) "distances" '
             '(similarities: larger = closer).')
+    summary = by_lambda(rows)
+    text = render_table(header, table) + '\n\n' + note + '\n'
+    if any(row['checkpoints'] > 1 for row in summary):  # teachers of several seeds per λ
+        text += '\nPer λ, mean ± sample std over its checkpoints:\n\n' + render_table(
+            ['λ', 'checkpoints', *(name for _, name, _ in QUANTITIES)],
+            [[f'{row["lambda"]:g}', row['checkpoints'],
+              *(format_mean_std(row[key], digits) for key, _, digits in QUANTITIES)]
+             for row in summary]) + '\n'
     with open(outputs['md'], 'w', encoding='utf-8') as file:
-        file.write(render_table(header, table) + '\n\n' + note + '\n')
+        file.write(text)
     write_csv(outputs['csv'], [key for key, _, _ in COLUMNS],
               [[row[key] for key, _, _ in COLUMNS] for row in rows])
-    plot(rows, outputs['png'], f'Intra-class diagnostics: {setting}')
-    print(render_table(header, table))
+    plot(summary, outputs['png'], f'Intra-class diagnostics: {setting}')
+    print(text)
     print(f'wrote {", ".join(outputs.values())}')
     return rows
 

@@ -96,13 +96,15 @@ def test_tool_matches_a_loop_computation_and_writes_table_csv_png(teachers, tmp_
     teachers, config = teachers
     out_dir = str(tmp_path / 'out')
     specs = [f'{lam:g}={path}' for lam, (path, _) in teachers.items()]
-    result = run_tool(TOOL, config, '--teachers', *reversed(specs), '--out-dir', out_dir,
+    # λ = 0.02 gets a second checkpoint (the λ = 0 network standing in for another seed).
+    second = f'0.02={teachers[0.0][0]}'
+    result = run_tool(TOOL, config, '--teachers', *reversed(specs), second, '--out-dir', out_dir,
                       '--device', 'cpu', '--chunk-size', '7', '--batch-size', '8',
                       '--cfg-options', *DATA_OPTIONS)
     assert result.returncode == 0, result.stderr[-3000:]
     with open(osp.join(out_dir, 'intra_class_diagnostics.csv'), encoding='utf-8') as file:
         rows = list(csv.DictReader(file))
-    assert [float(row['lambda']) for row in rows] == [0.0, 0.02]   # sorted by λ
+    assert [float(row['lambda']) for row in rows] == [0.0, 0.02, 0.02]   # sorted by λ
     for row, (lam, (path, model)) in zip(rows, sorted(teachers.items())):
         expected = _direct(model)
         assert row['checkpoint'] == path and int(row['num_samples']) == NUM_SAMPLES
@@ -118,6 +120,13 @@ def test_tool_matches_a_loop_computation_and_writes_table_csv_png(teachers, tmp_
     with open(osp.join(out_dir, 'intra_class_diagnostics.md'), encoding='utf-8') as file:
         table = file.read()
     assert '| λ | top-1 (%) | soft-label entropy |' in table and '| 0.02 |' in table
+    # The per-λ summary: λ = 0.02 over its two checkpoints, mean ± sample std.
+    entropies = [_direct(teachers[0.02][1])['entropy'], float(rows[0]['entropy'])]
+    assert float(rows[2]['entropy']) == pytest.approx(entropies[1], rel=1e-6)
+    mean, std = sum(entropies) / 2, abs(entropies[0] - entropies[1]) / math.sqrt(2)
+    summary = table[table.index('Per λ, mean ± sample std'):]
+    assert '| 0 | 1 |' in summary
+    assert '| 0.02 | 2 | ' in summary and f'{mean:.4f} ± {std:.4f}' in summary
     assert_png(osp.join(out_dir, 'intra_class_diagnostics.png'))
     # Nothing that exists is overwritten without --overwrite (checked before anything runs).
     tool = load_tool('analysis_tools/intra_class_diagnostics')
@@ -129,11 +138,27 @@ def test_teacher_specs_are_parsed_and_checked():
     tool = load_tool('analysis_tools/intra_class_diagnostics')
     assert tool.parse_teachers(['0.03=c', '0=a', '0.01=b']) == [(0.0, 'a'), (0.01, 'b'),
                                                                   (0.03, 'c')]
+    # Several checkpoints per λ (other seeds), in the order given.
+    assert tool.parse_teachers(['0.01=b', '0=a', '1e-2=c']) == [(0.0, 'a'), (0.01, 'b'),
+                                                                 (0.01, 'c')]
     for bad, match in ((['a.pth'], 'not LAMBDA=CHECKPOINT'), (['x=a.pth'], 'not LAMBDA'),
                        (['0.01='], 'not LAMBDA'), (['-0.1=a'], 'must be >= 0'),
-                       (['0.01=a', '1e-2=b'], 'given twice')):
+                       (['0.01=a', '1e-2=a'], "'a' given twice for λ=1e-2")):
         with pytest.raises(ValueError, match=match):
             tool.parse_teachers(bad)
+
+
+def test_checkpoints_of_one_lambda_are_summarised_together():
+    tool = load_tool('analysis_tools/intra_class_diagnostics')
+    keys = [key for key, _, _ in tool.QUANTITIES]
+    rows = [dict({k: 1.0 for k in keys}, **{'lambda': 0.0}),
+            dict({k: 2.0 for k in keys}, **{'lambda': 0.02}),
+            dict({k: 4.0 for k in keys}, entropy=0.5, **{'lambda': 0.02})]
+    summary = tool.by_lambda(rows)
+    assert [row['lambda'] for row in summary] == [0.0, 0.02]
+    assert [row['checkpoints'] for row in summary] == [1, 2]
+    assert summary[1]['d_ratio'] == [2.0, 4.0] and summary[1]['entropy'] == [2.0, 0.5]
+    assert summary[0]['accuracy'] == [1.0]
 
 
 def test_multi_label_data_is_refused():
