@@ -1,8 +1,9 @@
 # The bundled-data study of configs/intra_class (README, "Study on MultiDigits"): single-label
 # MultiDigits with 600 training mosaics (datasets/multidigits_single_label_heldout.py), the demo's
-# 12-epoch one-cycle Adam recipe for CPUs (batch 64), mlkd's runtime and the single-label head.
+# one-cycle Adam recipe for CPUs shortened to 8 epochs (schedules/onecycle_8e_demo.py, batch 64),
+# mlkd's runtime and the single-label head.
 _base_ = ['../../datasets/multidigits_single_label_heldout.py',
-          '../../schedules/onecycle_12e_demo.py', '../../default_runtime.py',
+          '../../schedules/onecycle_8e_demo.py', '../../default_runtime.py',
           './single_label_head.py']
 single_label_head = dict(num_classes=_base_.num_classes)
 default_hooks = dict(logger=dict(interval=10))
