@@ -42,6 +42,8 @@ SAMPLE = (
     'demo/student.py',
     'dkd/dkd_cifar100_vgg13_to_mobilenetv2.py',
     'fitnet/fitnet_multidigits.py',
+    'intra_class/cifar100/ours_rkd_resnet50_to_resnet34.py',
+    'intra_class/tiny_imagenet/vgg13_intra_class.py',
     'kd/kd_cifar100_wrn_40_2_to_shufflev1.py',
     'kd/kd_coco_cifar_resnet56_to_cifar_resnet20.py',
     'l2d/l2d_voc_resnet50_to_repvgg_a0.py',
