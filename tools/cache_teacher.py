@@ -33,9 +33,10 @@ from mmengine.registry import init_default_scope  # noqa: E402
 from mmengine.runner import Runner  # noqa: E402
 
 import mlkd  # noqa: E402,F401
+from mlkd.models.algorithms.base import sample_indices  # noqa: E402
 from mlkd.models.distillers.teacher_cache import (TeacherCacheError,  # noqa: E402
                                                   TeacherOutputCache, run_fingerprint,
-                                                  teacher_precision)
+                                                  teacher_precision, train_sampler)
 from mlkd.registry import MODELS  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 
@@ -68,7 +69,8 @@ class TeacherCacheWriter:
 
     Args:
         model: the :class:`SingleTeacherDistiller` (train mode; only its teacher runs).
-        loader: the training data loader (an ``EpochKeyedSampler``).
+        loader: the training data loader (an ``EpochKeyedSampler``); ``None`` to call
+            :meth:`write_batch` only.
         cache: a :class:`TeacherOutputCache` in ``'write'`` mode.
         device: where the teacher runs.
         amp_dtype: autocast dtype of the teacher forward, or ``None`` (fp32).
@@ -81,27 +83,30 @@ class TeacherCacheWriter:
         self.device, self.amp_dtype, self.channels_last = device, amp_dtype, channels_last
         if channels_last:
             model.teacher.to(memory_format=torch.channels_last)
-        self.sampler = getattr(getattr(loader, 'batch_sampler', None), 'sampler', None) or \
-            loader.sampler
+        self.sampler = None if loader is None else train_sampler(loader)
+
+    def write_batch(self, batch: dict) -> int:
+        """Run the teacher on one loader batch and store its outputs; returns its size."""
+        device_type = torch.device(self.device).type
+        with torch.inference_mode(), torch.autocast(device_type, dtype=self.amp_dtype,
+                                                    enabled=self.amp_dtype is not None):
+            data = self.model.data_preprocessor(batch, True)
+            inputs = data['inputs']
+            if self.channels_last:
+                inputs = inputs.contiguous(memory_format=torch.channels_last)
+            outputs = self.model.run_teacher(inputs)
+        indices = sample_indices(data['data_samples'], torch.device('cpu'))
+        self.cache.store(indices, outputs)
+        return len(indices)
 
     def write_epoch(self, epoch: int, epochs_ahead: int = 1) -> tuple[int, float]:
         """Cache one epoch; returns (rows written, seconds of the teacher forwards and writes)."""
         self.sampler.set_epoch(epoch)
         self.cache.begin_epoch(epoch, len(self.sampler), epochs_ahead)
         rows, busy = 0, 0.0
-        device_type = torch.device(self.device).type
         for batch in self.loader:
             start = time.perf_counter()
-            with torch.inference_mode(), torch.autocast(device_type, dtype=self.amp_dtype,
-                                                        enabled=self.amp_dtype is not None):
-                data = self.model.data_preprocessor(batch, True)
-                inputs = data['inputs']
-                if self.channels_last:
-                    inputs = inputs.contiguous(memory_format=torch.channels_last)
-                outputs = self.model.run_teacher(inputs)
-            indices = torch.as_tensor([s.sample_idx for s in data['data_samples']])
-            self.cache.store(indices, outputs)
-            rows += len(indices)
+            rows += self.write_batch(batch)
             busy += time.perf_counter() - start
         self.cache.end_epoch()
         return rows, busy

@@ -5,7 +5,7 @@ from mmengine.hooks import Hook
 from mmengine.runner import EpochBasedTrainLoop
 
 from mlkd.models.distillers.teacher_cache import (TeacherCacheError, run_fingerprint,
-                                                  teacher_precision)
+                                                  teacher_precision, train_sampler)
 from mlkd.models.utils import unwrap_model
 from mlkd.registry import HOOKS
 
@@ -50,9 +50,7 @@ class TeacherCacheHook(Hook):
         cache = self._cache(runner)
         if cache is None:
             return
-        loader = runner.train_dataloader
-        sampler = getattr(getattr(loader, 'batch_sampler', None), 'sampler', None) or \
-            loader.sampler
+        sampler = train_sampler(runner.train_dataloader)
         cache.begin_epoch(sampler.epoch, len(sampler),
                           epochs_ahead=runner.max_epochs - runner.epoch)
 

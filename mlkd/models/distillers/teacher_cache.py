@@ -54,7 +54,7 @@ from mlkd.utils.atomic import atomic_write
 
 __all__ = ['CACHE_DTYPES', 'CACHE_MODES', 'TeacherCacheError', 'TeacherOutputCache',
            'check_no_batch_augments', 'dataset_sha256', 'keyed_sampling_seed', 'run_fingerprint',
-           'teacher_precision', 'teacher_weights_sha256']
+           'teacher_precision', 'teacher_weights_sha256', 'train_sampler']
 
 #: ``mode`` values: fill the cache while the live teacher runs, or replace the teacher by it.
 CACHE_MODES = ('write', 'read')
@@ -107,6 +107,11 @@ def dataset_sha256(dataset_cfg: Mapping | None, dataset: Any) -> str:
     return digest.hexdigest()
 
 
+def train_sampler(loader: Any) -> Any:
+    """The sampler of a data loader (inside its batch sampler where it has one)."""
+    return getattr(getattr(loader, 'batch_sampler', None), 'sampler', None) or loader.sampler
+
+
 def keyed_sampling_seed(loader: Any) -> int:
     """The seed of ``loader``'s augmentations, after checking that they are keyed by
     (seed, epoch, index): an :class:`~mlkd.datasets.EpochKeyedSampler`, a dataset whose fetch is
@@ -117,12 +122,12 @@ def keyed_sampling_seed(loader: Any) -> int:
         TeacherCacheError: naming what breaks the condition.
     """
     from mlkd.datasets.samplers import EpochKeyedSampler
-    sampler = getattr(getattr(loader, 'batch_sampler', None), 'sampler', None) or loader.sampler
+    sampler = train_sampler(loader)
     if not isinstance(sampler, EpochKeyedSampler):
         raise TeacherCacheError(
             f'teacher cache: train_dataloader.sampler is {type(sampler).__name__}; a cache is '
-            'exact only when each augmentation is a function of (seed, epoch, sample index): set '
-            "train_dataloader.sampler=dict(type='EpochKeyedSampler', shuffle=True)")
+            'exact only when each augmentation is a function of (seed, epoch, sample index): add '
+            '--cfg-options train_dataloader.sampler.type=EpochKeyedSampler')
     getitem = type(loader.dataset).__getitem__
     if not getattr(getitem, 'keyed', False):
         raise TeacherCacheError(
