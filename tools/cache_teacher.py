@@ -30,7 +30,7 @@ if ROOT not in sys.path:
 import torch  # noqa: E402
 from mmengine.config import DictAction  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
-from mmengine.runner import Runner  # noqa: E402
+from mmengine.runner import Runner, set_random_seed  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 from mlkd.models.algorithms.base import sample_indices  # noqa: E402
@@ -121,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
         raise TeacherCacheError(f'{args.config}: randomness.seed is None; a cache is keyed by the '
                                 'seed, so the config (or --cfg-options randomness.seed=S) must '
                                 'fix it')
+    # As the Runner does before building the model (a randomly initialised teacher then matches).
+    set_random_seed(seed, deterministic=cfg.randomness.get('deterministic', False))
     model_cfg = cfg.model.to_dict()
     model_cfg['teacher_cache'] = None  # the writer drives the cache itself
     model = MODELS.build(model_cfg).to(args.device).train()

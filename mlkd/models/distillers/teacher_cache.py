@@ -54,7 +54,7 @@ from mlkd.utils.atomic import atomic_write
 
 __all__ = ['CACHE_DTYPES', 'CACHE_MODES', 'TeacherCacheError', 'TeacherOutputCache',
            'check_no_batch_augments', 'dataset_sha256', 'keyed_sampling_seed', 'run_fingerprint',
-           'teacher_precision', 'teacher_weights_sha256', 'train_sampler']
+           'teacher_precision', 'teacher_weights_sha256', 'train_sampler', 'written_epochs']
 
 #: ``mode`` values: fill the cache while the live teacher runs, or replace the teacher by it.
 CACHE_MODES = ('write', 'read')
@@ -175,6 +175,14 @@ def run_fingerprint(distiller: Any, loader: Any, dataset_cfg: Mapping | None, pr
                 seed=keyed_sampling_seed(loader), teacher_view=(distiller.views or {}).get(
                     'teacher'),
                 teacher_precision=precision, teacher_channels_last=bool(channels_last))
+
+
+def written_epochs(folder: str) -> list[int]:
+    """The epochs a cache folder holds completely (``[]`` for a folder without a manifest)."""
+    path = osp.join(folder, MANIFEST)
+    if not osp.isfile(path):
+        return []
+    return sorted(int(e) for e in _read_json(path, 'manifest').get('epochs', {}))
 
 
 def _shard_name(rank: int, world_size: int) -> str:
