@@ -11,6 +11,7 @@ import os.path as osp
 
 import pytest
 import torch
+from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
 
 from conftest import config_path, read_scalars, small_run_cfg
@@ -27,7 +28,8 @@ def teacher_checkpoints(tmp_path_factory):
     """Two different teachers (saved as mmpretrain-style checkpoints)."""
     root = tmp_path_factory.mktemp('teachers')
     torch.manual_seed(0)
-    teacher = build_network(config_path('multidigits', 'mldecoder_teacher.py'), 'teacher')
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        teacher = build_network(config_path('multidigits', 'mldecoder_teacher.py'), 'teacher')
     paths = {}
     for name in ('a', 'b'):
         paths[name] = str(root / f'{name}.pth')

@@ -84,7 +84,7 @@ def teacher_weights_sha256(network: torch.nn.Module) -> str:
     for name, value in network.state_dict().items():
         value = value.detach().cpu().contiguous()
         digest.update(f'{name}|{value.dtype}|{tuple(value.shape)}|'.encode())
-        digest.update(value.view(torch.uint8).numpy().tobytes() if value.numel() else b'')
+        digest.update(value.reshape(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()
 
 
@@ -169,11 +169,11 @@ def run_fingerprint(distiller: Any, loader: Any, dataset_cfg: Mapping | None, pr
         channels_last: whether the teacher ran on channels-last inputs (other kernels, other
             rounding: a cache written so is refused by a run whose teacher does not).
     """
+    seed = keyed_sampling_seed(loader)
     check_no_batch_augments(distiller.data_preprocessor)
     return dict(teacher_weights_sha256=teacher_weights_sha256(distiller.teacher),
-                dataset_sha256=dataset_sha256(dataset_cfg, loader.dataset),
-                seed=keyed_sampling_seed(loader), teacher_view=(distiller.views or {}).get(
-                    'teacher'),
+                dataset_sha256=dataset_sha256(dataset_cfg, loader.dataset), seed=seed,
+                teacher_view=(distiller.views or {}).get('teacher'),
                 teacher_precision=precision, teacher_channels_last=bool(channels_last))
 
 

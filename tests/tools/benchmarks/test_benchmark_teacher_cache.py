@@ -1,6 +1,7 @@
 """tools/benchmarks/benchmark_teacher_cache.py runs on CPU with the demo pair (numbers not
 asserted); the bytes it reports per sample are those of the teacher's outputs."""
 import torch
+from mmengine.registry import DefaultScope
 
 from conftest import config_path, load_tool
 
@@ -15,7 +16,9 @@ def test_benchmark_runs_and_reports_the_stored_bytes(capsys):
     out = capsys.readouterr().out
     assert '| kd |' in out and '| fitnet |' in out and '(a) student step' in out
     # Independent count: the teacher's logits and its stage-2 map on one 32 px image, fp32.
-    teacher = build_network(config_path('multidigits', 'mldecoder_teacher.py'), 'teacher').eval()
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        teacher = build_network(config_path('multidigits', 'mldecoder_teacher.py'),
+                                'teacher').eval()
     stage2 = []
     teacher.backbone.layer2.register_forward_hook(lambda m, i, o: stage2.append(o))
     with torch.no_grad():
