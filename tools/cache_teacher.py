@@ -125,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     set_random_seed(seed, deterministic=cfg.randomness.get('deterministic', False))
     model_cfg = cfg.model.to_dict()
     model_cfg['teacher_cache'] = None  # the writer drives the cache itself
+    if cfg.get('data_preprocessor') is not None:  # merged into the model as the Runner does
+        model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor.to_dict())
     model = MODELS.build(model_cfg).to(args.device).train()
     if not hasattr(model, 'run_teacher'):
         raise TypeError(f'{args.config}: model type {cfg.model.get("type")!r} has no teacher '

@@ -11,6 +11,7 @@ import os.path as osp
 
 import pytest
 import torch
+from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
 
@@ -92,10 +93,19 @@ def test_read_run_does_not_run_the_teacher(three_runs, tmp_path, teacher_checkpo
     method, cache, _ = three_runs
     runner = Runner.from_cfg(_cfg(method, str(tmp_path / 'w'), teacher_checkpoints['a'],
                                   dict(dir=cache, mode='read'), epochs=1))
-    calls = []
-    runner.model.teacher.register_forward_hook(lambda *args: calls.append(1))
+    calls, training = [], []
+
+    class TrainingEpochFlag(Hook):  # NonFiniteGuardHook checks the teacher once before training
+        def before_train_epoch(self, runner):
+            training.append(True)
+
+        def after_train_epoch(self, runner):
+            training.clear()
+
+    runner.register_hook(TrainingEpochFlag())
+    runner.model.teacher.register_forward_hook(lambda *args: calls.append(bool(training)))
     runner.train()
-    assert calls == []
+    assert True not in calls
 
 
 def test_cache_of_another_teacher_is_refused(three_runs, tmp_path, teacher_checkpoints):
