@@ -17,7 +17,7 @@ Pairs: ``demo`` (the MultiDigits ML-Decoder teacher and student of ``configs/dem
 16). Images are random (timing does not depend on them); networks are randomly initialised.
 
     python tools/benchmarks/benchmark_teacher_cache.py [--pair demo|r34_r18] [--method kd fitnet]
-        [--batch B] [--repeats 5] [--warmup 2] [--device cuda]
+        [--batch B] [--repeats 5] [--warmup 2] [--device cuda] [--clock cpu]
 """
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def row_bytes(cache: TeacherOutputCache) -> dict[str, int]:
 
 def fill_cache(folder: str, distiller, data: dict, device: str, dtype: str = 'float32',
                amp_dtype: torch.dtype | None = None, channels_last: bool = False,
-               batches: int = 1) -> tuple[TeacherOutputCache, float]:
+               batches: int = 1, clock=time.perf_counter) -> tuple[TeacherOutputCache, float]:
     """Write epoch 0 of a cache from ``batches`` passes over ``data``; returns the cache reopened
     for reading (epoch 0 begun) and the write time per batch (seconds, median)."""
     cache = TeacherOutputCache(folder, 'write', dtype)
@@ -109,11 +109,11 @@ def fill_cache(folder: str, distiller, data: dict, device: str, dtype: str = 'fl
     for _ in range(batches):
         if device == 'cuda':
             torch.cuda.synchronize()
-        start = time.perf_counter()
+        start = clock()
         writer.write_batch(data)
         if device == 'cuda':
             torch.cuda.synchronize()
-        seconds.append(time.perf_counter() - start)
+        seconds.append(clock() - start)
     cache.end_epoch()
     if channels_last:
         distiller.teacher.to(memory_format=torch.contiguous_format)
@@ -151,9 +151,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help='batches written per write variant (the first is untimed)')
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu',
                         choices=['cpu', 'cuda'])
+    parser.add_argument('--clock', default='wall', choices=['wall', 'cpu'],
+                        help="'cpu': CPU seconds of this process (CPU device only; steadier than "
+                        'wall time on a machine shared with other jobs)')
     parser.add_argument('--cache-root', help='folder for the throw-away caches (default: a '
                         'temporary folder, removed at the end)')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.clock == 'cpu' and args.device != 'cpu':
+        parser.error('--clock cpu times CPU work; on CUDA the step time is wall time')
+    return args
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -164,6 +170,7 @@ def main(argv: list[str] | None = None) -> dict:
     data = random_batch(size, pair['size'], pair['classes'])
     optim = dict(optimizer=dict(type='Adam', lr=1e-4, weight_decay=1e-4))
     amp_dtype = torch.float16 if args.device == 'cuda' else torch.bfloat16
+    clock = time.process_time if args.clock == 'cpu' else time.perf_counter
     results: dict = dict(pair=pair['title'], batch=size, methods={})
     with tempfile.TemporaryDirectory(dir=args.cache_root) as root, \
             DefaultScope.overwrite_default_scope('mlkd'):
@@ -186,7 +193,7 @@ def main(argv: list[str] | None = None) -> dict:
                                     ('amp', dict(amp_dtype=amp_dtype))):
                 folder = osp.join(root, f'{name}_{variant}')
                 cache, seconds = fill_cache(folder, distiller, data, args.device,
-                                            batches=args.write_batches, **kwargs)
+                                            batches=args.write_batches, clock=clock, **kwargs)
                 writes[variant] = size / seconds
                 if variant == 'fp32':
                     caches['float32'] = cache
@@ -209,12 +216,12 @@ def main(argv: list[str] | None = None) -> dict:
             steps[f'{name} live'] = live
             steps[f'{name} cached'] = cached
             distillers[name] = dict(writes=writes, bytes=row_bytes(reader), loss_shift=shift)
-        medians = timed_interleaved(steps, args.repeats, args.device, args.warmup)
+        medians = timed_interleaved(steps, args.repeats, args.device, args.warmup, clock)
     where = (torch.cuda.get_device_name() if args.device == 'cuda'
              else f'cpu, torch threads: {torch.get_num_threads()}')
     t_student = medians['student']
     print(f'device: {where}; pair: {pair["title"]}; batch {size}; median of {args.repeats} '
-          f'interleaved rounds after {args.warmup} warm-up rounds; wall clock')
+          f'interleaved rounds after {args.warmup} warm-up rounds; {args.clock} clock')
     print(f'(a) student step: {t_student * 1e3:.1f} ms')
     print('| method | (b) live step ms | b / a | (c) cached step ms | c / a | (d) write fp32 '
           'samples/s | channels-last | AMP | bytes / sample / epoch | loss shift fp16 | bf16 |')
