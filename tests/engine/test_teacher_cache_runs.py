@@ -62,16 +62,33 @@ def _logged_losses(work_dir):
             for line in read_scalars(work_dir) if 'loss' in line]
 
 
-@pytest.fixture(scope='module', params=sorted(METHODS))
-def three_runs(request, tmp_path_factory, teacher_checkpoints):
-    method = request.param
-    root = tmp_path_factory.mktemp(f'cache_{method}')
-    cache = str(root / 'cache')
-    runs = {}
-    for name, setting in (('live', None), ('write', dict(dir=cache, mode='write')),
-                          ('read', dict(dir=cache, mode='read'))):
-        runs[name] = _train(_cfg(method, str(root / name), teacher_checkpoints['a'], setting))
-    return method, cache, runs
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory, teacher_checkpoints):
+    """``trained(method)``: the live, write and read runs of a method (made once per module)."""
+    made_runs = {}
+
+    def runs(method):
+        if method not in made_runs:
+            root = tmp_path_factory.mktemp(f'cache_{method}')
+            cache = str(root / 'cache')
+            made = {}
+            for name, setting in (('live', None), ('write', dict(dir=cache, mode='write')),
+                                  ('read', dict(dir=cache, mode='read'))):
+                made[name] = _train(_cfg(method, str(root / name), teacher_checkpoints['a'],
+                                         setting))
+            made_runs[method] = (method, cache, made)
+        return made_runs[method]
+    return runs
+
+
+@pytest.fixture(params=sorted(METHODS))
+def three_runs(request, trained):
+    return trained(request.param)
+
+
+@pytest.fixture
+def mld_runs(trained):
+    return trained('mld')
 
 
 def test_write_and_read_runs_equal_the_live_run_bit_for_bit(three_runs):
@@ -89,8 +106,8 @@ def test_write_and_read_runs_equal_the_live_run_bit_for_bit(three_runs):
         assert _logged_losses(runs[name].work_dir) == losses, name
 
 
-def test_read_run_does_not_run_the_teacher(three_runs, tmp_path, teacher_checkpoints):
-    method, cache, _ = three_runs
+def test_read_run_does_not_run_the_teacher(mld_runs, tmp_path, teacher_checkpoints):
+    method, cache, _ = mld_runs
     runner = Runner.from_cfg(_cfg(method, str(tmp_path / 'w'), teacher_checkpoints['a'],
                                   dict(dir=cache, mode='read'), epochs=1))
     calls, training = [], []
@@ -108,8 +125,8 @@ def test_read_run_does_not_run_the_teacher(three_runs, tmp_path, teacher_checkpo
     assert True not in calls
 
 
-def test_cache_of_another_teacher_is_refused(three_runs, tmp_path, teacher_checkpoints):
-    method, cache, _ = three_runs
+def test_cache_of_another_teacher_is_refused(mld_runs, tmp_path, teacher_checkpoints):
+    method, cache, _ = mld_runs
     runner = Runner.from_cfg(_cfg(method, str(tmp_path / 'w'), teacher_checkpoints['b'],
                                   dict(dir=cache, mode='read')))
     with pytest.raises(TeacherCacheError, match='teacher_weights_sha256 differs'):
@@ -117,8 +134,8 @@ def test_cache_of_another_teacher_is_refused(three_runs, tmp_path, teacher_check
     assert runner.iter == 0
 
 
-def test_other_seed_and_missing_epoch_are_refused(three_runs, tmp_path, teacher_checkpoints):
-    method, cache, _ = three_runs
+def test_other_seed_and_missing_epoch_are_refused(mld_runs, tmp_path, teacher_checkpoints):
+    method, cache, _ = mld_runs
     cfg = _cfg(method, str(tmp_path / 'seed'), teacher_checkpoints['a'],
                dict(dir=cache, mode='read'))
     cfg.randomness = dict(seed=8)
