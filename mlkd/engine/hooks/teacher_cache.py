@@ -12,7 +12,8 @@ from mlkd.registry import HOOKS
 
 @HOOKS.register_module()
 class TeacherCacheHook(Hook):
-    """Drive ``model.teacher_cache`` (:class:`~mlkd.models.distillers.teacher_cache.TeacherOutputCache`).
+    """Drive a distiller's teacher cache (``model.teacher_cache``, a
+    :class:`~mlkd.models.distillers.teacher_cache.TeacherOutputCache`).
 
     Does nothing for a model without an enabled cache, so the shipped distillation configs list it
     and ``--cfg-options model.teacher_cache.dir=DIR model.teacher_cache.mode=write`` (or ``read``)

@@ -232,9 +232,10 @@ class _ShardWriter:
                                     f'{sorted(outputs)} after {sorted(self.taps)}')
         self.files[INDEX_FILE].write(indices.astype('<i8').tobytes())
         for name, value in outputs.items():
-            if list(value.shape[1:]) != self.taps[name]['shape']:
+            shape = list(value.shape[1:])
+            if shape != self.taps[name]['shape']:
                 raise TeacherCacheError(f'teacher cache: tap {name!r} has per-sample shape '
-                                        f'{list(value.shape[1:])}, earlier {self.taps[name]["shape"]}')
+                                        f'{shape}, earlier {self.taps[name]["shape"]}')
             stored = value.detach().to(self.torch_dtype)
             if self.torch_dtype == torch.bfloat16:
                 stored = stored.view(torch.int16)
