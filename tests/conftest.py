@@ -468,6 +468,23 @@ def register_test_losses():
     return 'TestHintLoss', 'TestStackLoss'
 
 
+def write_tiny_distiller_config(path, base: str, extra: str = '') -> str:
+    """Write ``path``: the distillation config ``base`` with a random teacher, 64 training and 32
+    validation samples, batches of 16 and no loader workers (for runs through tools/train.py and
+    tools/dist_train.sh), then ``extra`` (config lines). Returns the path as a string."""
+    import textwrap
+    path.write_text(textwrap.dedent(f'''
+        _base_ = [{base!r}]
+        model = dict(teacher_ckpt=None, allow_random_teacher=True)
+        train_dataloader = dict(batch_size=16, num_workers=0, persistent_workers=False,
+                                dataset=dict(num_samples=64))
+        val_dataloader = dict(num_workers=0, persistent_workers=False,
+                              dataset=dict(num_samples=32))
+        test_dataloader = val_dataloader
+    ''') + textwrap.dedent(extra))
+    return str(path)
+
+
 def free_port() -> int:
     """A free TCP port on localhost (for 2-process gloo tests)."""
     import socket

@@ -10,23 +10,15 @@ import os
 import os.path as osp
 import subprocess
 import sys
-import textwrap
 
 import torch
 
-from conftest import REPO, config_path, free_port
+from conftest import REPO, config_path, free_port, write_tiny_distiller_config
 
 
 def _write_config(tmp_path):
-    path = tmp_path / 'cache_dist.py'
-    path.write_text(textwrap.dedent(f'''
-        _base_ = [{config_path('mld', 'mld_multidigits.py')!r}]
-        model = dict(teacher_ckpt=None, allow_random_teacher=True)
-        train_dataloader = dict(batch_size=16, num_workers=0, persistent_workers=False,
-                                dataset=dict(num_samples=64))
-        val_dataloader = dict(num_workers=0, persistent_workers=False,
-                              dataset=dict(num_samples=16))
-        test_dataloader = val_dataloader
+    return write_tiny_distiller_config(tmp_path / 'cache_dist.py',
+                                       config_path('mld', 'mld_multidigits.py'), '''
         param_scheduler = [
             dict(type='OneCycleLR', eta_max=2e-3, total_steps=2, end=2, pct_start=0.2,
                  by_epoch=True, convert_to_iter_based=True),
@@ -37,8 +29,7 @@ def _write_config(tmp_path):
         randomness = dict(seed=5)
         default_hooks = dict(logger=dict(interval=1), checkpoint=dict(interval=2))
         custom_hooks = [dict(type='TeacherCacheHook')]
-    '''))
-    return str(path)
+    ''')
 
 
 def _run(command, env):
