@@ -38,6 +38,7 @@ the epoch, so any number of processes can read a cache written by any other numb
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -466,6 +467,9 @@ class TeacherOutputCache:
         folder = osp.join(_epoch_dir(self.dir, self.epoch),
                           _shard_name(self._rank, self._world_size))
         os.makedirs(osp.dirname(folder), exist_ok=True)
+        # What an interrupted writer of this shard left behind is never read: remove it.
+        for stale in glob.glob(osp.join(osp.dirname(folder), f'.{osp.basename(folder)}.*.tmp')):
+            shutil.rmtree(stale, ignore_errors=True)
         self._writer = _ShardWriter(folder, self.storage, self.torch_dtype)
         self._rows_expected = int(rows) * max(int(epochs_ahead), 1)
         self._space_checked = False

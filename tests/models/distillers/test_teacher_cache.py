@@ -151,6 +151,10 @@ def test_interrupted_write_leaves_the_epoch_unreadable(tmp_path):
     assert not osp.exists(osp.join(root, 'epoch_0001', 'shard_00000_of_00001'))
     with pytest.raises(TeacherCacheError, match='epoch 1 was not written'):
         _reader(root).begin_epoch(1, 2)
+    # Writing the epoch again completes it and clears what the dead writer left.
+    _write(root, [1], [[0, 1]])
+    assert os.listdir(osp.join(root, 'epoch_0001')) == ['shard_00000_of_00001']
+    _reader(root).begin_epoch(1, 2)
     # A shard deleted after its epoch was recorded is caught too.
     os.remove(osp.join(root, 'epoch_0000', 'shard_00000_of_00001', 'shard.json'))
     with pytest.raises(TeacherCacheError, match='missing or incomplete'):
