@@ -220,8 +220,22 @@ class _ShardWriter:
         self.files: dict[str, Any] = {}
         self.taps: dict[str, dict] = {}
         self.rows = 0
+        self.written = np.zeros(0, dtype=bool)  # by dataset index
 
     def append(self, indices: np.ndarray, outputs: Mapping[str, torch.Tensor]) -> None:
+        # A sample already stored this epoch (a batch run twice, e.g. by LossDiagnosticsHook's
+        # extra forward; a round_up repeat) has the same outputs: store its first row only.
+        if len(indices) and indices.max() >= len(self.written):
+            self.written = np.concatenate(
+                [self.written, np.zeros(indices.max() + 1 - len(self.written), dtype=bool)])
+        first = np.zeros(len(indices), dtype=bool)
+        first[np.unique(indices, return_index=True)[1]] = True
+        new = first & ~self.written[indices]
+        if not new.all():
+            keep = torch.from_numpy(new)
+            indices = indices[new]
+            outputs = {name: value[keep.to(value.device)] for name, value in outputs.items()}
+        self.written[indices] = True
         if not self.files:
             self.files[INDEX_FILE] = open(osp.join(self.temp_dir, INDEX_FILE), 'wb')
             for name, value in outputs.items():

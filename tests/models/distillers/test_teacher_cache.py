@@ -205,6 +205,22 @@ def test_a_write_that_would_not_fit_the_disk_is_refused(tmp_path, monkeypatch):
     cache.store(torch.tensor([0]), _outputs(torch.tensor([0])))
 
 
+def test_a_sample_stored_twice_in_an_epoch_keeps_one_row(tmp_path):
+    """A batch run twice (LossDiagnosticsHook's extra forward) or a repeated index."""
+    cache = TeacherOutputCache(str(tmp_path / 'cache'), 'write')
+    cache.open(FINGERPRINT, TAPS)
+    cache.begin_epoch(0, 4)
+    for batch in ([3, 1], [3, 1], [1, 0, 0]):
+        cache.store(torch.tensor(batch), _outputs(torch.tensor(batch)))
+    cache.end_epoch()
+    shard = osp.join(str(tmp_path / 'cache'), 'epoch_0000', 'shard_00000_of_00001')
+    assert np.fromfile(osp.join(shard, 'index.bin'), '<i8').tolist() == [3, 1, 0]
+    reader = _reader(str(tmp_path / 'cache'))
+    reader.begin_epoch(0, 3)
+    got = reader.load(torch.tensor([0, 1, 3]), 'cpu')['t_stage3']
+    assert torch.equal(got, _outputs(torch.tensor([0, 1, 3]))['t_stage3'])
+
+
 def test_raw_files_are_plain_little_endian_arrays(tmp_path):
     """The layout is documented: anyone can read a shard with numpy alone."""
     root = str(tmp_path / 'cache')
