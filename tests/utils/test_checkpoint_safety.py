@@ -11,8 +11,6 @@ import io
 import os
 import os.path as osp
 import pickle
-import subprocess
-import sys
 from collections import OrderedDict
 from fractions import Fraction
 
@@ -27,7 +25,8 @@ from mlkd.utils import checkpoint as checkpoint_module
 from mlkd.utils.checkpoint import (TRUST_ENV, InvalidCheckpointError, UnsafeCheckpointError,
                                    load_local_checkpoint, trust_checkpoint)
 
-from conftest import REPO, SMALL_TOOL_RUN, assert_same_nested, config_path, small_run_cfg
+from conftest import (REPO, SMALL_TOOL_RUN, assert_same_nested, config_path, run_tool,
+                      small_run_cfg)
 
 TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 STUDENT = config_path('multidigits', 'resnet_student.py')
@@ -60,10 +59,6 @@ def _export_tool():
     return module
 
 
-def _run_tool(*args, env=None):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=REPO,
-                          timeout=600, env={**os.environ, 'PYTHONPATH': REPO, **(env or {})})
-
 
 def _with_extra(source: str, target: str, **extra) -> str:
     """A copy of checkpoint ``source`` with ``extra`` objects added to its ``meta``."""
@@ -94,7 +89,7 @@ def runs(tmp_path_factory):
         return cfg
     Runner.from_cfg(distiller_cfg()).train()
     # Resumed by the tool as a user would, with torch forced to weights-only loading everywhere.
-    resume = _run_tool('tools/train.py', THREE_D, '--resume',
+    resume = run_tool('tools/train.py', THREE_D, '--resume',
                        osp.join(root, 'distiller', 'epoch_1.pth'), '--amp',
                        '--work-dir', osp.join(root, 'distiller'),
                        '--cfg-options', *SMALL_TOOL_RUN, 'train_cfg.max_epochs=2',
@@ -151,12 +146,12 @@ def test_the_tools_refuse_a_checkpoint_with_a_payload(runs, tool, tmp_path):
     bad, marker = _bad_copy(runs['teacher' if tool == 'teacher_ckpt' else 'classifier'], tmp_path)
     work = ['--work-dir', str(tmp_path / 'work')]
     if tool == 'test':
-        out = _run_tool('tools/test.py', STUDENT, bad, *work, '--cfg-options', *SMALL_TOOL_RUN)
+        out = run_tool('tools/test.py', STUDENT, bad, *work, '--cfg-options', *SMALL_TOOL_RUN)
     elif tool == 'resume':
-        out = _run_tool('tools/train.py', STUDENT, '--resume', bad, *work,
+        out = run_tool('tools/train.py', STUDENT, '--resume', bad, *work,
                         '--cfg-options', *SMALL_TOOL_RUN)
     else:
-        out = _run_tool('tools/train.py', THREE_D, *work, '--cfg-options', *SMALL_TOOL_RUN,
+        out = run_tool('tools/train.py', THREE_D, *work, '--cfg-options', *SMALL_TOOL_RUN,
                         f'model.teacher_ckpt={bad}')
     assert out.returncode != 0
     assert not osp.exists(marker), 'the pickled command ran'
@@ -248,7 +243,7 @@ def test_opt_in_loads_a_trusted_file_needing_an_extra_global(runs, tmp_path, mon
 def test_test_tool_opt_in_flag(runs, tmp_path):
     trusted = _with_extra(runs['classifier'], str(tmp_path / 'trusted.pth'),
                           ratio=Fraction(1, 3))
-    out = _run_tool('tools/test.py', STUDENT, trusted, '--work-dir', str(tmp_path / 'work'),
+    out = run_tool('tools/test.py', STUDENT, trusted, '--work-dir', str(tmp_path / 'work'),
                     '--trust-checkpoint', trusted, '--cfg-options', *SMALL_TOOL_RUN)
     assert out.returncode == 0, out.stderr[-3000:]
     assert FULL_UNPICKLE_WARNING in out.stdout + out.stderr
@@ -261,7 +256,7 @@ def test_tools_read_own_checkpoints_weights_only(runs, tmp_path):
     assert 'resumed epoch: 1' in runs['resume_log']
     assert FULL_UNPICKLE_WARNING not in runs['resume_log']
     env = {'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'}
-    out = _run_tool('tools/test.py', THREE_D, runs['distiller_resumed'],
+    out = run_tool('tools/test.py', THREE_D, runs['distiller_resumed'],
                     '--work-dir', str(tmp_path / 'test'), '--cfg-options', *SMALL_TOOL_RUN,
                     f'model.teacher_ckpt={runs["teacher"]}', env=env)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -274,7 +269,7 @@ def test_tools_read_own_checkpoints_weights_only(runs, tmp_path):
 def test_test_tool_refuses_a_checkpoint_of_another_model(runs, tmp_path):
     """The ML-Decoder teacher's checkpoint evaluated with the ResNet student's config: mmengine
     warned and reported metrics of a partly random model; now it stops."""
-    out = _run_tool('tools/test.py', STUDENT, runs['teacher'], '--work-dir', str(tmp_path),
+    out = run_tool('tools/test.py', STUDENT, runs['teacher'], '--work-dir', str(tmp_path),
                     '--cfg-options', *SMALL_TOOL_RUN)
     assert out.returncode != 0
     error = out.stderr[out.stderr.find('CheckpointMismatchError'):]
