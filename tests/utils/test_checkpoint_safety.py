@@ -11,6 +11,7 @@ import io
 import os
 import os.path as osp
 import pickle
+import random
 from collections import OrderedDict
 from fractions import Fraction
 
@@ -193,14 +194,15 @@ def test_getattr_reaches_only_the_allowed_methods(tmp_path):
     assert load_local_checkpoint(path)['buffer'].mean() == 2.0
 
 
+# Random bytes from a fixed seed: test ids must be the same in every pytest-xdist process.
 @pytest.mark.parametrize('content,message', [
-    (os.urandom(4096), 'is not a PyTorch checkpoint'),
+    (random.Random(0).randbytes(4096), 'is not a PyTorch checkpoint'),
     (b'epoch: 3\nlr: 0.1\n', 'is not a PyTorch checkpoint'),
     (pickle.dumps({'state_dict': {}}), 'is not a PyTorch checkpoint'),
     (b'', 'is an empty file'),
     ('first half', 'is truncated or damaged'),
     ('legacy first half', 'is truncated or damaged'),
-])
+], ids=['random_bytes', 'yaml_text', 'pickle', 'empty', 'first_half', 'legacy_first_half'])
 def test_a_file_that_is_not_a_checkpoint_is_named(runs, tmp_path, content, message):
     if content in ('first half', 'legacy first half'):
         buffer = io.BytesIO()
