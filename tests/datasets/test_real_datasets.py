@@ -222,6 +222,28 @@ def test_voc_difficult_policies(tmp_path, policy, expected):
     assert ds.get_data_info(0)['img_path'] == osp.join(str(root), 'JPEGImages', '000001.jpg')
 
 
+@pytest.mark.parametrize('policy', ['ignore', 'positive', 'negative'])
+def test_voc_drop_all_difficult_leaves_out_images_without_a_normal_object(tmp_path, policy):
+    """Cole et al.'s formatter lists an image only through a non-difficult object: 000003 (one
+    difficult bird) goes; 000002 (a normal cat beside difficult ones) stays, labelled by the
+    policy. The default keeps every image."""
+    root = _voc_root(tmp_path)
+    kept = VOCMultiLabel(data_root=str(root), split='trainval', difficult_policy=policy)
+    dropped = VOCMultiLabel(data_root=str(root), split='trainval', difficult_policy=policy,
+                            drop_all_difficult=True)
+    assert len(kept) == 3 and len(dropped) == 2
+    assert [osp.basename(dropped.get_data_info(i)['img_path']) for i in range(2)] == [
+        '000001.jpg', '000002.jpg']
+    assert _voc_labels(dropped) == _voc_labels(kept)[:2]
+
+
+def test_voc_drop_all_difficult_needs_annotations(tmp_path):
+    root = _voc_root(tmp_path)
+    with pytest.raises(ValueError, match='drop_all_difficult=True needs the annotations'):
+        VOCMultiLabel(data_root=str(root), split='test', test_mode=True, data_prefix=dict(
+            img_path='JPEGImages'), drop_all_difficult=True)
+
+
 def test_voc_default_matches_mmpretrain_positives(tmp_path):
     from mmpretrain.datasets import VOC
     root = _voc_root(tmp_path)
