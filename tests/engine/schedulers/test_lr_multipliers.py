@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import glob
 import os.path as osp
+import re
 
 import pytest
 import torch
@@ -34,13 +35,36 @@ def _mentions_lr_mult(node) -> bool:
     return False
 
 
+#: A config file path in a config (``_base_`` entries, ``cfg_path``): MMEngine needs literals.
+_PY_PATH = re.compile(r"""['"]([^'"\s]+\.py)['"]""")
+
+
+@functools.lru_cache(maxsize=None)
+def _may_set_lr_mult(path: str) -> bool:
+    """Whether ``lr_mult`` is written (outside comments) in ``path`` or in a config file it
+    names, transitively: a superset of the configs whose resolution holds one, read without
+    resolving anything."""
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
+    if any('lr_mult' in line.split('#')[0] for line in text.splitlines()):
+        return True
+    for ref in _PY_PATH.findall(text):
+        ref = ref.replace('{{fileDirname}}', osp.dirname(path))
+        ref = config_path(ref[len('mlkd::'):]) if ref.startswith('mlkd::') else \
+            osp.join(osp.dirname(path), ref)
+        if osp.isfile(ref) and _may_set_lr_mult(osp.normpath(ref)):
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=1)
 def configs_with_lr_mult() -> tuple[str, ...]:
     """Every runnable config under configs/ whose resolved config sets a learning-rate multiplier
-    anywhere (found by resolving each one, not by reading file names)."""
+    anywhere: the candidates that name ``lr_mult`` somewhere in their inheritance are resolved
+    with MMEngine and kept if the resolved config has one (not chosen by file name)."""
     found = []
     for path in sorted(glob.glob(config_path('**', '*.py'), recursive=True)):
-        if f'{osp.sep}_base_{osp.sep}' in path:
+        if f'{osp.sep}_base_{osp.sep}' in path or not _may_set_lr_mult(path):
             continue
         if _mentions_lr_mult(Config.fromfile(path).to_dict()):
             found.append(osp.relpath(path, config_path()))
