@@ -47,3 +47,23 @@ def test_trains_with_a_random_horizontal_flip(name):
         assert flips[0]['direction'] == 'horizontal' and flips[0]['prob'] == 0.5
     test_types = [t['type'] for t in cfg.test_dataloader.dataset.pipeline]
     assert 'RandomFlip' not in test_types
+
+
+def voc2007_configs() -> list[str]:
+    """The comparison's Pascal VOC 2007 configs (L2D protocol)."""
+    return [name for name in comparison_configs() if 'voc' in osp.basename(name)]
+
+
+def test_the_comparison_has_45_voc2007_configs():
+    assert len(voc2007_configs()) == 45
+
+
+@pytest.mark.parametrize('name', voc2007_configs())
+def test_voc2007_counts_difficult_objects_as_positives(name):
+    """L2D's protocol, which the 3D paper evaluates in: every annotated object is a positive,
+    "difficult" ones included, at test and validation time as in training."""
+    cfg = Config.fromfile(osp.join(REPO, 'configs', name))
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        dataset = cfg[loader].dataset
+        assert dataset.type == 'VOCMultiLabel' and dataset.data_root.endswith('VOC2007'), loader
+        assert dataset.difficult_policy == 'positive', f'{name}: {loader}'

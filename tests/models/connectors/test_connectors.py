@@ -29,10 +29,11 @@ def _hint_cfg(work_dir, **model):
 
 def test_hint_connector_trains_with_the_student_and_paramwise_cfg_reaches_it(tmp_path):
     cfg = _hint_cfg(str(tmp_path))
-    # The connector's conv is frozen through paramwise_cfg; its BatchNorm trains. (Constant lr:
-    # mmengine's OneCycleLR sets one absolute lr for every group, which would undo lr_mult.)
+    # The connector's conv is frozen through paramwise_cfg; its BatchNorm trains. Under the
+    # config's own one-cycle schedule: OneCycleLRWithMultipliers keeps lr_mult (MMEngine's
+    # OneCycleLR set one absolute lr on every group and undid it).
     cfg.optim_wrapper.paramwise_cfg = dict(custom_keys={'connectors.s_hint.0': dict(lr_mult=0.0)})
-    cfg.param_scheduler = []
+    assert cfg.param_scheduler[0]['type'] == 'OneCycleLRWithMultipliers'
     runner = Runner.from_cfg(cfg)
     model = unwrap_model(runner.model)
     conv, bn = model.connectors['s_hint'][0], model.connectors['s_hint'][1]
