@@ -5,7 +5,12 @@ import glob
 import os.path as osp
 
 import pytest
+import torch
 from mmengine.config import Config
+from mmengine.registry import DefaultScope
+
+import mlkd
+from mlkd.registry import MODELS
 
 from conftest import REPO
 
@@ -36,7 +41,12 @@ def _flips(transforms) -> list[list[dict]]:
 def test_the_comparison_has_configs_on_each_dataset():
     names = comparison_configs()
     assert len(names) >= 90
-    assert any('voc' in n for n in names) and any('coco' in n for n in names)
+    for dataset in DATASETS:
+        assert any(f'_{dataset}_' in n or n.split('/')[-1].startswith(f'{dataset}_')
+                   for n in names), dataset
+    # The 3D paper trains every method of its comparison on NUS-WIDE too.
+    for method in ('3d', 'l2d', 'mdkd', 'mld', 'mse', 'ps', 'rkd', 'pkt', 'reviewkd', 'kd'):
+        assert f'{method}/{method}_nuswide_resnet101_to_resnet34.py' in names, method
 
 
 @pytest.mark.parametrize('name', comparison_configs())
@@ -47,3 +57,19 @@ def test_trains_with_a_random_horizontal_flip(name):
         assert flips[0]['direction'] == 'horizontal' and flips[0]['prob'] == 0.5
     test_types = [t['type'] for t in cfg.test_dataloader.dataset.pipeline]
     assert 'RandomFlip' not in test_types
+
+
+@pytest.mark.parametrize('dataset,num_classes', [('coco', 80), ('voc', 20), ('nuswide', 81)])
+def test_table_c4_resnet101_teachers_build_and_score(dataset, num_classes):
+    """The ResNet-101 teachers of 3D Table C.4 (tools/analysis_tools/teacher_score_stats.py)."""
+    cfg = Config.fromfile(osp.join(REPO, 'configs', 'teachers',
+                                   f'{dataset}_resnet101_mldecoder.py'))
+    assert cfg.model.backbone.depth == 101
+    assert cfg.model.head.num_classes == cfg.data_preprocessor.num_classes == num_classes
+    assert cfg.train_cfg.max_epochs == 30   # the L2D / 3D teacher recipe: 30 of 80 epochs
+    cfg.model.backbone.pop('init_cfg', None)   # no weight download in tests
+    mlkd.register_all_modules()
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor)).eval()
+    with torch.no_grad():
+        assert model(torch.rand(1, 3, 64, 64), mode='tensor').shape == (1, num_classes)

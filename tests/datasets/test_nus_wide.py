@@ -100,3 +100,19 @@ def test_config_builds_single_positive_train_and_full_test(root):
     out = train[0]
     assert tuple(out['inputs'].shape) == (3, 448, 448)
     assert 'gt_label_ignored' in out['data_samples']
+
+
+def test_l2d_config_keeps_the_official_lists_and_flips(root):
+    """The 3D paper's NUS-WIDE (161K / 107K: the official lists, unlabeled images kept) in the L2D
+    pipeline with its random horizontal flip."""
+    cfg = Config.fromfile(config_path('_base_', 'datasets', 'nuswide_l2d.py'))
+    assert cfg.data_preprocessor.num_classes == 81
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        train = DATASETS.build(dict(cfg.train_dataloader.dataset, data_root=root))
+        test = DATASETS.build(dict(cfg.test_dataloader.dataset, data_root=root))
+    assert _rows(train) == [('actor/0001_1.jpg', [0, 5]), ('beach/0002_2.jpg', []),
+                            ('beach/0003_3.jpg', [80])]
+    assert _rows(test) == [('actor/0005_5.jpg', [3]), ('sky/0006_6.jpg', [])]
+    assert [t['type'] for t in cfg.train_dataloader.dataset.pipeline].count('RandomFlip') == 1
+    assert tuple(train[0]['inputs'].shape) == (3, 224, 224)
+    assert tuple(test[1]['inputs'].shape) == (3, 224, 224)
