@@ -55,7 +55,7 @@ from mlkd.models.weights import load_network_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import build_loader, classifier_config  # noqa: E402
+from classifier_outputs import build_loader, classifier_config, output_paths  # noqa: E402
 from table_format import render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'intra_class_diagnostics'
@@ -205,10 +205,8 @@ def main(argv=None) -> list[dict]:
     teachers = parse_teachers(args.teachers)
     if args.max_samples is not None and args.max_samples < 2:
         raise SystemExit(f'--max-samples must be >= 2, got {args.max_samples}')
-    outputs = {ext: osp.join(args.out_dir, f'{OUT_NAME}.{ext}') for ext in ('md', 'csv', 'png')}
-    existing = [path for path in outputs.values() if osp.exists(path)]
-    if existing and not args.overwrite:
-        raise SystemExit(f'refusing to overwrite {", ".join(existing)} (pass --overwrite)')
+    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'],
+                           args.overwrite)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     classifier_cfg = classifier_config(cfg)

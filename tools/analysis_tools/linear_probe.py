@@ -32,7 +32,7 @@ a downstream dataset with L-BFGS and an L2 weight chosen among 45 log-spaced val
 Writes, in ``--out-dir`` (existing files refused unless ``--overwrite``):
 ``linear_probe_<dataset>.md`` (the result and the accuracy at every weight), ``.csv`` (one row per
 weight) and ``.png`` (accuracy against the weight, the chosen one marked); with
-``--save-features`` also ``linear_probe_<dataset>_features.npz`` (``train_features``,
+``--save-features`` also ``linear_probe_<dataset>.features.npz`` (``train_features``,
 ``train_labels``, ``test_features``, ``test_labels``).
 """
 from __future__ import annotations
@@ -57,7 +57,7 @@ from mlkd.evaluation.linear_probe import select_and_evaluate  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import load_classifier  # noqa: E402
+from classifier_outputs import load_classifier, output_paths  # noqa: E402
 from table_format import render_table, write_csv  # noqa: E402
 
 #: --dataset -> (torchvision class, keyword arguments of each training part, of the test part)
@@ -215,13 +215,9 @@ def main(argv=None):
     args = parse_args(argv)
     if not 0 < args.val_fraction < 1:
         raise SystemExit(f'--val-fraction must be in (0, 1), got {args.val_fraction}')
-    stem = osp.join(args.out_dir, f'linear_probe_{args.dataset}')
-    outputs = {ext: f'{stem}.{ext}' for ext in ('md', 'csv', 'png')}
-    if args.save_features:
-        outputs['npz'] = f'{stem}_features.npz'
-    existing = [path for path in outputs.values() if osp.exists(path)]
-    if existing and not args.overwrite:
-        raise SystemExit(f'refusing to overwrite {", ".join(existing)} (pass --overwrite)')
+    outputs = output_paths(osp.join(args.out_dir, f'linear_probe_{args.dataset}'),
+                           ['md', 'csv', 'png'] + ['features.npz'] * args.save_features,
+                           args.overwrite)
     transform = image_transform(args.image_size,
                                 args.resize_size or round(args.image_size * 256 / 224))
     train_set, test_set = build_datasets(args.dataset, args.data_root, transform)
@@ -240,7 +236,7 @@ def main(argv=None):
 
     os.makedirs(args.out_dir, exist_ok=True)
     if args.save_features:
-        np.savez(outputs['npz'], **{name: tensor.cpu().numpy() for name, tensor in (
+        np.savez(outputs['features.npz'], **{name: tensor.cpu().numpy() for name, tensor in (
             ('train_features', train_features), ('train_labels', train_labels),
             ('test_features', test_features), ('test_labels', test_labels))})
     split = (f'{result.num_train} train / {result.num_val} validation (seed {args.seed}) / '

@@ -47,7 +47,7 @@ from mlkd.utils.cli import load_config  # noqa: E402
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
 from classifier_outputs import (build_loader, collect_logits_and_targets,  # noqa: E402
-                                load_classifier)
+                                load_classifier, output_paths)
 from table_format import render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'teacher_score_stats'
@@ -101,10 +101,8 @@ def main(argv=None) -> dict[str, float]:
         raise SystemExit(f'--threshold must be in (0, 1), got {args.threshold}')
     if args.max_samples is not None and args.max_samples < 1:
         raise SystemExit(f'--max-samples must be >= 1, got {args.max_samples}')
-    outputs = {ext: osp.join(args.out_dir, f'{OUT_NAME}.{ext}') for ext in ('md', 'csv', 'png')}
-    existing = [path for path in outputs.values() if osp.exists(path)]
-    if existing and not args.overwrite:
-        raise SystemExit(f'refusing to overwrite {", ".join(existing)} (pass --overwrite)')
+    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'],
+                           args.overwrite)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     device = torch.device(args.device)

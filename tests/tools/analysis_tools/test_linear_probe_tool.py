@@ -80,7 +80,7 @@ def test_tool_on_an_image_folder(setup, tmp_path):
                       '--cfg-options', f'data_preprocessor.mean={MEAN}')
     assert result.returncode == 0, result.stderr[-3000:]
     stem = osp.join(out_dir, 'linear_probe_imagefolder')
-    with np.load(f'{stem}_features.npz') as saved:
+    with np.load(f'{stem}.features.npz') as saved:
         saved = {k: torch.from_numpy(saved[k]) for k in saved.files}
     # ImageFolder order: classes sorted (blue = 0, red = 1), files sorted inside each.
     assert saved['train_labels'].tolist() == [0] * 10 + [1] * 10
