@@ -225,6 +225,16 @@ def test_a_cell_in_no_metafile_is_refused(inputs):
     assert "names ('P', '2', 'Ours', 'Z'), which is no marked cell" in str(error.value)
 
 
+def test_a_model_may_name_its_own_command(inputs):
+    text = _metafile().replace('    Weights: null\n    Results:\n      - {Paper: P, Table: \'1\', Row: Base',
+                               '    Weights: null\n    Command: python tools/x.py A\n    Results:\n'
+                               '      - {Paper: P, Table: \'1\', Row: Base')
+    assert 'Command: python tools/x.py A' in text
+    (inputs / 'configs' / 'p' / 'metafile.yml').write_text(text, encoding='utf-8')
+    rendered = render_reproduction.build(str(inputs / 'paper-tables.md'), str(inputs / 'configs'))
+    assert '| `configs/p/base.py` | 1.23 | `python tools/x.py A` |' in rendered
+
+
 def test_an_unquoted_paper_number_is_refused(inputs):
     text = _metafile().replace("Paper Number: '2.00'", 'Paper Number: 2.00')
     (inputs / 'configs' / 'p' / 'metafile.yml').write_text(text, encoding='utf-8')

@@ -8,20 +8,23 @@ paper-tables.md; a model whose ``Config`` is null is listed as "no config", so g
     python tools/misc/render_reproduction.py --check       # exit 1 if docs/reproduction.md is stale
     python tools/misc/render_reproduction.py --overwrite   # regenerate docs/reproduction.md
 
-The output is ``docs/reproduction.md`` unless ``--out`` says otherwise. Like every mlkd tool it
-never replaces an existing file that differs from the new text without ``--overwrite``; an
-existing file with the same text is left alone. Metafile schema (mmpretrain style, plus one
+The output is ``docs/reproduction.md`` unless ``--out`` says otherwise. Although that file is
+generated, the tool treats it like any other output: it never replaces an existing file whose
+text differs without ``--overwrite`` (so a hand edit is not lost silently), and leaves one with
+the same text alone. Metafile schema (mmpretrain style, plus one
 ``Results`` entry per paper cell)::
 
     Collections:
       - Name: 3D                      # a source paper's collection is named by its key
         Paper: {Title: ..., Authors: ..., Venue: ..., URL: ... or null}   # or null
+        Note: ...                     # optional
         README: configs/3d/README.md
     Models:
       - Name: 3d_coco_vgg13_bn_to_mobilenet_v2
         In Collection: 3D
         Config: configs/3d/3d_coco_vgg13_bn_to_mobilenet_v2.py   # null: no config yet
         Weights: null
+        Command: null                 # optional: replaces the default train / test commands
         Results:
           - {Paper: 3D, Table: B.1, Row: 3D (Ours), Column: VGG13→MBV2 mAP, Dataset: MS-COCO 2014,
              Metric: mAP, Paper Number: '74.34', Our Number: null}
@@ -77,6 +80,7 @@ class CellEntry(NamedTuple):
     paper_number: str
     our_number: float | None
     config: str | None
+    command: str | None
     model: str
     metafile: str
 
@@ -170,7 +174,8 @@ def read_metafiles(configs: str = CONFIGS) -> tuple[dict[str, dict], list[CellEn
                 entries.append(CellEntry(
                     str(result['Paper']), str(result['Table']), str(result['Row']),
                     str(result['Column']), str(result['Dataset']), str(result['Metric']),
-                    result['Paper Number'], ours, model['Config'], str(model['Name']), where))
+                    result['Paper Number'], ours, model['Config'], model.get('Command'),
+                    str(model['Name']), where))
     return collections, entries
 
 
@@ -249,7 +254,8 @@ def render(cells: list[PaperCell], collections: dict[str, dict],
                 config, command = 'no config', '—'
             else:
                 config = f'`{entry.config}`'
-                command = (f'`python tools/train.py {entry.config}`, then '
+                command = (f'`{entry.command}`' if entry.command else
+                           f'`python tools/train.py {entry.config}`, then '
                            f'`python tools/test.py {entry.config} CHECKPOINT`')
             ours = 'not run' if entry.our_number is None else f'{entry.our_number:.2f}'
             lines.append(f'| {paper} | {cell.table} | {cell.row} / {cell.column} | '
