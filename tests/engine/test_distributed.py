@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-from conftest import REPO, config_path
+from conftest import REPO, config_path, write_tiny_distiller_config
 
 TOLERANCE = 0.5  # mAP / F1 points
 
@@ -121,18 +121,11 @@ def test_distiller_trains_under_two_process_cpu_ddp(tmp_path, amp):
     """3D on MultiDigits through dist_train.sh: DDP with find_unused_parameters=False, a frozen
     teacher and the teacher evaluation hook, on two CPU processes; also with fp16 autocast and
     dynamic loss scaling."""
-    config = tmp_path / 'dist_3d.py'
-    config.write_text(textwrap.dedent(f'''
-        _base_ = [{config_path('3d', '3d_multidigits.py')!r}]
-        model = dict(teacher_ckpt=None, allow_random_teacher=True)
-        train_dataloader = dict(batch_size=16, num_workers=0, persistent_workers=False,
-                                dataset=dict(num_samples=64))
-        val_dataloader = dict(num_workers=0, persistent_workers=False,
-                              dataset=dict(num_samples=32))
-        test_dataloader = val_dataloader
+    config = write_tiny_distiller_config(tmp_path / 'dist_3d.py',
+                                         config_path('3d', '3d_multidigits.py'), '''
         train_cfg = dict(max_epochs=1, val_interval=1)
         find_unused_parameters = False
-    '''))
+    ''')
     env = dict(os.environ, OMP_NUM_THREADS='1', PORT=str(30500 + os.getpid() % 1000))
     work = str(tmp_path / 'work')
     out = subprocess.run(['bash', 'tools/dist_train.sh', str(config), '2', '--work-dir', work,

@@ -1,6 +1,7 @@
 """tools/analysis_tools/sweep.py as a user runs it: a 2 × 2 grid of one-epoch runs, then
 resumed."""
 import csv
+import glob
 import json
 import os
 import os.path as osp
@@ -8,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import REPO, SMALL_TOOL_RUN
+from conftest import REPO, SMALL_TOOL_RUN, load_tool
 
 SWEEP = osp.join(REPO, 'tools', 'analysis_tools', 'sweep.py')
 PD, NDD = 'model.distill_losses.pd.loss_weight', 'model.distill_losses.ndd.loss_weight'
@@ -69,3 +70,42 @@ def test_unknown_key_is_named(tmp_path):
     proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO},
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and 'model.distill_losses.pd.nope' in proc.stderr
+
+
+def test_teacher_cache_is_written_once_per_seed_then_read(tmp_path):
+    sweep = load_tool('analysis_tools/sweep')
+    from mmengine.config import Config
+    cfg = Config(dict(model=dict(teacher_cache=dict(dir=str(tmp_path), mode=None)),
+                      train_cfg=dict(max_epochs=2)))
+    assert sweep.use_teacher_cache(cfg.copy(), 3) == 'write'
+    folder = tmp_path / 'seed3'
+    folder.mkdir()
+    (folder / 'manifest.json').write_text(json.dumps({'epochs': {'0': {}}}))
+    written = cfg.copy()
+    assert sweep.use_teacher_cache(written, 3) == 'write'      # epoch 1 is missing
+    (folder / 'manifest.json').write_text(json.dumps({'epochs': {'0': {}, '1': {}}}))
+    read = cfg.copy()
+    assert sweep.use_teacher_cache(read, 3) == 'read'
+    assert read.model.teacher_cache == dict(dir=str(folder), mode='read')
+    assert sweep.use_teacher_cache(Config(dict(model=dict(), train_cfg=dict(max_epochs=1))),
+                                   0) is None
+
+
+def test_sweep_with_a_teacher_cache_runs_the_teacher_for_the_first_cell_only(tmp_path):
+    work, cache = str(tmp_path / 'sweep'), str(tmp_path / 'cache')
+    cmd = [sys.executable, SWEEP, 'configs/demo/3d.py', '--x', PD, '1', '100', '--y', NDD, '0.5',
+           '--seeds', '0', '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN,
+           'model.teacher_ckpt=None', 'model.allow_random_teacher=True',
+           f'model.teacher_cache.dir={cache}']
+    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert os.listdir(cache) == ['seed0']
+    manifest = json.load(open(osp.join(cache, 'seed0', 'manifest.json')))
+    assert manifest['epochs'] == {'0': {'rows': 64, 'world_size': 1}}
+    dumped = {}  # the configs the runs dumped into their work dirs
+    for name in ('x=1_y=0.5_seed=0', 'x=100_y=0.5_seed=0'):
+        dumped[name] = ''.join(open(p).read() for p in glob.glob(
+            osp.join(work, 'runs', name, '**', '*.py'), recursive=True))
+    assert "mode='write'" in dumped['x=1_y=0.5_seed=0']
+    assert "mode='read'" in dumped['x=100_y=0.5_seed=0']

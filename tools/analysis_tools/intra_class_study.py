@@ -35,7 +35,8 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 from scipy import stats  # noqa: E402
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # table_format, shared by the tools here
+sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
+from classifier_outputs import output_paths  # noqa: E402
 from table_format import format_mean_std, mean_std, render_table, write_csv  # noqa: E402
 
 CONFIGS = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))), 'configs',
@@ -189,11 +190,8 @@ def main(argv=None) -> tuple[list[dict], list[dict]]:
     args = parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds) or len(args.seeds) < 2:
         raise SystemExit(f'--seeds: give at least two distinct seeds, got {args.seeds}')
-    outputs = {ext: osp.join(args.out_dir, f'{OUT_NAME}.{ext}')
-               for ext in ('md', 'csv', 'png', 'json')}
-    existing = [path for path in outputs.values() if osp.exists(path)]
-    if existing and not args.overwrite:
-        raise SystemExit(f'refusing to overwrite {", ".join(existing)} (pass --overwrite)')
+    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png', 'json'],
+                           args.overwrite)
     import mlkd  # noqa: F401  (registers mlkd's modules; imported late so that --help is fast)
     os.makedirs(args.work_dir, exist_ok=True)
     store = osp.join(args.work_dir, 'results.json')

@@ -13,6 +13,12 @@ so an interrupted sweep started again with the same arguments skips the finished
 selects weights, so it reports the validation split only (never test). Outputs, refreshed after
 every cell: ``sweep.md`` (mean ± std per cell, the same table as the heatmap), ``sweep.csv`` (one
 row per run) and ``sweep.png`` (heatmap of the mean, std annotated).
+
+With a teacher cache configured (``--cfg-options model.teacher_cache.dir=DIR``) the teacher runs
+once per seed instead of once per cell: the first cell of a seed writes ``DIR/seed<S>``
+(``mode='write'``), every later cell of that seed trains from it (``mode='read'``),
+bit-identically to the live teacher (docs/teacher_cache.md). A grid key that changes the
+teacher's outputs or the taps the losses read makes the read refuse the cache, naming the field.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ from mmengine.config import DictAction  # noqa: E402
 
 from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
 from mlkd.engine.runs import METRICS, train_and_evaluate, write_json_atomic  # noqa: E402
+from mlkd.models.distillers.teacher_cache import written_epochs  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 
 
@@ -45,6 +52,20 @@ def parse_value(text: str):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
+
+
+def use_teacher_cache(cfg, seed: int) -> str | None:
+    """Point a cell's ``model.teacher_cache`` at the seed's cache: ``'read'`` when it holds every
+    epoch of the run, else ``'write'``; ``None`` (nothing changed) without a configured cache."""
+    cache = cfg.get('model', {}).get('teacher_cache') or {}
+    if cache.get('dir') is None:
+        return None
+    folder = osp.join(cache['dir'], f'seed{seed}')
+    epochs = cfg.train_cfg.max_epochs
+    mode = 'read' if set(range(epochs)) <= set(written_epochs(folder)) else 'write'
+    # A new model dict: Config.copy() is shallow, and the sweep's base config must keep its dir.
+    cfg.model = dict(cfg.model, teacher_cache=dict(cache, dir=folder, mode=mode))
+    return mode
 
 
 def cell_name(x_value, y_value, seed: int) -> str:
@@ -182,12 +203,15 @@ def main(argv: list[str] | None = None) -> None:
         cfg.merge_from_dict({x_key: x, y_key: y})
         cfg.work_dir = osp.join(args.work_dir, 'runs', name)
         cfg.randomness = dict(seed=seed, deterministic=False)
+        cache_mode = use_teacher_cache(cfg, seed)
         if index:
             elapsed = time.perf_counter() - started
             eta = format_seconds(elapsed / index * (len(todo) - index))
         else:
             eta = '?'
         label = f'[{index + 1}/{len(todo)}, ETA {eta}] {name}'
+        if cache_mode is not None:
+            label += f' (teacher cache: {cache_mode})'
         result = train_and_evaluate(cfg, label, verbose=args.verbose)
         result.update(x_key=x_key, x=x, y_key=y_key, y=y, seed=seed, config=args.config)
         write_json_atomic(osp.join(results_dir, f'{name}.json'), result)

@@ -14,7 +14,10 @@ model = dict(
     # module, so OFD has no MultiDigits config).
     student_taps=_base_.digits_resnet_taps, teacher_taps=_base_.digits_resnet_taps,
     probe_input_size=(_base_.image_size, _base_.image_size),
+    # Off; `--cfg-options model.teacher_cache.dir=DIR model.teacher_cache.mode=write` (then
+    # `read`) trains from stored teacher outputs, bit-identically (docs/teacher_cache.md).
+    teacher_cache=dict(dir=None, mode=None, dtype='float32'),
 )
-custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
+custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook'), dict(type='TeacherCacheHook')]
 default_hooks = dict(logger=dict(interval=10))
 optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')

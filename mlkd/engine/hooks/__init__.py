@@ -6,8 +6,10 @@ from .num_classes_check import NumClassesCheckHook
 from .progress import ProgressBarHook
 from .random_state import RandomStateHook
 from .student_ema import StudentEMAHook
+from .teacher_cache import TeacherCacheHook
 from .teacher_eval import TeacherEvalHook
 
 __all__ = ['DivergedTrainingError', 'LabelCoverageHook', 'LossDiagnosticsHook', 'LossDivergence',
            'NonFiniteGuardHook', 'NonFiniteTrainingError', 'NumClassesCheckHook',
-           'ProgressBarHook', 'RandomStateHook', 'StudentEMAHook', 'TeacherEvalHook']
+           'ProgressBarHook', 'RandomStateHook', 'StudentEMAHook', 'TeacherCacheHook',
+           'TeacherEvalHook']

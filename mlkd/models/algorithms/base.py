@@ -191,7 +191,7 @@ class RoutedAlgorithm(BaseModel):
             names['gt_full'] = names['gt'] if any(f is None for f in full) \
                 else torch.stack(full).to(device)
         if 'sample_idx' in consumed:
-            names['sample_idx'] = _sample_indices(data_samples, device)
+            names['sample_idx'] = sample_indices(data_samples, device)
         if consumed & {'crop_box', 'flip'}:
             names['crop_box'], names['flip'] = crop_geometry(data_samples, device)
         return names
@@ -208,10 +208,11 @@ class RoutedAlgorithm(BaseModel):
         return losses
 
 
-def _sample_indices(data_samples: Sequence, device: torch.device) -> torch.Tensor:
+def sample_indices(data_samples: Sequence, device: torch.device) -> torch.Tensor:
+    """The `[B]` dataset indices (`sample_idx`) of a batch's data samples."""
     indices = [s.get('sample_idx') for s in data_samples]
     if any(i is None for i in indices):
-        raise KeyError('a loss reads `sample_idx`, but the data samples carry none: keep '
+        raise KeyError('a loss or the teacher cache reads `sample_idx`, but the data samples carry none: keep '
                        "'sample_idx' in PackInputs(meta_keys=...) (mmpretrain's default)")
     return torch.as_tensor(indices, dtype=torch.long, device=device)
 

@@ -5,10 +5,11 @@ from typing import Any, Sequence
 
 import torch
 
-from mlkd.models.algorithms.base import RoutedAlgorithm, task_loss_keys
+from mlkd.models.algorithms.base import RoutedAlgorithm, sample_indices, task_loss_keys
 from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
 from mlkd.registry import MODELS
+from .teacher_cache import TeacherOutputCache
 
 
 @MODELS.register_module()
@@ -52,6 +53,11 @@ class SingleTeacherDistiller(RoutedAlgorithm):
             configs take the dataset config's ``image_size``).
         data_preprocessor: the preprocessor shared by both nets (so both must expect the same
             normalisation); defaults to :class:`MultiLabelDataPreprocessor`.
+        teacher_cache: ``dict(dir=..., mode='write' | 'read', dtype='float32')``: store the
+            teacher's outputs per (seed, epoch, sample index) while training (``'write'``), or
+            train from a stored cache instead of running the teacher (``'read'``), bit-identical
+            to the live teacher (:mod:`.teacher_cache`; needs ``TeacherCacheHook``). ``None``, or
+            ``dir`` and ``mode`` both ``None`` (the shipped configs' default), runs the teacher.
     """
 
     losses_attr = 'distill_losses'
@@ -69,8 +75,10 @@ class SingleTeacherDistiller(RoutedAlgorithm):
                  views: dict[str, int] | None = None,
                  probe_input_size: Sequence[int] = (224, 224),
                  data_preprocessor: dict | None = None,
+                 teacher_cache: dict | None = None,
                  init_cfg: dict | None = None) -> None:
         super().__init__(data_preprocessor, probe_input_size, init_cfg)
+        self.teacher_cache = TeacherOutputCache.from_config(teacher_cache)
         self.student = build_network(student, 'student')
         # Building the teacher must not consume the random stream: the student (and anything
         # built later, e.g. by init_weights) then starts exactly as in a plain student run.
@@ -139,11 +147,32 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         """The teacher's predictions (for ``TeacherEvalHook`` and sanity checks)."""
         return self.teacher(self._view(inputs, 'teacher'), data_samples, mode='predict')
 
-    def loss(self, inputs, data_samples) -> dict[str, torch.Tensor]:
-        available: dict[str, Any] = {}
+    @property
+    def teacher_outputs(self) -> list[str]:
+        """Names of the teacher tensors a training step uses (``t_logits`` and the taps that a
+        connector or loss reads): what a teacher cache stores."""
+        return [f't_{name}' for name in self._recorded[('', 't_')]]
+
+    def run_teacher(self, inputs) -> dict[str, Any]:
+        """The live teacher's :attr:`teacher_outputs` on a preprocessed batch (``no_grad``)."""
         with torch.no_grad(), self.record('t_') as teacher_taps:
             self.teacher(self._view(inputs, 'teacher'), mode='tensor')
-        available.update(teacher_taps.values())
+        return teacher_taps.values()
+
+    def _teacher_outputs(self, inputs, data_samples) -> dict[str, Any]:
+        cache = self.teacher_cache
+        if cache is None:
+            return self.run_teacher(inputs)
+        sample_idx = sample_indices(data_samples, torch.device('cpu'))
+        if cache.mode == 'read':
+            device = next(self.student.parameters()).device
+            return cache.load(sample_idx, device)
+        outputs = self.run_teacher(inputs)
+        cache.store(sample_idx, outputs)
+        return outputs
+
+    def loss(self, inputs, data_samples) -> dict[str, torch.Tensor]:
+        available: dict[str, Any] = dict(self._teacher_outputs(inputs, data_samples))
         with self.record('s_') as student_taps:
             task = self.student(self._view(inputs, 'student'), data_samples, mode='loss')
         available.update(student_taps.values())

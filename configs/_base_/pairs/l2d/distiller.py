@@ -3,4 +3,5 @@
 # work dir (its last checkpoint there) and the stage taps (`stage1..K`) of the feature methods,
 # recorded only when a loss reads them.
 model = dict(type='SingleTeacherDistiller', teacher=None, student=None, teacher_ckpt=None,
-             student_taps=dict(), teacher_taps=dict(), probe_input_size=(224, 224))
+             student_taps=dict(), teacher_taps=dict(), probe_input_size=(224, 224),
+             teacher_cache=dict(dir=None, mode=None, dtype='float32'))  # docs/teacher_cache.md

@@ -3,5 +3,5 @@
 # the frozen teacher left out of the optimizer (no per-parameter warnings, smaller state).
 _base_ = ['../../datasets/voc2007_l2d.py', '../../schedules/onecycle_80e.py',
           '../../default_runtime.py']
-custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
+custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook'), dict(type='TeacherCacheHook')]
 optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')

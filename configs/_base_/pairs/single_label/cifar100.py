@@ -4,7 +4,8 @@
 _base_ = ['../../datasets/cifar100.py', '../../schedules/sgd_cifar_240e.py',
           '../../default_runtime.py']
 model = dict(type='SingleTeacherDistiller', data_preprocessor=_base_.data_preprocessor,
-             probe_input_size=(32, 32))
-custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
+             probe_input_size=(32, 32),
+             teacher_cache=dict(dir=None, mode=None, dtype='float32'))  # docs/teacher_cache.md
+custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook'), dict(type='TeacherCacheHook')]
 # Leave the frozen teacher out of the optimizer (no per-parameter warnings, smaller state).
 optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')

@@ -3,6 +3,7 @@
 _base_ = ['../../datasets/tiny_imagenet.py', '../../schedules/sgd_cifar_240e.py',
           '../../default_runtime.py']
 model = dict(type='SingleTeacherDistiller', data_preprocessor=_base_.data_preprocessor,
-             probe_input_size=(64, 64))
-custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook')]
+             probe_input_size=(64, 64),
+             teacher_cache=dict(dir=None, mode=None, dtype='float32'))  # docs/teacher_cache.md
+custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook'), dict(type='TeacherCacheHook')]
 optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')  # teacher left out

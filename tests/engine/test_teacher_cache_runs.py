@@ -1,0 +1,158 @@
+"""Training from a teacher cache is bit-identical to training with the live teacher.
+
+Runs through the Runner on tiny MultiDigits data with the shipped augmentation pipeline (random
+crops and flips, keyed by (seed, epoch, index)), two epochs, for a logit method (MLD) and a
+feature method (FitNet, which reads the teacher's stage-3 map through a connector): a run with the
+live teacher, a run with ``mode='write'`` and a run with ``mode='read'`` end with the same
+weights, bit for bit, and log the same losses at every step. A cache of another teacher, and a
+cache missing the epoch or the tap a run needs, are refused before the first step.
+"""
+import os.path as osp
+
+import pytest
+import torch
+from mmengine.hooks import Hook
+from mmengine.registry import DefaultScope
+from mmengine.runner import Runner
+
+from conftest import config_path, read_scalars, small_run_cfg
+
+from mlkd.models.builder import build_network
+from mlkd.models.distillers.teacher_cache import TeacherCacheError
+
+METHODS = {'mld': config_path('mld', 'mld_multidigits.py'),
+           'fitnet': config_path('fitnet', 'fitnet_multidigits.py')}
+
+
+@pytest.fixture(scope='module')
+def teacher_checkpoints(tmp_path_factory):
+    """Two different teachers (saved as mmpretrain-style checkpoints)."""
+    root = tmp_path_factory.mktemp('teachers')
+    torch.manual_seed(0)
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        teacher = build_network(config_path('multidigits', 'mldecoder_teacher.py'), 'teacher')
+    paths = {}
+    for name in ('a', 'b'):
+        paths[name] = str(root / f'{name}.pth')
+        torch.save({'state_dict': teacher.state_dict()}, paths[name])
+        with torch.no_grad():
+            next(teacher.parameters()).add_(0.01)
+    return paths
+
+
+def _cfg(method, work_dir, teacher, cache=None, epochs=2):
+    cfg = small_run_cfg(METHODS[method], work_dir, epochs=epochs, train_samples=48,
+                        val_samples=16, batch_size=16, augment=True)
+    cfg.model.teacher_ckpt = teacher
+    cfg.randomness = dict(seed=7)
+    cfg.custom_hooks = [h for h in cfg.custom_hooks if h['type'] != 'TeacherEvalHook']
+    if cache is not None:
+        cfg.model.teacher_cache = dict(cfg.model.teacher_cache, **cache)
+    return cfg
+
+
+def _train(cfg):
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    return runner
+
+
+def _logged_losses(work_dir):
+    return [{k: v for k, v in line.items() if k.startswith('loss')}
+            for line in read_scalars(work_dir) if 'loss' in line]
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory, teacher_checkpoints):
+    """``trained(method)``: the live, write and read runs of a method (made once per module)."""
+    made_runs = {}
+
+    def runs(method):
+        if method not in made_runs:
+            root = tmp_path_factory.mktemp(f'cache_{method}')
+            cache = str(root / 'cache')
+            made = {}
+            for name, setting in (('live', None), ('write', dict(dir=cache, mode='write')),
+                                  ('read', dict(dir=cache, mode='read'))):
+                made[name] = _train(_cfg(method, str(root / name), teacher_checkpoints['a'],
+                                         setting))
+            made_runs[method] = (method, cache, made)
+        return made_runs[method]
+    return runs
+
+
+@pytest.fixture(params=sorted(METHODS))
+def three_runs(request, trained):
+    return trained(request.param)
+
+
+@pytest.fixture
+def mld_runs(trained):
+    return trained('mld')
+
+
+def test_write_and_read_runs_equal_the_live_run_bit_for_bit(three_runs):
+    method, _, runs = three_runs
+    live = runs['live'].model.state_dict()
+    for name in ('write', 'read'):
+        state = runs[name].model.state_dict()
+        assert state.keys() == live.keys()
+        for key, value in live.items():
+            assert torch.equal(state[key], value), f'{method} {name}: {key} differs'
+    losses = _logged_losses(runs['live'].work_dir)
+    assert len(losses) == 6 and all(losses)          # 3 steps x 2 epochs, each logged
+    assert any(k != 'loss' and k != 'loss_cls' for k in losses[0]), losses[0]  # a KD term
+    for name in ('write', 'read'):
+        assert _logged_losses(runs[name].work_dir) == losses, name
+
+
+def test_read_run_does_not_run_the_teacher(mld_runs, tmp_path, teacher_checkpoints):
+    method, cache, _ = mld_runs
+    runner = Runner.from_cfg(_cfg(method, str(tmp_path / 'w'), teacher_checkpoints['a'],
+                                  dict(dir=cache, mode='read'), epochs=1))
+    calls, training = [], []
+
+    class TrainingEpochFlag(Hook):  # NonFiniteGuardHook checks the teacher once before training
+        def before_train_epoch(self, runner):
+            training.append(True)
+
+        def after_train_epoch(self, runner):
+            training.clear()
+
+    runner.register_hook(TrainingEpochFlag())
+    runner.model.teacher.register_forward_hook(lambda *args: calls.append(bool(training)))
+    runner.train()
+    assert True not in calls
+
+
+def test_cache_of_another_teacher_is_refused(mld_runs, tmp_path, teacher_checkpoints):
+    method, cache, _ = mld_runs
+    runner = Runner.from_cfg(_cfg(method, str(tmp_path / 'w'), teacher_checkpoints['b'],
+                                  dict(dir=cache, mode='read')))
+    with pytest.raises(TeacherCacheError, match='teacher_weights_sha256 differs'):
+        runner.train()
+    assert runner.iter == 0
+
+
+def test_other_seed_and_missing_epoch_are_refused(mld_runs, tmp_path, teacher_checkpoints):
+    method, cache, _ = mld_runs
+    cfg = _cfg(method, str(tmp_path / 'seed'), teacher_checkpoints['a'],
+               dict(dir=cache, mode='read'))
+    cfg.randomness = dict(seed=8)
+    with pytest.raises(TeacherCacheError, match='seed differs'):
+        Runner.from_cfg(cfg).train()
+    cfg = _cfg(method, str(tmp_path / 'long'), teacher_checkpoints['a'],
+               dict(dir=cache, mode='read'), epochs=3)
+    runner = Runner.from_cfg(cfg)
+    with pytest.raises(TeacherCacheError, match=r'epoch 2 was not written'):
+        runner.train()
+    assert runner.iter == 6                           # epochs 0 and 1 were trained from it
+
+
+def test_unkeyed_sampler_is_refused(tmp_path, teacher_checkpoints):
+    cfg = _cfg('mld', str(tmp_path / 'w'), teacher_checkpoints['a'],
+               dict(dir=str(tmp_path / 'cache'), mode='write'))
+    cfg.train_dataloader.sampler = dict(type='DefaultSampler', shuffle=True)
+    with pytest.raises(TeacherCacheError, match='sampler is DefaultSampler'):
+        Runner.from_cfg(cfg).train()
+    assert not osp.exists(osp.join(tmp_path, 'cache', 'manifest.json'))

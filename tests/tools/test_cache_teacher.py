@@ -1,0 +1,72 @@
+"""tools/cache_teacher.py fills a cache that a training run reads bit-identically to live."""
+import json
+import os.path as osp
+
+import pytest
+import torch
+from mmengine.runner import Runner
+
+from conftest import SMALL_TOOL_RUN, load_tool, read_scalars
+
+from mlkd.models.distillers.teacher_cache import TeacherCacheError
+from mlkd.utils.cli import load_config
+
+CONFIG = 'configs/kd/kd_multidigits.py'
+OPTIONS = [*SMALL_TOOL_RUN, 'train_cfg.max_epochs=2', 'train_cfg.val_interval=2',
+           'train_dataloader.batch_size=16', 'default_hooks.logger.interval=1',
+           'model.teacher_ckpt=None', 'model.allow_random_teacher=True', 'randomness.seed=4']
+
+
+def _parsed(*extra):
+    """``--cfg-options`` parsed as the command line parses them."""
+    import argparse
+    from mmengine.config import DictAction
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    return parser.parse_args(['--cfg-options', *OPTIONS, *extra]).cfg_options
+
+
+def _train(work_dir, *extra):
+    cfg = load_config(CONFIG, _parsed(*extra))
+    cfg.work_dir = work_dir
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    return runner
+
+
+def test_tool_cache_trains_a_student_exactly_as_the_live_teacher(tmp_path, capsys):
+    tool = load_tool('cache_teacher')
+    cache = str(tmp_path / 'cache')
+    tool.main([CONFIG, '--cache-dir', cache, '--epochs', '1', '--cfg-options', *OPTIONS])
+    tool.main([CONFIG, '--cache-dir', cache, '--epochs', '2', '--cfg-options', *OPTIONS])
+    out = capsys.readouterr().out
+    assert 'caching' in out and 'for epochs [1]' in out   # the second call extends the cache
+    manifest = json.load(open(osp.join(cache, 'manifest.json')))
+    assert sorted(manifest['epochs']) == ['0', '1'] and list(manifest['taps']) == ['t_logits']
+    live = _train(str(tmp_path / 'live'))
+    read = _train(str(tmp_path / 'read'), f'model.teacher_cache.dir={cache}',
+                  'model.teacher_cache.mode=read')
+    for key, value in live.model.state_dict().items():
+        assert torch.equal(read.model.state_dict()[key], value), key
+    losses = [[v for k, v in sorted(line.items()) if k.startswith('loss')]
+              for line in read_scalars(live.work_dir) if 'loss' in line]
+    assert losses and losses == [[v for k, v in sorted(line.items()) if k.startswith('loss')]
+                                 for line in read_scalars(read.work_dir) if 'loss' in line]
+
+
+def test_cache_written_under_autocast_is_refused_by_an_fp32_run(tmp_path):
+    tool = load_tool('cache_teacher')
+    cache = str(tmp_path / 'cache')
+    tool.main([CONFIG, '--cache-dir', cache, '--epochs', '1', '--amp', 'bfloat16',
+               '--cfg-options', *OPTIONS])
+    with pytest.raises(TeacherCacheError, match="teacher_precision differs: the cache was "
+                                                "written with 'autocast-bfloat16'"):
+        _train(str(tmp_path / 'read'), f'model.teacher_cache.dir={cache}',
+               'model.teacher_cache.mode=read')
+
+
+def test_unseeded_config_is_refused(tmp_path):
+    tool = load_tool('cache_teacher')
+    with pytest.raises(TeacherCacheError, match='randomness.seed is None'):
+        tool.main([CONFIG, '--cache-dir', str(tmp_path / 'c'), '--epochs', '1',
+                   '--cfg-options', *OPTIONS, 'randomness.seed=None'])

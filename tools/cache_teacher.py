@@ -1,0 +1,158 @@
+"""Fill a teacher-output cache for a distillation config without training a student.
+
+    python tools/cache_teacher.py CONFIG --cache-dir DIR --epochs N [--amp float16|bfloat16]
+        [--channels-last] [--device cuda] [--cfg-options model.teacher_ckpt=T ...]
+    python tools/train.py CONFIG --cfg-options model.teacher_ckpt=T \\
+        model.teacher_cache.dir=DIR model.teacher_cache.mode=read        # then train from it
+
+Runs the config's training data loader epoch by epoch (its sampler, seed, batch size and
+pipeline, so each batch is the one a training run would see) and only the teacher's forward pass
+(``torch.inference_mode``), storing the outputs the config's losses read, keyed by (seed, epoch,
+sample index) (:mod:`mlkd.models.distillers.teacher_cache`). Epochs already in the cache are
+skipped, so a larger ``--epochs`` extends a cache. A training run reads it bit-identically when
+the teacher forward is the same: the same device and precision (``--amp`` must match the run's
+``--amp``; the manifest records it and a mismatch is refused). ``--channels-last`` is faster on
+GPUs but gives other kernels and other rounding, so its cache is readable only by a run that
+also records channels-last (refused otherwise); it is offered for measuring.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import os.path as osp
+import sys
+import time
+
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+import torch  # noqa: E402
+from mmengine.config import DictAction  # noqa: E402
+from mmengine.registry import init_default_scope  # noqa: E402
+from mmengine.runner import Runner, set_random_seed  # noqa: E402
+
+import mlkd  # noqa: E402,F401
+from mlkd.models.algorithms.base import sample_indices  # noqa: E402
+from mlkd.models.distillers.teacher_cache import (TeacherCacheError,  # noqa: E402
+                                                  TeacherOutputCache, run_fingerprint,
+                                                  teacher_precision, train_sampler)
+from mlkd.registry import MODELS  # noqa: E402
+from mlkd.utils.cli import load_config  # noqa: E402
+
+AMP_DTYPES = {'float16': torch.float16, 'bfloat16': torch.bfloat16}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('config', help='a distillation config (SingleTeacherDistiller)')
+    parser.add_argument('--cache-dir', required=True, help='the cache folder (new or a cache)')
+    parser.add_argument('--epochs', type=int, required=True,
+                        help='epochs to cache: 0 .. N-1 (the training run reads epoch e)')
+    parser.add_argument('--dtype', default='float32', choices=['float32', 'float16', 'bfloat16'],
+                        help='storage dtype (float32 is exact)')
+    parser.add_argument('--amp', choices=sorted(AMP_DTYPES),
+                        help='run the teacher under autocast (match the training run)')
+    parser.add_argument('--channels-last', action='store_true',
+                        help='channels-last teacher inputs (recorded; see the module doc)')
+    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
+                        help='override config entries, e.g. model.teacher_ckpt=T')
+    args = parser.parse_args(argv)
+    if args.epochs < 1:
+        parser.error(f'--epochs must be at least 1, got {args.epochs}')
+    return args
+
+
+class TeacherCacheWriter:
+    """The teacher forward of a distiller over its training loader, epoch by epoch, into a cache.
+
+    Args:
+        model: the :class:`SingleTeacherDistiller` (train mode; only its teacher runs).
+        loader: the training data loader (an ``EpochKeyedSampler``); ``None`` to call
+            :meth:`write_batch` only.
+        cache: a :class:`TeacherOutputCache` in ``'write'`` mode.
+        device: where the teacher runs.
+        amp_dtype: autocast dtype of the teacher forward, or ``None`` (fp32).
+        channels_last: channels-last teacher and inputs.
+    """
+
+    def __init__(self, model, loader, cache: TeacherOutputCache, device: str,
+                 amp_dtype: torch.dtype | None = None, channels_last: bool = False) -> None:
+        self.model, self.loader, self.cache = model, loader, cache
+        self.device, self.amp_dtype, self.channels_last = device, amp_dtype, channels_last
+        if channels_last:
+            model.teacher.to(memory_format=torch.channels_last)
+        self.sampler = None if loader is None else train_sampler(loader)
+
+    def write_batch(self, batch: dict) -> int:
+        """Run the teacher on one loader batch and store its outputs; returns its size."""
+        device_type = torch.device(self.device).type
+        with torch.inference_mode(), torch.autocast(device_type, dtype=self.amp_dtype,
+                                                    enabled=self.amp_dtype is not None):
+            data = self.model.data_preprocessor(batch, True)
+            inputs = data['inputs']
+            if self.channels_last:
+                inputs = inputs.contiguous(memory_format=torch.channels_last)
+            outputs = self.model.run_teacher(inputs)
+        indices = sample_indices(data['data_samples'], torch.device('cpu'))
+        self.cache.store(indices, outputs)
+        return len(indices)
+
+    def write_epoch(self, epoch: int, epochs_ahead: int = 1) -> tuple[int, float]:
+        """Cache one epoch; returns (rows written, seconds of the teacher forwards and writes)."""
+        self.sampler.set_epoch(epoch)
+        self.cache.begin_epoch(epoch, len(self.sampler), epochs_ahead)
+        rows, busy = 0, 0.0
+        for batch in self.loader:
+            start = time.perf_counter()
+            rows += self.write_batch(batch)
+            busy += time.perf_counter() - start
+        self.cache.end_epoch()
+        return rows, busy
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    cfg = load_config(args.config, args.cfg_options)
+    init_default_scope(cfg.get('default_scope', 'mlkd'))
+    seed = (cfg.get('randomness') or {}).get('seed')
+    if seed is None:
+        raise TeacherCacheError(f'{args.config}: randomness.seed is None; a cache is keyed by the '
+                                'seed, so the config (or --cfg-options randomness.seed=S) must '
+                                'fix it')
+    # As the Runner does before building the model (a randomly initialised teacher then matches).
+    set_random_seed(seed, deterministic=cfg.randomness.get('deterministic', False))
+    model_cfg = cfg.model.to_dict()
+    model_cfg['teacher_cache'] = None  # the writer drives the cache itself
+    if cfg.get('data_preprocessor') is not None:  # merged into the model as the Runner does
+        model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor.to_dict())
+    model = MODELS.build(model_cfg).to(args.device).train()
+    if not hasattr(model, 'run_teacher'):
+        raise TypeError(f'{args.config}: model type {cfg.model.get("type")!r} has no teacher '
+                        '(a SingleTeacherDistiller config is needed)')
+    loader = Runner.build_dataloader(cfg.train_dataloader, seed=seed)
+    amp_dtype = AMP_DTYPES.get(args.amp)
+    cache = TeacherOutputCache(args.cache_dir, 'write', args.dtype)
+    cache.open(run_fingerprint(model, loader, cfg.train_dataloader.dataset,
+                               teacher_precision(amp_dtype=amp_dtype), args.channels_last),
+               model.teacher_outputs)
+    writer = TeacherCacheWriter(model, loader, cache, args.device, amp_dtype, args.channels_last)
+    todo = [e for e in range(args.epochs) if e not in cache.epochs_written]
+    print(f'{cache}: caching {model.teacher_outputs} for epochs {todo} '
+          f'({len(writer.sampler)} samples each; already written: {cache.epochs_written})',
+          flush=True)
+    try:
+        for number, epoch in enumerate(todo):
+            rows, busy = writer.write_epoch(epoch, epochs_ahead=len(todo) - number)
+            print(f'epoch {epoch}: {rows} samples in {busy:.1f} s '
+                  f'({rows / max(busy, 1e-9):.1f} samples/s)', flush=True)
+    finally:
+        cache.close()
+    size = sum(osp.getsize(osp.join(d, f)) for d, _, files in os.walk(args.cache_dir)
+               for f in files)
+    print(f'done: epochs {cache.epochs_written} in {args.cache_dir} ({size / 2**20:.1f} MiB)')
+
+
+if __name__ == '__main__':
+    main()
