@@ -27,6 +27,7 @@ import math
 import os
 import os.path as osp
 import sys
+import textwrap
 import time
 
 import matplotlib
@@ -122,8 +123,7 @@ def plot(arms: list[dict], pairs: list[dict], path: str) -> None:
         left.bar(i, mean_std(values)[0], color='tab:orange' if 'intra' in arm['arm'] else 'tab:blue',
                  alpha=0.5)
         left.plot([i] * len(values), values, 'k.', markersize=6)
-    left.set_xticks(range(len(arms)), [a['arm'].replace(' ← ', '\n← ').replace(' ("', '\n("')
-                                       for a in arms], fontsize=7)
+    left.set_xticks(range(len(arms)), [textwrap.fill(a['arm'], 14) for a in arms], fontsize=7)
     low = min(min(a['test']) for a in arms)
     left.set_ylim(max(0.0, low - 3), 100)
     left.set_ylabel('test top-1 (%)')
