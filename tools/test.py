@@ -13,6 +13,7 @@ from mmengine.runner import Runner
 
 from mlkd.utils.cli import add_trust_checkpoint_argument, load_run_config
 from mlkd.utils.dist import finish_distributed, prepare_distributed
+from mlkd.utils.output_policy import add_overwrite_argument, check_output
 
 
 def parse_args() -> argparse.Namespace:
@@ -21,6 +22,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('checkpoint', help='checkpoint file')
     parser.add_argument('--work-dir', help='where the evaluation log goes')
     parser.add_argument('--out', help='write scores and labels of every image to this .npz file')
+    add_overwrite_argument(parser)
     parser.add_argument('--cfg-options', nargs='+', action=DictAction,
                         help='override config entries, e.g. test_dataloader.batch_size=32')
     add_trust_checkpoint_argument(parser)
@@ -52,7 +54,8 @@ def main() -> None:
     cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)
     cfg.load_from = args.checkpoint
     cfg.resume = False
-    if args.out:
+    if args.out:  # checked before the evaluation; DumpScores writes it atomically
+        check_output(args.out, inputs=[args.config, args.checkpoint], overwrite=args.overwrite)
         evaluators = cfg.test_evaluator
         evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
         cfg.test_evaluator = evaluators + [dict(type='DumpScores', out_file=args.out)]
