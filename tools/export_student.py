@@ -75,13 +75,13 @@ def export_student(checkpoint_path: str, out_path: str, overwrite: bool = False)
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description='Export the student of a distiller checkpoint')
     parser.add_argument('checkpoint')
     parser.add_argument('out')
     add_overwrite_argument(parser, '--force')
     add_trust_checkpoint_argument(parser)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     out = export_student(args.checkpoint, args.out, overwrite=args.overwrite)
     print(f'wrote {len(out["state_dict"])} student tensors to {args.out}')
 

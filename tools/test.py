@@ -16,7 +16,7 @@ from mlkd.utils.dist import finish_distributed, prepare_distributed
 from mlkd.utils.output_policy import add_overwrite_argument, check_output
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Evaluate a checkpoint with mlkd')
     parser.add_argument('config', help='config file path')
     parser.add_argument('checkpoint', help='checkpoint file')
@@ -28,7 +28,7 @@ def parse_args() -> argparse.Namespace:
     add_trust_checkpoint_argument(parser)
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
     return args
 
@@ -47,8 +47,8 @@ def per_class_ap_table(evaluator, class_names) -> str | None:
     return None
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     if not osp.isfile(args.checkpoint):
         raise FileNotFoundError(f'checkpoint file not found: {args.checkpoint}')
     cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)

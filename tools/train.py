@@ -15,9 +15,11 @@ from mmengine.runner import Runner, find_latest_checkpoint
 from mlkd.utils.cli import (VIS_BACKENDS, add_trust_checkpoint_argument, load_run_config,
                             set_vis_backends)
 from mlkd.utils.dist import finish_distributed, prepare_distributed
+from mlkd.utils.output_policy import add_overwrite_argument
+from mlkd.utils.work_dir import claim_work_dir
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Train a model with mlkd')
     parser.add_argument('config', help='config file path')
     parser.add_argument('--work-dir', help='where logs and checkpoints go '
@@ -25,6 +27,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--resume', nargs='?', type=str, const='auto',
                         help='resume from CKPT, or without a value from the latest checkpoint '
                         'in the work dir')
+    add_overwrite_argument(
+        parser, help='train in a work dir that holds a run of another config, replacing its '
+        'checkpoints (without it such a work dir is refused; a run of the same config goes to a '
+        'new timestamped sub-folder)')
     parser.add_argument('--amp', action='store_true',
                         help='automatic mixed precision: float16 with dynamic loss scaling on '
                         'CUDA, bfloat16 on CPU (set optim_wrapper.dtype to choose)')
@@ -40,7 +46,7 @@ def parse_args() -> argparse.Namespace:
     add_trust_checkpoint_argument(parser)
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
     return args
 
@@ -71,11 +77,13 @@ def build_cfg(args: argparse.Namespace) -> Config:
             and '://' not in cfg.load_from:
         raise FileNotFoundError(f'load_from checkpoint not found: {cfg.load_from}')
     prepare_distributed(cfg, args.launcher)
+    claim_work_dir(cfg, resume=bool(cfg.get('resume')), overwrite=getattr(args, 'overwrite', False),
+                   distributed=args.launcher != 'none')
     return cfg
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     cfg = build_cfg(args)
     os.makedirs(cfg.work_dir, exist_ok=True)
     runner = Runner.from_cfg(cfg)

@@ -33,10 +33,12 @@ class OutputIsInputError(ValueError):
     """An output path is one of the tool's inputs."""
 
 
-def add_overwrite_argument(parser: argparse.ArgumentParser, *aliases: str) -> None:
+def add_overwrite_argument(parser: argparse.ArgumentParser, *aliases: str,
+                           help: str = 'replace output files that exist already (never the '
+                           'inputs)') -> None:
     """Add ``--overwrite`` (and ``aliases``, e.g. an older ``--force``) to ``parser``."""
     parser.add_argument(OVERWRITE_FLAG, *aliases, dest='overwrite', action='store_true',
-                        help='replace output files that exist already (never the inputs)')
+                        help=help)
 
 
 def _same_file(a: str, b: str) -> bool:
