@@ -37,6 +37,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--auto-scale-lr', action='store_true',
                         help='scale the learning rate by the actual total batch size')
     parser.add_argument('--no-validate', action='store_true', help='skip validation')
+    parser.add_argument('--validate-data', action='store_true',
+                        help='before training, decode every image of the training and '
+                        'validation sets once: unreadable, truncated or too small images are '
+                        'named (without it they fail when first loaded)')
     parser.add_argument('--vis-backend', nargs='+', choices=list(VIS_BACKENDS),
                         help='also log scalars to these visualizer backends (tensorboard needs '
                         'the tensorboard package, wandb the wandb package); the local '
@@ -82,9 +86,29 @@ def build_cfg(args: argparse.Namespace) -> Config:
     return cfg
 
 
+def validate_data(cfg: Config) -> None:
+    """``--validate-data``: every image of the training and validation sets decodes and is at
+    least as large as a crop that does not resize it (:mod:`mlkd.datasets.validation`)."""
+    from mmengine.registry import DefaultScope
+
+    from mlkd.datasets.validation import plain_crop_size, validate_images
+    from mlkd.registry import DATASETS
+    for key in ('train_dataloader', 'val_dataloader'):
+        if not cfg.get(key):
+            continue
+        dataset_cfg = cfg[key].dataset
+        with DefaultScope.overwrite_default_scope(cfg.get('default_scope', 'mlkd')):
+            dataset = DATASETS.build(dataset_cfg)
+        count = validate_images(dataset, plain_crop_size(dataset_cfg.get('pipeline')),
+                                f'{key}.dataset')
+        print(f'--validate-data: {key}.dataset: {count} images decoded, all usable', flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     cfg = build_cfg(args)
+    if args.validate_data:
+        validate_data(cfg)
     os.makedirs(cfg.work_dir, exist_ok=True)
     runner = Runner.from_cfg(cfg)
     runner.train()
