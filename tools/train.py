@@ -14,6 +14,7 @@ from mmengine.runner import Runner, find_latest_checkpoint
 
 from mlkd.utils.cli import (VIS_BACKENDS, add_trust_checkpoint_argument, load_run_config,
                             set_vis_backends)
+from mlkd.utils.config_values import check_config_values, check_train_loader
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 from mlkd.utils.output_policy import add_overwrite_argument
 from mlkd.utils.work_dir import claim_work_dir
@@ -81,6 +82,7 @@ def build_cfg(args: argparse.Namespace) -> Config:
             and '://' not in cfg.load_from:
         raise FileNotFoundError(f'load_from checkpoint not found: {cfg.load_from}')
     prepare_distributed(cfg, args.launcher)
+    check_config_values(cfg)
     claim_work_dir(cfg, resume=bool(cfg.get('resume')), overwrite=getattr(args, 'overwrite', False),
                    distributed=args.launcher != 'none')
     return cfg
@@ -111,6 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         validate_data(cfg)
     os.makedirs(cfg.work_dir, exist_ok=True)
     runner = Runner.from_cfg(cfg)
+    check_train_loader(runner.train_loop.dataloader)  # builds the loop train() then uses
     runner.train()
     finish_distributed()
 

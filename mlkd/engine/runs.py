@@ -59,9 +59,11 @@ def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: 
     """
     from mmengine.runner import Runner
 
+    from mlkd.utils.config_values import check_config_values, check_train_loader
     from mlkd.utils.work_dir import claim_work_dir
 
     cfg = cfg.copy()
+    check_config_values(cfg)
     claim_work_dir(cfg, overwrite=overwrite)
     cfg.experiment_name = f'{label.replace(" ", "_")}_{uuid.uuid4().hex[:6]}'
     if not verbose:
@@ -72,6 +74,7 @@ def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: 
     start, cpu_start = time.perf_counter(), time.process_time()
     with quiet() if not verbose else nullcontext():
         runner = Runner.from_cfg(cfg)
+        check_train_loader(runner.train_loop.dataloader)
         runner.train()
         scalars = runner.message_hub.log_scalars
         missing = [key for key in METRICS if f'val/{key}' not in scalars]

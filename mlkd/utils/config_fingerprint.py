@@ -14,32 +14,38 @@ from typing import Any, Iterable, Mapping
 LOCATION_KEYS = ('work_dir', 'experiment_name', 'launcher', 'resume', 'load_from', 'filename')
 
 
-def flatten_config(cfg: Mapping | Any, ignore: Iterable[str] = LOCATION_KEYS) -> dict[str, str]:
-    """``{'a.b.0.c': repr(value)}`` for every leaf of ``cfg`` (a Config or dict), list entries
-    indexed by position; keys in ``ignore`` (full dotted paths) and below them are left out."""
+def config_leaves(cfg: Mapping | Any, ignore: Iterable[str] = LOCATION_KEYS) -> dict[str, Any]:
+    """``{'a.b.0.c': value}`` for every leaf of ``cfg`` (a Config or dict), list entries indexed
+    by position (an empty dict or list is a leaf); keys in ``ignore`` (full dotted
+    paths) and below them are left out."""
     if hasattr(cfg, 'to_dict'):
         cfg = cfg.to_dict()
     ignored = tuple(ignore)
-    flat: dict[str, str] = {}
+    flat: dict[str, Any] = {}
 
     def visit(prefix: str, value: Any) -> None:
         if prefix and any(prefix == key or prefix.startswith(key + '.') for key in ignored):
             return
         if isinstance(value, Mapping):
             if not value and prefix:
-                flat[prefix] = '{}'
+                flat[prefix] = {}
             for key, item in value.items():
                 visit(f'{prefix}.{key}' if prefix else str(key), item)
         elif isinstance(value, (list, tuple)):
             if not value and prefix:
-                flat[prefix] = '[]'
+                flat[prefix] = []
             for index, item in enumerate(value):
                 visit(f'{prefix}.{index}' if prefix else str(index), item)
         else:
-            flat[prefix] = repr(value)
+            flat[prefix] = value
 
     visit('', cfg)
     return flat
+
+
+def flatten_config(cfg: Mapping | Any, ignore: Iterable[str] = LOCATION_KEYS) -> dict[str, str]:
+    """:func:`config_leaves` with every value as its ``repr`` (comparable, JSON-serialisable)."""
+    return {key: repr(value) for key, value in config_leaves(cfg, ignore).items()}
 
 
 def fingerprint(flat: Mapping[str, str]) -> str:
