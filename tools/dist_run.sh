@@ -20,7 +20,8 @@ if ! [[ "$NNODES" =~ ^[1-9][0-9]*$ ]]; then
     exit 2
 fi
 if ! [[ "$NODE_RANK" =~ ^[0-9]+$ ]] || [ "$NODE_RANK" -ge "$NNODES" ]; then
-    echo "error: NODE_RANK must be an integer in 0..$((NNODES - 1)) (NNODES=$NNODES), got '$NODE_RANK'" >&2
+    echo "error: NODE_RANK must be an integer in 0..$((NNODES - 1)) (NNODES=$NNODES)," \
+        "got '$NODE_RANK'" >&2
     exit 2
 fi
 if ! [[ "$PORT" =~ ^[1-9][0-9]*$ ]] || [ "$PORT" -gt 65535 ]; then

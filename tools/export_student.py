@@ -8,8 +8,8 @@ and a ``meta`` of plain strings and numbers, so ``torch.load(path, weights_only=
 When the run used ``StudentEMAHook``, the checkpoint's student weights are the EMA ones.
 
 The output is written atomically (complete or not at all). It may not be the input checkpoint,
-and an existing file is only replaced with ``--overwrite`` (or its old name ``--force``). A student with NaN or infinite weights (a
-diverged run) is refused.
+and an existing file is only replaced with ``--overwrite`` (or its old name ``--force``). A
+student with NaN or infinite weights (a diverged run) is refused.
 """
 import argparse
 import os

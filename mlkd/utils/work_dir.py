@@ -7,7 +7,8 @@ collector then took for one run. :func:`claim_work_dir` records a fingerprint of
 config (:mod:`mlkd.utils.config_fingerprint`) in ``<work_dir>/mlkd_run_config.json`` and, when the
 work dir already holds a run:
 
-* of a different (or unrecorded) config: refuses, unless ``resume`` or ``overwrite`` says what to do;
+* of a different (or unrecorded) config: refuses, unless ``resume`` or ``overwrite`` says what
+  to do;
 * of the same config, without ``resume``: trains in a new timestamped sub-folder, deleting
   nothing (with ``overwrite``: in the work dir itself, replacing its checkpoints).
 """

@@ -81,7 +81,8 @@ def _sweep_tool(monkeypatch):
 
 def test_duplicate_grid_points_are_refused(tmp_path, monkeypatch, capsys):
     sweep = _sweep_tool(monkeypatch)
-    for flags, message in ((['--x', PD, '1', '1.0', '--y', NDD, '1'], "--x gives 1.0 more than once"),
+    for flags, message in ((['--x', PD, '1', '1.0', '--y', NDD, '1'],
+                            '--x gives 1.0 more than once'),
                            (['--x', PD, '1', '--y', NDD, '1', '--seeds', '0', '0'],
                             '--seeds gives 0 more than once'),
                            (['--x', PD, '1', '--y', PD, '2'], 'set the same key')):
