@@ -42,9 +42,14 @@ def read_version() -> str:
 
 
 def write_model_index(mim: str) -> None:
-    """``model-index.yml`` importing one metafile per config folder (mim's layout)."""
+    """``model-index.yml`` importing one metafile per config folder (mim's layout).
+
+    Generated here, not copied from ``configs/*/metafile.yml``: those also hold paper cells that
+    have no config yet (``Config: null``), which mim's index cannot name, and a folder holding
+    only such cells (no ``.py`` yet) is left out.
+    """
     folders = sorted(d for d in os.listdir(osp.join(mim, 'configs'))
-                     if d != '_base_' and osp.isdir(osp.join(mim, 'configs', d)))
+                     if d != '_base_' and glob.glob(osp.join(mim, 'configs', d, '*.py')))
     os.makedirs(osp.join(mim, 'metafiles'))
     for folder in folders:
         lines = ['Collections:', f'  - Name: {folder}', 'Models:']

@@ -1,3 +1,4 @@
+import contextlib
 import os
 import os.path as osp
 import subprocess
@@ -10,9 +11,11 @@ REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-import mlkd  # noqa: E402,F401
+# Keep the 2-core CI machine responsive: tests, and the tools they run, are single-threaded
+# (pytest-xdist runs one test process per core).
+os.environ.setdefault('OMP_NUM_THREADS', '1')
 
-# Keep the 2-core CI machine responsive: tests are single-threaded.
+import mlkd  # noqa: E402,F401
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
@@ -93,10 +96,12 @@ SMALL_TOOL_RUN = [
 def run_tool(script: str, *args: str, timeout: int = 600,
              env: dict | None = None) -> subprocess.CompletedProcess:
     """Run a repository script as a user would: ``python SCRIPT ARGS`` from the repository root,
-    with this checkout's mlkd first on the path (and ``env`` added to the environment)."""
-    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=timeout,
-                          env={**os.environ, 'PYTHONPATH': REPO, **(env or {})})
+    with this checkout's mlkd first on the path (and ``env`` added to the environment). Served by
+    a preloaded interpreter that forks per run (``tests/tool_server.py`` says why that is the
+    user's run); ``MLKD_TEST_FRESH_TOOLS=1`` runs every tool in a fresh interpreter."""
+    import tool_server
+    return tool_server.run_python([script, *args], cwd=REPO, timeout=timeout,
+                                  env={**tool_server.server_env(REPO), **(env or {})})
 
 
 def load_tool(name: str):
@@ -125,15 +130,32 @@ def tool_runs(tmp_path_factory) -> dict:
 
     Returns ``{'root': folder holding both, 'seeds': {seed: work dir}}``.
     """
-    root = tmp_path_factory.mktemp('tool_runs')
-    seeds = {}
-    for seed in (0, 1):
-        work_dir = str(root / f'3d_seed{seed}')
-        out = run_tool('tools/train.py', TOOL_RUN_CONFIG, '--work-dir', work_dir,
-                       '--cfg-options', *TOOL_RUN_OPTIONS, f'randomness.seed={seed}')
-        assert out.returncode == 0, out.stderr[-3000:]
-        seeds[seed] = work_dir
+    with shared_across_workers(tmp_path_factory, 'tool_runs') as (root, done):
+        seeds = {seed: str(root / f'3d_seed{seed}') for seed in (0, 1)}
+        if not done:
+            for seed, work_dir in seeds.items():
+                out = run_tool('tools/train.py', TOOL_RUN_CONFIG, '--work-dir', work_dir,
+                               '--cfg-options', *TOOL_RUN_OPTIONS, f'randomness.seed={seed}')
+                assert out.returncode == 0, out.stderr[-3000:]
     return {'root': str(root), 'seeds': seeds}
+
+
+@contextlib.contextmanager
+def shared_across_workers(tmp_path_factory, name: str):
+    """A folder made once per test session, also when pytest-xdist runs several test processes:
+    yields ``(folder, done)``; the first process to arrive fills it (``done`` False) while the
+    others wait on a lock, then find ``done`` True and reuse it."""
+    import fcntl
+    import pathlib
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get('PYTEST_XDIST_WORKER') else base
+    folder, marker = shared / name, shared / f'{name}.done'
+    with open(shared / f'{name}.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = marker.exists()
+        pathlib.Path(folder).mkdir(exist_ok=True)
+        yield folder, done
+        marker.touch()
 
 
 def read_scalars(work_dir: str) -> list[dict]:
@@ -437,6 +459,36 @@ def distiller_step(cfg_path: str, size: int, batch: int = 2) -> dict:
     return losses
 
 
+def step_on_own_data(path: str, dataset_overrides: dict) -> dict:
+    """Build the config's model (random teacher), read three training samples through the
+    config's own dataset (with ``dataset_overrides``), pipeline and data preprocessor, and
+    back-propagate the losses; returns the losses."""
+    from mmengine.config import Config
+    from mmengine.dataset import pseudo_collate
+    from mmengine.registry import DefaultScope
+
+    from mlkd.registry import DATASETS, MODELS
+    cfg = Config.fromfile(path)
+    cfg.model.teacher_ckpt = None
+    cfg.model.allow_random_teacher = True
+    if cfg.get('data_preprocessor'):   # what mmengine's Runner does with a top-level one
+        cfg.model.setdefault('data_preprocessor', cfg.data_preprocessor)
+    mlkd.register_all_modules()
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        model = MODELS.build(cfg.model)
+        data = DATASETS.build(dict(cfg.train_dataloader.dataset, **dataset_overrides))
+    model.train()
+    batch = model.data_preprocessor(pseudo_collate([data[0], data[1], data[2]]), True)
+    losses = model(**batch, mode='loss')
+    distill = [k for k in losses if k.startswith('loss_') and k != 'loss_cls']
+    assert distill, losses.keys()
+    total = sum(v for k, v in losses.items() if 'loss' in k)
+    assert torch.isfinite(total)
+    total.backward()
+    assert any(p.grad is not None for p in model.student.parameters())
+    return losses
+
+
 @pytest.fixture
 def tmp_work_dir(tmp_path):
     path = tmp_path / 'work'
@@ -475,3 +527,8 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import tool_server
+    tool_server.close()

@@ -61,3 +61,111 @@ def test_papers_are_cited_by_title_not_by_internal_file_name(root):
                             f'{line.strip()[:100]}')
     assert not hits, (f'{len(hits)} line(s) cite a source document by its internal file name; '
                       'cite the paper (title, authors, venue) instead:\n' + '\n'.join(hits))
+
+
+#: A column of published numbers in a README table: ``paper <metric>`` (not the citation column
+#: ``paper`` nor ``paper defaults``), a paper's table named in the header (``..., Table 1``) or
+#: numbers reprinted from a code base's README (``mdistiller README top-1``).
+PUBLISHED_COLUMN = re.compile(r'^paper\s+(?!defaults\b)\S|\bTable [A-Z]?\.?\d|README top-1')
+#: A citation: a quoted title of at least two words, an author (``T. Kobayashi``, ``P. Yang et
+#: al.``, ``Zagoruyko & Komodakis``) and a venue (or the explicit statement that the source gives
+#: none, as the 3D supplement).
+TITLE = re.compile(r'"[^"\s]+\s[^"]+"')
+AUTHOR = re.compile(r"\b[A-Z]\.(?:\s?-?[A-Z]\.)*\s[A-Z][\w'-]+|\b[A-Z][\w'-]+ et al\.")
+VENUE = re.compile(r'\b(?:CVPR|ICCV|ECCV|ICLR|NeurIPS|NIPS|WACV|AAAI|ACM MM|arXiv)\b'
+                   r'|venue is not stated')
+
+
+def _readmes() -> list[str]:
+    found = [osp.join(REPO, 'README.md')]
+    for top in ('configs', 'docs'):
+        for folder, dirs, names in os.walk(osp.join(REPO, top)):
+            found += [osp.join(folder, n) for n in names if n == 'README.md']
+    return sorted(found)
+
+
+def _paragraphs(lines: list[str]) -> list[str]:
+    """Blank-line separated paragraphs of ``lines``, each joined into one string."""
+    paragraphs, current = [], []
+    for line in lines + ['']:
+        if line.strip():
+            current.append(line.strip())
+        elif current:
+            paragraphs.append(' '.join(current))
+            current = []
+    return paragraphs
+
+
+def _source_paragraphs(lines: list[str]) -> list[str]:
+    return [p for p in _paragraphs(lines) if p.lstrip('*_ ').startswith('Source')]
+
+
+def _cites_a_paper(text: str) -> bool:
+    return bool(TITLE.search(text) and AUTHOR.search(text) and VENUE.search(text))
+
+
+def _paper_tables(lines: list[str]) -> list[tuple[int, str]]:
+    """``(line index, header)`` of every table with a column of published numbers."""
+    tables = []
+    for index, line in enumerate(lines[:-1]):
+        if not (line.startswith('|') and re.fullmatch(r'\|[\s:|-]+\|', lines[index + 1].strip())):
+            continue
+        if any(PUBLISHED_COLUMN.search(cell.strip()) for cell in line.strip('|').split('|')):
+            tables.append((index, line))
+    return tables
+
+
+@pytest.mark.parametrize('path', _readmes(), ids=lambda p: osp.relpath(p, REPO))
+def test_every_paper_table_has_a_source_line(path):
+    """A README table of published numbers is preceded, in its section, by a paragraph starting
+    with "Source" that cites the paper by title, authors and venue."""
+    with open(path, encoding='utf-8') as f:
+        lines = f.read().splitlines()
+    missing = []
+    for index, header in _paper_tables(lines):
+        start = max((i for i in range(index) if lines[i].startswith('#')), default=0)
+        if not any(_cites_a_paper(p) for p in _source_paragraphs(lines[start:index])):
+            missing.append(f'line {index + 1}: {header[:90]}')
+    assert not missing, (f'{osp.relpath(path, REPO)}: paper tables without a source line citing '
+                         'the paper (title in quotes, authors, venue) in their section:\n'
+                         + '\n'.join(missing))
+
+
+@pytest.mark.parametrize('path', _readmes(), ids=lambda p: osp.relpath(p, REPO))
+def test_every_source_line_cites_title_authors_and_venue(path):
+    with open(path, encoding='utf-8') as f:
+        lines = f.read().splitlines()
+    vague = [p[:120] for p in _source_paragraphs(lines) if not _cites_a_paper(p)]
+    assert not vague, (f'{osp.relpath(path, REPO)}: "Source" paragraphs without a title in '
+                       'quotes, authors and venue:\n' + '\n'.join(vague))
+
+
+def test_the_citation_checks_see_what_they_should():
+    lines = ['# M', '', 'Source: Zhao et al., CVPR 2022.', '',
+             '| config | paper mAP | ours |', '|---|---|---|', '| a | 1 | |']
+    assert _paper_tables(lines) == [(4, lines[4])]
+    assert not _cites_a_paper(_source_paragraphs(lines)[0])        # no title
+    assert _cites_a_paper('Source: B. Zhao et al., "Decoupled Knowledge Distillation", CVPR 2022')
+    assert not _paper_tables(['| config | loss | paper defaults |', '|---|---|---|'])
+    assert not _paper_tables(['| config | losses | paper |', '|---|---|---|'])
+
+
+def test_every_registered_loss_cites_its_paper_by_title():
+    """Each mlkd loss names its paper by a quoted title in its class, its module or its pure
+    function's docstring (the authors and venue stand beside it)."""
+    import inspect
+
+    import mlkd.models.losses  # noqa: F401  (registers the losses)
+    from mlkd.registry import MODELS
+    losses = {name: cls for name, cls in MODELS.module_dict.items()
+              if cls.__module__.startswith('mlkd.models.losses.')}
+    assert len(losses) > 30
+    untitled = []
+    for name, cls in sorted(losses.items()):
+        module = inspect.getmodule(cls)
+        texts = [cls.__doc__ or '', module.__doc__ or ''] + [
+            function.__doc__ or '' for _, function in inspect.getmembers(module, inspect.isfunction)
+            if function.__module__ == module.__name__]
+        if not any(TITLE.search(text) for text in texts):
+            untitled.append(f'{name} ({cls.__module__})')
+    assert not untitled, 'losses whose docstrings cite no paper title:\n' + '\n'.join(untitled)

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 from mmengine.fileio import join_path
+from mmengine.logging import MMLogger
 from mmpretrain.datasets import MultiLabelDataset
 
 from mlkd.registry import DATASETS
@@ -51,6 +52,9 @@ PROTOCOLS = ('official', 'official_labeled', 'cole')
 _SPLITS = ('train', 'test')
 _OFFICIAL_SPLIT = {'train': 'Train', 'test': 'Test'}
 _COLE_SPLIT = {'train': 'train', 'test': 'val'}
+#: Images of the official lists with at least one concept, as T. Kobayashi, "Two-way Multi-Label
+#: Loss", CVPR 2023, supplement Table C counts them (``protocol='official_labeled'``).
+TWO_WAY_SIZES = {'train': 125_448, 'test': 83_898}
 
 
 @DATASETS.register_module()
@@ -149,6 +153,12 @@ class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabel
             keep = labels.any(axis=1)
             paths = [p for p, k in zip(paths, keep) if k]
             labels = labels[keep]
+            # Logged so that a run can be compared with the paper's split before images
+            # missing on disk are dropped.
+            MMLogger.get_current_instance().info(
+                f'NUSWIDE: protocol official_labeled keeps {len(paths)} of {len(keep)} images of '
+                f'{source} (those with at least one concept; the Two-way paper counts '
+                f'{TWO_WAY_SIZES[self.split]:,} for the {self.split} split)')
         prefix = self.data_prefix.get('img_path', '')
         data_list = [dict(img_path=join_path(prefix, p) if prefix else p, gt_label=gt)
                      for p, gt in zip(paths, matrix_to_label_lists(labels))]

@@ -15,6 +15,11 @@ Class index ``i`` is the ``i``-th wnid in *sorted* order, the order of torchvisi
 order of ``wnids.txt`` is not sorted. mdistiller reads ``val/`` through ``ImageFolder`` too, which
 needs the validation images moved into per-class folders first; reading ``val_annotations.txt``
 gives the same labels without that step.
+
+Hidden entries (names starting with ``.``, such as macOS Finder's ``.DS_Store``) are refused in
+both class lists, ``wnids.txt`` and the folders of ``train/``: a listing that counted one as a
+class would shift every class index after it (torchvision's ``ImageFolder`` skips files but not
+hidden folders), so the error names them and the folder to clean instead.
 """
 from __future__ import annotations
 
@@ -33,6 +38,15 @@ __all__ = ['TinyImageNet']
 
 _SPLITS = ('train', 'val')
 _IMAGE_SUFFIX = '.JPEG'
+
+
+def _refuse_hidden(names, where: str) -> None:
+    """Refuse hidden entries (``.DS_Store``, ``._*``...) in a class list read from ``where``."""
+    hidden = sorted(n for n in names if n.startswith('.'))
+    if hidden:
+        raise ValueError(f'TinyImageNet: {where!r} lists hidden entries {hidden[:5]} where class '
+                         'wnids are expected (left by a file browser or an archiver?); remove '
+                         'them, e.g. find <data_root> -name .DS_Store -delete')
 
 
 def _read_lines(path: str) -> list[str]:
@@ -65,6 +79,7 @@ class TinyImageNet(DataListChecksMixin, BaseDataset):
     def _read_wnids(self, root: str) -> list[str]:
         path = osp.join(root, 'wnids.txt')
         wnids = [line.strip() for line in _read_lines(path)]
+        _refuse_hidden(wnids, path)
         duplicates = sorted(w for w, count in Counter(wnids).items() if count > 1)
         if not wnids or duplicates:
             raise ValueError(f'{path}: needs distinct wnids, one a line; '
@@ -83,7 +98,9 @@ class TinyImageNet(DataListChecksMixin, BaseDataset):
         train = osp.join(root, 'train')
         if not osp.isdir(train):
             raise FileNotFoundError(f'TinyImageNet: {train!r} does not exist')
-        unknown = sorted(set(os.listdir(train)) - set(index))
+        entries = os.listdir(train)
+        _refuse_hidden(entries, train)
+        unknown = sorted(set(entries) - set(index))
         if unknown:
             raise ValueError(f'TinyImageNet: {train!r} has class folders {unknown[:5]} that are '
                              f"not in {osp.join(root, 'wnids.txt')!r}")

@@ -19,7 +19,10 @@ positive    classes with any object (L2D)           ``[]``
 negative    classes with a non-difficult object     ``[]`` (difficult-only classes are negatives)
 =========== ======================================= ==============================================
 
-Both lists are sorted. Note that with ``ignore`` a *training* loss still sees difficult-only
+Both lists are sorted. ``drop_all_difficult=True`` leaves out the images without a non-difficult
+object (every object difficult), whatever the policy: Cole et al.'s ``preproc/format_pascal.py``
+(single-positive code) lists an image only through a ``1`` in the per-class image sets, which
+difficult objects never get. The default keeps every image of the image set. Note that with ``ignore`` a *training* loss still sees difficult-only
 classes as negatives (only metrics read ``gt_label_difficult``); evaluation pipelines must pass the
 key through ``PackInputs(meta_keys=(..., 'gt_label_difficult'))`` for the metric to see it.
 """
@@ -62,6 +65,9 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
             ``'skip'`` (dropped, their count logged), e.g. for a class subset in ``metainfo``.
         duplicate_images: ``'error'`` (default) or ``'skip'`` (logged) for an image id listed
             twice in the image set (:mod:`mlkd.datasets.validation`).
+        drop_all_difficult: leave out images whose objects are all difficult (no non-difficult
+            object), as Cole et al.'s formatter does; default ``False`` keeps them. Needs the
+            annotations (not a test split without ``ann_path``).
         **kwargs: the other arguments of :class:`mmpretrain.datasets.VOC` (``image_set_path``,
             ``data_prefix``, ``test_mode``, ``metainfo``, ``pipeline``, ...).
     """
@@ -71,6 +77,7 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
                  split: str = 'trainval',
                  difficult_policy: str = 'ignore',
                  unknown_objects: str = 'error',
+                 drop_all_difficult: bool = False,
                  **kwargs: Any) -> None:
         if unknown_objects not in ('error', 'skip'):
             raise ValueError(f"VOCMultiLabel: unknown_objects must be 'error' or 'skip', got "
@@ -83,6 +90,7 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
             'VOCMultiLabel', data_root, 'the VOC year folder holding JPEGImages/, '
             'Annotations/ and ImageSets/Main/ (e.g. data/VOCdevkit/VOC2007)')
         self.difficult_policy = difficult_policy
+        self.drop_all_difficult = bool(drop_all_difficult)
         super().__init__(data_root=data_root, split=split, **kwargs)
 
     def data_source(self) -> str:
@@ -124,7 +132,8 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
         return labels
 
     def load_data_list(self) -> list[dict]:
-        """Load mmpretrain's lists, then apply ``difficult_policy``.
+        """Load mmpretrain's lists, drop the all-difficult images if asked, then apply
+        ``difficult_policy``.
 
         Returns:
             list of ``dict(img_path=str, gt_label=list[int] | None,
@@ -138,6 +147,13 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
             MMLogger.get_current_instance().warning(
                 f'VOCMultiLabel: skipped {self.skipped_objects} objects of unknown classes in '
                 f'the annotations of {self.image_set_path} (unknown_objects="skip")')
+        if self.drop_all_difficult:
+            if any(info['gt_label'] is None for info in data_list):
+                raise ValueError('VOCMultiLabel: drop_all_difficult=True needs the annotations, '
+                                 f'but split {self.split!r} was loaded without them (test_mode '
+                                 'without ann_path); set drop_all_difficult=False')
+            # mmpretrain's gt_label holds the classes with a non-difficult object.
+            data_list = [info for info in data_list if info['gt_label']]
         for info in data_list:
             if info['gt_label'] is None:
                 continue
@@ -168,4 +184,5 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
         raise ValueError(f'unknown difficult_policy {policy!r}; choose from {_POLICIES}')
 
     def extra_repr(self) -> list[str]:
-        return super().extra_repr() + [f'Difficult policy: \t{self.difficult_policy}']
+        return super().extra_repr() + [f'Difficult policy: \t{self.difficult_policy}',
+                                       f'Drop all-difficult images: \t{self.drop_all_difficult}']

@@ -316,8 +316,8 @@ def _at(root: dict, path: list) -> Any:
 
 def check_overridden_options(cfg, options: dict, source: str = '--cfg-options') -> None:
     """Refuse an option whose value the config overrides at run time, so that it does nothing:
-    ``optim_wrapper.optimizer.lr`` under a ``OneCycleLR`` scheduler, which sets the learning rate
-    from its ``eta_max`` at every step.
+    ``optim_wrapper.optimizer.lr`` under a one-cycle scheduler (``OneCycleLR``,
+    ``OneCycleLRWithMultipliers``), which sets the learning rate from its ``eta_max`` at every step.
 
     Raises:
         ValueError: naming the option, the scheduler and the key to set instead.
@@ -326,7 +326,7 @@ def check_overridden_options(cfg, options: dict, source: str = '--cfg-options') 
     schedulers = cfg.get('param_scheduler') or []
     schedulers = [schedulers] if isinstance(schedulers, dict) else schedulers
     for index, scheduler in enumerate(schedulers):
-        is_one_cycle = scheduler.get('type') == 'OneCycleLR' or (
+        is_one_cycle = scheduler.get('type') in ('OneCycleLR', 'OneCycleLRWithMultipliers') or (
             scheduler.get('type') == 'OneCycleParamScheduler'
             and scheduler.get('param_name') == 'lr')
         if lr_options and is_one_cycle:

@@ -8,7 +8,7 @@ import pytest
 import torch
 from mmengine.config import Config
 
-from conftest import REPO, distiller_step, multi_label_pairs
+from conftest import REPO, distiller_step, multi_label_pairs, step_on_own_data
 
 PAIRS = multi_label_pairs()
 ML_METHODS = ['rkd', 'pkt', 'reviewkd']
@@ -49,36 +49,6 @@ def test_every_single_label_method_has_a_config_for_every_cifar_pair():
     for method in methods:
         for pair in pairs:
             assert osp.isfile(osp.join(REPO, 'configs', method, f'{method}_{pair}.py'))
-
-
-def step_on_own_data(path: str, dataset_overrides: dict) -> dict:
-    """Build the config's model (random teacher), read three training samples through the
-    config's own dataset (with ``dataset_overrides``), pipeline and data preprocessor, and
-    back-propagate the losses; returns the losses."""
-    import mlkd
-    from mmengine.dataset import pseudo_collate
-    from mmengine.registry import DefaultScope
-
-    from mlkd.registry import DATASETS, MODELS
-    cfg = Config.fromfile(path)
-    cfg.model.teacher_ckpt = None
-    cfg.model.allow_random_teacher = True
-    if cfg.get('data_preprocessor'):   # what mmengine's Runner does with a top-level one
-        cfg.model.setdefault('data_preprocessor', cfg.data_preprocessor)
-    mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(cfg.model)
-        data = DATASETS.build(dict(cfg.train_dataloader.dataset, **dataset_overrides))
-    model.train()
-    batch = model.data_preprocessor(pseudo_collate([data[0], data[1], data[2]]), True)
-    losses = model(**batch, mode='loss')
-    distill = [k for k in losses if k.startswith('loss_') and k != 'loss_cls']
-    assert distill, losses.keys()
-    total = sum(v for k, v in losses.items() if 'loss' in k)
-    assert torch.isfinite(total)
-    total.backward()
-    assert any(p.grad is not None for p in model.student.parameters())
-    return losses
 
 
 @pytest.mark.parametrize('path', SL_CONFIGS, ids=lambda p: osp.basename(p)[:-3])

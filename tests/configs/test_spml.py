@@ -3,17 +3,14 @@ the heatmap tool runs on a tiny SCL run made with tools/train.py."""
 import csv
 import glob
 import math
-import os
 import os.path as osp
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 from mmengine.runner import Runner
 
-from conftest import (REPO, SMALL_TOOL_RUN, assert_same_state, config_path, small_run_cfg,
+from conftest import (SMALL_TOOL_RUN, assert_same_state, config_path, run_tool, small_run_cfg,
                       whole_and_resumed_runs)
 
 CONFIGS = sorted(osp.basename(p) for p in glob.glob(config_path('spml', '*_multidigits.py')))
@@ -87,18 +84,13 @@ def test_resume_keeps_the_per_sample_state(method, tmp_path):
 def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
     config = config_path('spml', 'scl_multidigits.py')
     work, out = str(tmp_path / 'work'), str(tmp_path / 'overlays')
-    env = {**os.environ, 'PYTHONPATH': REPO}
-    run = subprocess.run([sys.executable, 'tools/train.py', config, '--work-dir', work,
-                          '--cfg-options', *SMALL_TOOL_RUN], cwd=REPO, env=env,
-                         capture_output=True, text=True)
+    run = run_tool('tools/train.py', config, '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN)
     assert run.returncode == 0, run.stderr[-3000:]
     assert 'SpatialConsistencyLoss: heatmap store 1500 images x 10 classes x 8x8 uint8' in \
         run.stdout + run.stderr
     ckpt = osp.join(work, 'epoch_1.pth')
-    run = subprocess.run([sys.executable, 'tools/visualization/heatmap_overlays.py', config, ckpt,
-                          '--out-dir', out, '--indices', '0', '3', '--top-k', '3',
-                          '--cfg-options', *SMALL_TOOL_RUN],
-                         cwd=REPO, env=env, capture_output=True, text=True)
+    run = run_tool('tools/visualization/heatmap_overlays.py', config, ckpt, '--out-dir', out,
+                   '--indices', '0', '3', '--top-k', '3', '--cfg-options', *SMALL_TOOL_RUN)
     assert run.returncode == 0, run.stderr[-3000:]
     assert osp.getsize(osp.join(out, 'heatmap_overlays.png')) > 1000
     with open(osp.join(out, 'heatmap_overlays.csv')) as f:
@@ -171,11 +163,9 @@ def test_scl_diagnostics_tool_reads_a_store_against_the_digit_cells(tmp_path):
     torch.save({'state_dict': model.state_dict()}, ckpt)
     def diagnostics(*flags):
         out = str(tmp_path / 'table.md')
-        run = subprocess.run([sys.executable, 'tools/analysis_tools/scl_diagnostics.py', config,
-                              ckpt, '--num-images', '16', '--num-batches', '1', '--batch-size',
-                              '8', '--out', out, *flags, '--cfg-options', *options],
-                             cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO},
-                             capture_output=True, text=True)
+        run = run_tool('tools/analysis_tools/scl_diagnostics.py', config, ckpt, '--num-images',
+                       '16', '--num-batches', '1', '--batch-size', '8', '--out', out, *flags,
+                       '--cfg-options', *options)
         assert run.returncode == 0, run.stderr[-3000:]
         with open(out) as f:
             return {line.split('|')[1].strip(): line.split('|')[2].strip()

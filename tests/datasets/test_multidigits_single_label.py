@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import glob
 import json
-import os
 import os.path as osp
-import subprocess
-import sys
 
 import torch
 import torch.nn.functional as F
@@ -14,7 +11,7 @@ from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
 
-from conftest import REPO, SMALL_TOOL_RUN, config_path
+from conftest import SMALL_TOOL_RUN, config_path, run_tool
 
 import mlkd
 from mlkd.registry import MODELS
@@ -46,9 +43,7 @@ def test_batch_labels_and_loss_are_single_label_cross_entropy():
 
 def test_one_epoch_through_the_train_tool(tmp_path):
     work = str(tmp_path / 'work')
-    out = subprocess.run([sys.executable, 'tools/train.py', CONFIG, '--work-dir', work,
-                          '--cfg-options', *SMALL_TOOL_RUN], cwd=REPO, capture_output=True,
-                         text=True, env={**os.environ, 'PYTHONPATH': REPO}, timeout=600)
+    out = run_tool('tools/train.py', CONFIG, '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN)
     assert out.returncode == 0, out.stderr[-3000:]
     assert osp.isfile(osp.join(work, 'epoch_1.pth'))
     (scalars, ) = glob.glob(osp.join(work, '*', 'vis_data', 'scalars.json'))

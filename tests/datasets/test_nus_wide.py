@@ -39,7 +39,7 @@ def test_official_protocols_keep_or_drop_unlabeled_and_skip_missing_with_a_count
     # A fresh MMEngine logger becomes the current one, which the dataset logs to.
     logger = MMLogger.get_instance(f'nus_wide_test_{uuid.uuid4().hex[:8]}')
     records = []
-    handler = logging.Handler(logging.WARNING)
+    handler = logging.Handler(logging.INFO)
     handler.emit = records.append
     logger.addHandler(handler)
     official = NUSWIDE(data_root=root, split='train', protocol='official')
@@ -49,6 +49,9 @@ def test_official_protocols_keep_or_drop_unlabeled_and_skip_missing_with_a_count
     assert _rows(official) == [('actor/0001_1.jpg', [0, 5]), ('beach/0002_2.jpg', []),
                                ('beach/0003_3.jpg', [80])]
     labeled = NUSWIDE(data_root=root, split='train', protocol='official_labeled')
+    # The count of the Two-way paper's split (before the skip of missing images) is logged.
+    assert any(re.search(r'official_labeled keeps 2 of 4 images of .*TrainImagelist\.txt .*'
+                         r'counts 125,448 for the train split', r.getMessage()) for r in records)
     assert _rows(labeled) == [('actor/0001_1.jpg', [0, 5]), ('beach/0003_3.jpg', [80])]
     assert _rows(NUSWIDE(data_root=root, split='test', protocol='official_labeled')) == [
         ('actor/0005_5.jpg', [3])]
@@ -100,3 +103,19 @@ def test_config_builds_single_positive_train_and_full_test(root):
     out = train[0]
     assert tuple(out['inputs'].shape) == (3, 448, 448)
     assert 'gt_label_ignored' in out['data_samples']
+
+
+def test_l2d_config_keeps_the_official_lists_and_flips(root):
+    """The 3D paper's NUS-WIDE (161K / 107K: the official lists, unlabeled images kept) in the L2D
+    pipeline with its random horizontal flip."""
+    cfg = Config.fromfile(config_path('_base_', 'datasets', 'nuswide_l2d.py'))
+    assert cfg.data_preprocessor.num_classes == 81
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        train = DATASETS.build(dict(cfg.train_dataloader.dataset, data_root=root))
+        test = DATASETS.build(dict(cfg.test_dataloader.dataset, data_root=root))
+    assert _rows(train) == [('actor/0001_1.jpg', [0, 5]), ('beach/0002_2.jpg', []),
+                            ('beach/0003_3.jpg', [80])]
+    assert _rows(test) == [('actor/0005_5.jpg', [3]), ('sky/0006_6.jpg', [])]
+    assert [t['type'] for t in cfg.train_dataloader.dataset.pipeline].count('RandomFlip') == 1
+    assert tuple(train[0]['inputs'].shape) == (3, 224, 224)
+    assert tuple(test[1]['inputs'].shape) == (3, 224, 224)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from PIL import Image
@@ -221,6 +222,28 @@ def test_voc_difficult_policies(tmp_path, policy, expected):
     assert ds.get_data_info(0)['img_path'] == osp.join(str(root), 'JPEGImages', '000001.jpg')
 
 
+@pytest.mark.parametrize('policy', ['ignore', 'positive', 'negative'])
+def test_voc_drop_all_difficult_leaves_out_images_without_a_normal_object(tmp_path, policy):
+    """Cole et al.'s formatter lists an image only through a non-difficult object: 000003 (one
+    difficult bird) goes; 000002 (a normal cat beside difficult ones) stays, labelled by the
+    policy. The default keeps every image."""
+    root = _voc_root(tmp_path)
+    kept = VOCMultiLabel(data_root=str(root), split='trainval', difficult_policy=policy)
+    dropped = VOCMultiLabel(data_root=str(root), split='trainval', difficult_policy=policy,
+                            drop_all_difficult=True)
+    assert len(kept) == 3 and len(dropped) == 2
+    assert [osp.basename(dropped.get_data_info(i)['img_path']) for i in range(2)] == [
+        '000001.jpg', '000002.jpg']
+    assert _voc_labels(dropped) == _voc_labels(kept)[:2]
+
+
+def test_voc_drop_all_difficult_needs_annotations(tmp_path):
+    root = _voc_root(tmp_path)
+    with pytest.raises(ValueError, match='drop_all_difficult=True needs the annotations'):
+        VOCMultiLabel(data_root=str(root), split='test', test_mode=True, data_prefix=dict(
+            img_path='JPEGImages'), drop_all_difficult=True)
+
+
 def test_voc_default_matches_mmpretrain_positives(tmp_path):
     from mmpretrain.datasets import VOC
     root = _voc_root(tmp_path)
@@ -397,8 +420,9 @@ def test_voc_config_difficult_handling(tmp_path):
     root = _voc_root(tmp_path)
     cfg = _cfg('voc2007_two_views.py')
     train_cfg, test_cfg = cfg.train_dataloader.dataset, cfg.test_dataloader.dataset
+    # L2D's protocol: difficult objects are positives in training and at test time.
     assert (train_cfg.split, train_cfg.difficult_policy) == ('trainval', 'positive')
-    assert (test_cfg.split, test_cfg.difficult_policy) == ('test', 'ignore')
+    assert (test_cfg.split, test_cfg.difficult_policy) == ('test', 'positive')
     train_cfg.data_root = test_cfg.data_root = str(root)
     train, test = DATASETS.build(train_cfg), DATASETS.build(test_cfg)
     classes = train.metainfo['classes']
@@ -406,7 +430,85 @@ def test_voc_config_difficult_handling(tmp_path):
     views = train[2]
     assert len(views['inputs']) == 2
     assert views['data_samples'].gt_label.tolist() == [classes.index('bird')]
-    # The test pipeline hands gt_label_difficult to the metric (car is difficult-only).
     packed = test[0]['data_samples']
+    assert packed.gt_label.tolist() == [classes.index('car'), classes.index('cat')]
+    assert packed.gt_label_difficult == []
+    # The other policy is one key away: the test pipeline then hands the difficult-only class
+    # (car) to the metric in gt_label_difficult.
+    packed = DATASETS.build(dict(test_cfg, difficult_policy='ignore'))[0]['data_samples']
     assert packed.gt_label.tolist() == [classes.index('cat')]
     assert packed.gt_label_difficult == [classes.index('car')]
+
+
+#: VOC 2007 test images for the mAP below: (class, difficult) objects; dog, cat and car have
+#: difficult-only images, so the two policies rank different positives.
+L2D_TEST_OBJECTS = {
+    '000010': [('dog', 0), ('person', 0)],
+    '000011': [('dog', 1)],
+    '000012': [('cat', 0), ('dog', 1), ('car', 1)],
+    '000013': [('cat', 1)],
+    '000014': [('car', 0), ('person', 1), ('person', 0)],
+    '000015': [('car', 1), ('cat', 1)],
+    '000016': [('person', 0)],
+    '000017': [('dog', 0), ('car', 0)],
+}
+
+
+def _reference_map(scores: np.ndarray, targets: np.ndarray) -> float:
+    """L2D's evaluation (its evaluate.py): scikit-learn's AP of each class over the entries whose
+    target is not -1, 0 for a class without a positive, mean over all classes, in percent."""
+    from sklearn.metrics import average_precision_score
+    aps = []
+    for c in range(targets.shape[1]):
+        keep = targets[:, c] >= 0
+        positives = targets[keep, c] == 1
+        aps.append(average_precision_score(positives, scores[keep, c]) if positives.any() else 0.0)
+    return 100.0 * float(np.mean(aps))
+
+
+def test_voc2007_l2d_config_evaluates_in_l2ds_protocol(tmp_path):
+    """The same predictions on real-format VOC files: the config's test dataset, preprocessor and
+    evaluator give the mAP of L2D's protocol (every object a positive, difficult included);
+    ``difficult_policy='ignore'`` gives the VOC-devkit number, which differs."""
+    from mmengine.dataset import pseudo_collate
+
+    from conftest import write_voc
+    from mlkd.registry import METRICS
+
+    root = tmp_path / 'VOCdevkit' / 'VOC2007'
+    write_voc(root, L2D_TEST_OBJECTS, {'test': list(L2D_TEST_OBJECTS)})
+    cfg = _cfg('voc2007_l2d.py')
+    assert cfg.test_dataloader.dataset.difficult_policy == 'positive'
+    assert cfg.val_dataloader.dataset.difficult_policy == 'positive'
+    scores = torch.rand(len(L2D_TEST_OBJECTS), 20, generator=torch.Generator().manual_seed(3))
+    # A model that misses the difficult objects: their classes score lowest in those images, which
+    # costs AP only where they count as positives.
+    classes = VOCMultiLabel.METAINFO['classes']
+    for row, objects in enumerate(L2D_TEST_OBJECTS.values()):
+        normal = {name for name, difficult in objects if not difficult}
+        for name in {name for name, difficult in objects if difficult} - normal:
+            scores[row, classes.index(name)] = 1e-3 * (row + 1)
+
+    def evaluate(policy: str | None) -> tuple[float, np.ndarray]:
+        dataset_cfg = dict(cfg.test_dataloader.dataset, data_root=str(root))
+        if policy is not None:
+            dataset_cfg['difficult_policy'] = policy
+        with DefaultScope.overwrite_default_scope('mlkd'):
+            dataset = DATASETS.build(dataset_cfg)
+            preprocessor = MODELS.build(cfg.data_preprocessor)
+            metric = METRICS.build(cfg.test_evaluator)
+        batch = preprocessor(pseudo_collate([dataset[i] for i in range(len(dataset))]))
+        samples = batch['data_samples']
+        metric.process(None, [dict(s.to_dict(), pred_score=row) for s, row in zip(samples, scores)])
+        targets = torch.stack([s.gt_score for s in samples]).numpy()
+        return metric.evaluate(len(samples))['mAP'], targets
+
+    protocol, targets = evaluate(None)
+    dog, cat, car = (classes.index(n) for n in ('dog', 'cat', 'car'))
+    assert targets[1, dog] == 1 and targets[3, cat] == 1 and targets[5, car] == 1
+    assert (targets >= 0).all()
+    assert protocol == pytest.approx(_reference_map(scores.numpy(), targets), abs=1e-9)
+    devkit, devkit_targets = evaluate('ignore')
+    assert devkit_targets[1, dog] == -1 and devkit_targets[3, cat] == -1
+    assert devkit == pytest.approx(_reference_map(scores.numpy(), devkit_targets), abs=1e-9)
+    assert protocol < devkit - 0.5   # 16 of the 20 classes have no positive here (AP 0)

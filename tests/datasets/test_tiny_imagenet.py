@@ -84,6 +84,22 @@ def test_a_train_folder_not_in_wnids_is_named(root):
         TinyImageNet(data_root=root, split='train')
 
 
+@pytest.mark.parametrize('split', ['train', 'val'])
+def test_a_stray_ds_store_in_a_class_list_is_refused(root, split):
+    """A ``.DS_Store`` among the class folders (macOS Finder) or listed in wnids.txt would sort
+    first and shift every class index if counted: both are refused, naming the list."""
+    with open(osp.join(root, 'train', '.DS_Store'), 'wb') as f:
+        f.write(b'\0\0\0\1Bud1')
+    if split == 'train':
+        with pytest.raises(ValueError, match=r"train'? lists hidden entries \['\.DS_Store'\]"):
+            TinyImageNet(data_root=root, split='train')
+    os.remove(osp.join(root, 'train', '.DS_Store'))
+    with open(osp.join(root, 'wnids.txt'), 'a') as f:
+        f.write('.DS_Store\n')
+    with pytest.raises(ValueError, match=r"wnids\.txt'? lists hidden entries \['\.DS_Store'\]"):
+        TinyImageNet(data_root=root, split=split)
+
+
 def test_a_missing_val_image_is_named(root):
     os.remove(osp.join(root, 'val', 'images', 'val_4.JPEG'))
     with pytest.raises(FileNotFoundError, match=r'val_annotations.txt:5: image .*val_4.JPEG'):

@@ -199,6 +199,30 @@ def test_topk_predicts_k_per_image_and_skips_ignored():
     assert topk_predictions(scores, 2).tolist()[0] == [True, True, False, False]
 
 
+def test_topk_ties_at_the_kth_place_go_to_the_lower_class_indices():
+    """The documented tie rule: exactly k predicted, the lower class indices among tied scores
+    (torch.topk leaves the choice unspecified)."""
+    scores = torch.tensor([[0.5, 0.9, 0.5, 0.5],
+                           [0.2, 0.2, 0.2, 0.2],
+                           [0.1, 0.7, 0.7, 0.7]])
+    assert topk_predictions(scores, 2).tolist() == [[True, True, False, False],
+                                                    [True, True, False, False],
+                                                    [False, True, True, False]]
+    # An ignored entry gives up its place to the next tied class.
+    targets = torch.tensor([[-1, 0, 0, 0], [0, 0, 0, 0], [0, 0, -1, 0]])
+    assert topk_predictions(scores, 2, targets).tolist() == [[False, True, True, False],
+                                                             [True, True, False, False],
+                                                             [False, True, False, True]]
+
+
+def test_every_ranking_metric_states_its_tie_rule():
+    from mlkd.evaluation.metrics import functional
+    for ranking in (functional, average_precision, sample_average_precision,
+                    mean_average_precision, topk_predictions, oracle_topk_predictions,
+                    MultiLabelMetrics, SampleMAP):
+        assert 'tie' in ranking.__doc__.lower(), ranking.__name__
+
+
 def test_oracle_topk_predicts_exactly_k_without_ties():
     gen = torch.Generator().manual_seed(8)
     scores = torch.rand(50, 7, generator=gen)

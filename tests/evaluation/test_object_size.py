@@ -4,13 +4,12 @@ from __future__ import annotations
 import os
 import re
 import runpy
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from conftest import REPO, write_coco
+from conftest import REPO, run_tool, write_coco
 
 from mlkd.datasets import COCOMultiLabel
 from mlkd.evaluation.object_size import coco_positive_areas, map_by_object_size, size_bin_edges
@@ -67,11 +66,9 @@ def test_tools_write_tables_and_pngs_from_a_dump(ann_file, tmp_path, monkeypatch
     # Rows stored out of order: the tools sort them by sample_idx.
     np.savez(dump, scores=SCORES[[2, 0, 3, 1]], labels=LABELS[[2, 0, 3, 1]],
              sample_idx=np.array([2, 0, 3, 1]))
-    env = {**os.environ, 'PYTHONPATH': REPO}
     out = tmp_path / 'out'
-    run = subprocess.run([sys.executable, 'tools/analysis_tools/map_by_object_size.py', dump,
-                          ann_file, '--num-bins', '2', '--out-dir', str(out)], cwd=REPO, env=env,
-                         capture_output=True, text=True)
+    run = run_tool('tools/analysis_tools/map_by_object_size.py', dump, ann_file, '--num-bins', '2',
+                   '--out-dir', str(out))
     assert run.returncode == 0, run.stderr
     table = (out / 'map_by_object_size.md').read_text()
     values = [float(v) for v in re.findall(r'\| (\d+\.\d\d) \|\n?', table)]

@@ -335,8 +335,8 @@ def test_a_learning_rate_that_one_cycle_overrides_is_refused(tmp_path):
     assert out.returncode != 0
     assert out.stderr.strip().splitlines()[-1] == (
         'ValueError: --cfg-options optim_wrapper.optimizer.lr=1000000.0: has no effect, '
-        'param_scheduler[0] (OneCycleLR) sets the learning rate from its eta_max (the peak) at '
-        'every step; set param_scheduler.0.eta_max instead (now 0.002)'), out.stderr[-2000:]
+        'param_scheduler[0] (OneCycleLRWithMultipliers) sets the learning rate from its eta_max '
+        '(the peak) at every step; set param_scheduler.0.eta_max instead (now 0.002)'), out.stderr[-2000:]
     assert not work_dir.exists()
 
 

@@ -57,7 +57,9 @@ def test_installed_package_carries_configs_tools_and_a_model_index(venv):
         assert not osp.islink(osp.join(mim, relative))
     with open(osp.join(mim, 'model-index.yml')) as f:
         index = yaml.safe_load(f)
-    folders = sorted(d for d in os.listdir(osp.join(REPO, 'configs')) if d != '_base_')
+    folders = sorted(d for d in os.listdir(osp.join(REPO, 'configs'))
+                     if d != '_base_' and any(name.endswith('.py')
+                                              for name in os.listdir(osp.join(REPO, 'configs', d))))
     assert index['Import'] == [f'metafiles/{d}.yml' for d in folders]
     listed = []
     for meta in index['Import']:

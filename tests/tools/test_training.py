@@ -1,16 +1,14 @@
 """End-to-end runs on MultiDigits: resume equivalence, clear start-up errors, tools."""
 import functools
 import glob
-import os
 import os.path as osp
-import subprocess
-import sys
 
 import pytest
 from mmengine.runner import Runner
 
-from conftest import (REPO, SMALL_TOOL_RUN, TINY_TOOL_DATA, assert_same_nested,
-                      assert_same_run_state, config_path, small_run_cfg, whole_and_resumed_runs)
+from conftest import (SMALL_TOOL_RUN, TINY_TOOL_DATA, assert_same_nested,
+                      assert_same_run_state, config_path, run_tool, small_run_cfg,
+                      whole_and_resumed_runs)
 from mlkd.utils.checkpoint import load_local_checkpoint
 
 STUDENT = config_path('multidigits', 'resnet_student.py')
@@ -55,7 +53,7 @@ def test_train_tool_resume_equals_uninterrupted_run(tmp_path):
     options = ['randomness.seed=0', 'train_dataloader.batch_size=16', *TINY_TOOL_DATA]
     for work_dir, epochs, resume in ((whole, 3, []), (part, 2, []),
                                      (part, 3, ['--resume', osp.join(part, 'epoch_2.pth')])):
-        out = _run_tool('tools/train.py', STUDENT, '--work-dir', work_dir, *resume,
+        out = run_tool('tools/train.py', STUDENT, '--work-dir', work_dir, *resume,
                         '--cfg-options', f'train_cfg.max_epochs={epochs}', *options)
         assert out.returncode == 0, out.stderr[-3000:]
     expected = load_local_checkpoint(osp.join(whole, 'epoch_3.pth'))
@@ -71,19 +69,15 @@ def test_head_num_classes_mismatch_fails_at_start(tmp_work_dir):
         _train(cfg)
 
 
-def _run_tool(*args, timeout=600):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=REPO,
-                          timeout=timeout, env={**os.environ, 'PYTHONPATH': REPO})
-
 
 def test_test_tool_reports_a_missing_checkpoint(tmp_path):
-    out = _run_tool('tools/test.py', STUDENT, str(tmp_path / 'missing.pth'))
+    out = run_tool('tools/test.py', STUDENT, str(tmp_path / 'missing.pth'))
     assert out.returncode != 0
     assert 'checkpoint file not found' in out.stderr and 'missing.pth' in out.stderr
 
 
 def test_train_tool_reports_a_missing_resume_checkpoint(tmp_path):
-    out = _run_tool('tools/train.py', STUDENT, '--resume', str(tmp_path / 'gone.pth'))
+    out = run_tool('tools/train.py', STUDENT, '--resume', str(tmp_path / 'gone.pth'))
     assert out.returncode != 0
     assert '--resume checkpoint not found' in out.stderr and 'gone.pth' in out.stderr
 
@@ -91,13 +85,13 @@ def test_train_tool_reports_a_missing_resume_checkpoint(tmp_path):
 def test_train_then_test_tool_with_out_file(tmp_path):
     """train.py writes a checkpoint that test.py (torch >= 2.6) loads, evaluates and dumps."""
     work = str(tmp_path / 'work')
-    out = _run_tool('tools/train.py', STUDENT, '--work-dir', work, '--cfg-options',
+    out = run_tool('tools/train.py', STUDENT, '--work-dir', work, '--cfg-options',
                     *SMALL_TOOL_RUN)
     assert out.returncode == 0, out.stderr[-3000:]
     ckpt = osp.join(work, 'epoch_1.pth')
     assert osp.isfile(ckpt)
     dump = str(tmp_path / 'scores.npz')
-    out = _run_tool('tools/test.py', STUDENT, ckpt, '--work-dir', work, '--out', dump,
+    out = run_tool('tools/test.py', STUDENT, ckpt, '--work-dir', work, '--out', dump,
                     '--cfg-options', *SMALL_TOOL_RUN)
     assert out.returncode == 0, out.stderr[-3000:]
     log = out.stdout + out.stderr

@@ -11,8 +11,7 @@ import io
 import os
 import os.path as osp
 import pickle
-import subprocess
-import sys
+import random
 from collections import OrderedDict
 from fractions import Fraction
 
@@ -27,7 +26,8 @@ from mlkd.utils import checkpoint as checkpoint_module
 from mlkd.utils.checkpoint import (TRUST_ENV, InvalidCheckpointError, UnsafeCheckpointError,
                                    load_local_checkpoint, trust_checkpoint)
 
-from conftest import REPO, SMALL_TOOL_RUN, assert_same_nested, config_path, small_run_cfg
+from conftest import (REPO, SMALL_TOOL_RUN, assert_same_nested, config_path, run_tool,
+                      small_run_cfg)
 
 TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 STUDENT = config_path('multidigits', 'resnet_student.py')
@@ -60,10 +60,6 @@ def _export_tool():
     return module
 
 
-def _run_tool(*args, env=None):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=REPO,
-                          timeout=600, env={**os.environ, 'PYTHONPATH': REPO, **(env or {})})
-
 
 def _with_extra(source: str, target: str, **extra) -> str:
     """A copy of checkpoint ``source`` with ``extra`` objects added to its ``meta``."""
@@ -94,7 +90,7 @@ def runs(tmp_path_factory):
         return cfg
     Runner.from_cfg(distiller_cfg()).train()
     # Resumed by the tool as a user would, with torch forced to weights-only loading everywhere.
-    resume = _run_tool('tools/train.py', THREE_D, '--resume',
+    resume = run_tool('tools/train.py', THREE_D, '--resume',
                        osp.join(root, 'distiller', 'epoch_1.pth'), '--amp',
                        '--work-dir', osp.join(root, 'distiller'),
                        '--cfg-options', *SMALL_TOOL_RUN, 'train_cfg.max_epochs=2',
@@ -151,12 +147,12 @@ def test_the_tools_refuse_a_checkpoint_with_a_payload(runs, tool, tmp_path):
     bad, marker = _bad_copy(runs['teacher' if tool == 'teacher_ckpt' else 'classifier'], tmp_path)
     work = ['--work-dir', str(tmp_path / 'work')]
     if tool == 'test':
-        out = _run_tool('tools/test.py', STUDENT, bad, *work, '--cfg-options', *SMALL_TOOL_RUN)
+        out = run_tool('tools/test.py', STUDENT, bad, *work, '--cfg-options', *SMALL_TOOL_RUN)
     elif tool == 'resume':
-        out = _run_tool('tools/train.py', STUDENT, '--resume', bad, *work,
+        out = run_tool('tools/train.py', STUDENT, '--resume', bad, *work,
                         '--cfg-options', *SMALL_TOOL_RUN)
     else:
-        out = _run_tool('tools/train.py', THREE_D, *work, '--cfg-options', *SMALL_TOOL_RUN,
+        out = run_tool('tools/train.py', THREE_D, *work, '--cfg-options', *SMALL_TOOL_RUN,
                         f'model.teacher_ckpt={bad}')
     assert out.returncode != 0
     assert not osp.exists(marker), 'the pickled command ran'
@@ -198,14 +194,15 @@ def test_getattr_reaches_only_the_allowed_methods(tmp_path):
     assert load_local_checkpoint(path)['buffer'].mean() == 2.0
 
 
+# Random bytes from a fixed seed: test ids must be the same in every pytest-xdist process.
 @pytest.mark.parametrize('content,message', [
-    (os.urandom(4096), 'is not a PyTorch checkpoint'),
+    (random.Random(0).randbytes(4096), 'is not a PyTorch checkpoint'),
     (b'epoch: 3\nlr: 0.1\n', 'is not a PyTorch checkpoint'),
     (pickle.dumps({'state_dict': {}}), 'is not a PyTorch checkpoint'),
     (b'', 'is an empty file'),
     ('first half', 'is truncated or damaged'),
     ('legacy first half', 'is truncated or damaged'),
-])
+], ids=['random_bytes', 'yaml_text', 'pickle', 'empty', 'first_half', 'legacy_first_half'])
 def test_a_file_that_is_not_a_checkpoint_is_named(runs, tmp_path, content, message):
     if content in ('first half', 'legacy first half'):
         buffer = io.BytesIO()
@@ -248,7 +245,7 @@ def test_opt_in_loads_a_trusted_file_needing_an_extra_global(runs, tmp_path, mon
 def test_test_tool_opt_in_flag(runs, tmp_path):
     trusted = _with_extra(runs['classifier'], str(tmp_path / 'trusted.pth'),
                           ratio=Fraction(1, 3))
-    out = _run_tool('tools/test.py', STUDENT, trusted, '--work-dir', str(tmp_path / 'work'),
+    out = run_tool('tools/test.py', STUDENT, trusted, '--work-dir', str(tmp_path / 'work'),
                     '--trust-checkpoint', trusted, '--cfg-options', *SMALL_TOOL_RUN)
     assert out.returncode == 0, out.stderr[-3000:]
     assert FULL_UNPICKLE_WARNING in out.stdout + out.stderr
@@ -261,7 +258,7 @@ def test_tools_read_own_checkpoints_weights_only(runs, tmp_path):
     assert 'resumed epoch: 1' in runs['resume_log']
     assert FULL_UNPICKLE_WARNING not in runs['resume_log']
     env = {'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'}
-    out = _run_tool('tools/test.py', THREE_D, runs['distiller_resumed'],
+    out = run_tool('tools/test.py', THREE_D, runs['distiller_resumed'],
                     '--work-dir', str(tmp_path / 'test'), '--cfg-options', *SMALL_TOOL_RUN,
                     f'model.teacher_ckpt={runs["teacher"]}', env=env)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -274,7 +271,7 @@ def test_tools_read_own_checkpoints_weights_only(runs, tmp_path):
 def test_test_tool_refuses_a_checkpoint_of_another_model(runs, tmp_path):
     """The ML-Decoder teacher's checkpoint evaluated with the ResNet student's config: mmengine
     warned and reported metrics of a partly random model; now it stops."""
-    out = _run_tool('tools/test.py', STUDENT, runs['teacher'], '--work-dir', str(tmp_path),
+    out = run_tool('tools/test.py', STUDENT, runs['teacher'], '--work-dir', str(tmp_path),
                     '--cfg-options', *SMALL_TOOL_RUN)
     assert out.returncode != 0
     error = out.stderr[out.stderr.find('CheckpointMismatchError'):]

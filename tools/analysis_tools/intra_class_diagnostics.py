@@ -45,7 +45,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 from mmengine.config import DictAction  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
-from mmengine.runner import Runner  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 from mlkd.evaluation.class_distances import (class_distance_statistics,  # noqa: E402
@@ -53,10 +52,11 @@ from mlkd.evaluation.class_distances import (class_distance_statistics,  # noqa:
 from mlkd.models.builder import build_network  # noqa: E402
 from mlkd.models.weights import load_network_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
-from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
-                                      open_output, save_figure)
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
+                                      save_figure)
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # table_format, shared by the tools here
+sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
+from classifier_outputs import build_loader, classifier_config, output_paths  # noqa: E402
 from table_format import render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'intra_class_diagnostics'
@@ -92,34 +92,6 @@ def parse_teachers(specs: list[str]) -> list[tuple[float, str]]:
             raise ValueError(f'--teachers: λ={value} given twice ({teachers[lam]!r}, {path!r})')
         teachers[lam] = path
     return sorted(teachers.items())
-
-
-def classifier_config(cfg) -> dict:
-    """The teachers' classifier: ``cfg.model``, or its ``classifier`` when the model wraps one
-    (``ClassifierWithLosses``), with the config's data preprocessor (as the Runner gives it)."""
-    model = cfg.model.copy()
-    preprocessor = cfg.get('data_preprocessor') or model.get('data_preprocessor')
-    classifier = model.get('classifier', model)
-    classifier = dict(cfg_path=classifier) if isinstance(classifier, str) else dict(classifier)
-    if preprocessor is not None:
-        classifier.setdefault('data_preprocessor', preprocessor)
-    return classifier
-
-
-def build_loader(cfg, split: str, batch_size: int | None, num_workers: int | None):
-    """The ``split`` data through the test pipeline, in order."""
-    loader_cfg = cfg.test_dataloader.copy()
-    if split == 'train':
-        dataset = cfg.train_dataloader.dataset.copy()
-        dataset.pipeline = cfg.test_dataloader.dataset.pipeline
-        loader_cfg.dataset = dataset
-    loader_cfg.sampler = dict(type='DefaultSampler', shuffle=False)
-    if batch_size is not None:
-        loader_cfg.batch_size = batch_size
-    if num_workers is not None:
-        loader_cfg.num_workers = num_workers
-        loader_cfg.persistent_workers = num_workers > 0
-    return Runner.build_dataloader(loader_cfg)
 
 
 def single_labels(data_samples: list, where: str) -> torch.Tensor:
@@ -233,10 +205,9 @@ def main(argv=None) -> list[dict]:
     teachers = parse_teachers(args.teachers)
     if args.max_samples is not None and args.max_samples < 2:
         raise SystemExit(f'--max-samples must be >= 2, got {args.max_samples}')
-    outputs = {ext: osp.join(args.out_dir, f'{OUT_NAME}.{ext}') for ext in ('md', 'csv', 'png')}
     policy = dict(inputs=[args.config] + [ckpt for _, ckpt in teachers],
                   overwrite=args.overwrite)
-    check_outputs(outputs.values(), **policy)
+    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'], **policy)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     classifier_cfg = classifier_config(cfg)

@@ -5,13 +5,13 @@
 # RandAugment, RGB in [0, 1],
 # oracle-top-k and thresholded F1), which this file inherits.
 #
-# Difficult objects (methods.md section 7):
-# * train: `difficult_policy='positive'`, as L2D, which counts difficult objects as positives;
-# * test: `difficult_policy='ignore'`: classes present only as difficult objects are listed in
-#   `gt_label_difficult`, which PackInputs passes on as metainfo and MultiLabelMetrics (default
-#   `difficult_as_ignored=True`) scores as -1, i.e. neither positive nor negative (the VOC devkit
-#   convention). For L2D's own test numbers (difficult counted as positive) set the test dataset's
-#   `difficult_policy='positive'`.
+# Difficult objects (methods.md section 7): L2D counts every annotated object as a positive,
+# "difficult" ones included, in training and at test time, and the 3D paper evaluates in L2D's
+# protocol. Both splits therefore use `difficult_policy='positive'`: every class with an object
+# is in `gt_label`, `gt_label_difficult` is empty. The other policy (VOCMultiLabel's default,
+# the VOC-devkit convention) is one key away: `difficult_policy='ignore'` on the test dataset
+# lists difficult-only classes in `gt_label_difficult`, which PackInputs passes on as metainfo
+# and the data preprocessor and MultiLabelMetrics score as -1 (neither positive nor negative).
 _base_ = ['./coco2014_l2d.py']
 dataset_type = 'VOCMultiLabel'
 data_root = 'data/VOCdevkit/VOC2007'
@@ -20,7 +20,8 @@ data_preprocessor = dict(num_classes=num_classes)
 
 test_pipeline = [
     *_base_.test_pipeline[:-1],
-    # Without gt_label_difficult in the data samples the metric cannot ignore difficult labels.
+    # gt_label_difficult travels with the samples, so that difficult_policy='ignore' needs no
+    # other change (empty under the protocol's 'positive').
     dict(type='PackInputs',
          meta_keys=('sample_idx', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'flip',
                     'flip_direction', 'gt_label_difficult')),
@@ -31,5 +32,5 @@ train_dataloader = dict(dataset=dict(
     difficult_policy='positive', pipeline=_base_.train_pipeline))
 val_dataloader = dict(dataset=dict(
     _delete_=True, type=dataset_type, data_root=data_root, split='test',
-    difficult_policy='ignore', pipeline=test_pipeline, test_mode=True))
+    difficult_policy='positive', pipeline=test_pipeline, test_mode=True))
 test_dataloader = val_dataloader

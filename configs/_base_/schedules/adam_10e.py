@@ -4,7 +4,9 @@
 # sources: this is mlkd's choice for Verelst et al. (WACV 2023) Table B.1, stated in
 # configs/spml/README.md. Cole et al. keep the epoch with the best validation mAP; mlkd reports the
 # last epoch (the validation set here is the test set).
-optim_wrapper = dict(optimizer=dict(type='Adam', lr=1e-5))
+# weight_decay=0.0 is Adam's default, written out: MMEngine refuses a paramwise_cfg `decay_mult`
+# (ROLE's label estimates) when the optimizer has no weight_decay key ("base_wd should not be None").
+optim_wrapper = dict(optimizer=dict(type='Adam', lr=1e-5, weight_decay=0.0))
 param_scheduler = []
 train_cfg = dict(by_epoch=True, max_epochs=10, val_interval=1)
 val_cfg = dict()

@@ -1,3 +1,3 @@
-from .one_cycle import OneCycleMomentum
+from .one_cycle import OneCycleLRWithMultipliers, OneCycleMomentum, lr_multipliers
 
-__all__ = ['OneCycleMomentum']
+__all__ = ['OneCycleLRWithMultipliers', 'OneCycleMomentum', 'lr_multipliers']

@@ -1,4 +1,9 @@
-"""One-cycle momentum (Adam β1) schedule, the part of torch's ``OneCycleLR`` MMEngine lacks.
+"""One-cycle schedules: the learning rate under per-group multipliers, and the momentum (Adam β1).
+
+:class:`OneCycleLRWithMultipliers` is MMEngine's ``OneCycleLR`` with each parameter group's peak
+scaled by that group's learning-rate multiplier (``paramwise_cfg`` ``lr_mult``). MMEngine's
+``OneCycleLR`` sets the same absolute learning rate on every group at every step, so a multiplier
+(ROLE's 10x label-estimate rate, a 0.1x backbone) silently had no effect.
 
 ASL and L2D train with ``torch.optim.lr_scheduler.OneCycleLR`` whose default ``cycle_momentum``
 moves Adam's β1 from ``max_momentum`` (0.95) down to ``base_momentum`` (0.85) while the learning
@@ -10,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from mmengine.optim.scheduler.lr_scheduler import OneCycleLR
 from mmengine.optim.scheduler.momentum_scheduler import MomentumSchedulerMixin
 from mmengine.optim.scheduler.param_scheduler import INF, _ParamScheduler
 
@@ -22,6 +28,58 @@ def _anneal_cos(start: float, end: float, pct: float) -> float:
 
 def _anneal_linear(start: float, end: float, pct: float) -> float:
     return (end - start) * pct + start
+
+
+def lr_multipliers(optimizer) -> list[float]:
+    """Each parameter group's learning rate divided by the optimizer's base learning rate.
+
+    MMEngine's ``DefaultOptimWrapperConstructor`` gives a group with ``lr_mult`` (or
+    ``bias_lr_mult``...) the rate ``base_lr * lr_mult`` and keeps no multiplier in the group, so
+    the multiplier is read back as that ratio. A scheduler built earlier in the list may have
+    changed ``lr`` already; it saved the configured rate as ``initial_lr`` first, which is used
+    then. ``--auto-scale-lr`` scales the groups' rates but not the base rate, so its factor is
+    part of every ratio (and scales the one-cycle peak, as it scales any other schedule).
+
+    Args:
+        optimizer: a torch optimizer or an MMEngine ``OptimWrapper``.
+
+    Raises:
+        ValueError: if the base learning rate is missing or zero (no ratio exists).
+    """
+    inner = getattr(optimizer, 'optimizer', optimizer)
+    base_lr = inner.defaults.get('lr')
+    if not base_lr:
+        raise ValueError(f'{type(inner).__name__} has base learning rate {base_lr!r}: the '
+                         'per-group multipliers (group lr / base lr) are undefined; set '
+                         'optim_wrapper.optimizer.lr to a positive value')
+    return [group.get('initial_lr', group['lr']) / base_lr for group in optimizer.param_groups]
+
+
+@PARAM_SCHEDULERS.register_module()
+class OneCycleLRWithMultipliers(OneCycleLR):
+    """MMEngine's ``OneCycleLR`` whose peak for each parameter group is ``eta_max * lr_mult``.
+
+    Every group follows the same one-cycle shape (warm-up from ``peak / div_factor`` to the peak,
+    annealing to ``peak / div_factor / final_div_factor``) with its own peak, so the ratio of two
+    groups' learning rates is their multipliers' ratio at every step. A group without a
+    multiplier (group lr == base lr) gets exactly ``eta_max``: without ``lr_mult`` the schedule
+    is bit-identical to ``OneCycleLR`` (tested).
+
+    Args:
+        optimizer: the (wrapped) optimizer; its groups' multipliers are read at construction
+            (:func:`lr_multipliers`).
+        eta_max: the peak learning rate of a group with multiplier 1 (one float).
+        **kwargs: the other arguments of MMEngine's ``OneCycleLR`` (``total_steps``,
+            ``pct_start``, ``div_factor``, ``final_div_factor``, ``three_phase``, ``begin``,
+            ``end``, ``by_epoch``...).
+    """
+
+    def __init__(self, optimizer, eta_max: float = 0, **kwargs) -> None:
+        if isinstance(eta_max, (list, tuple)):
+            raise ValueError('OneCycleLRWithMultipliers takes one eta_max (the peak at lr_mult 1) '
+                             f'and derives each group\'s peak from its multiplier; got {eta_max!r}')
+        peaks = [eta_max * multiplier for multiplier in lr_multipliers(optimizer)]
+        super().__init__(optimizer, eta_max=peaks, **kwargs)
 
 
 @PARAM_SCHEDULERS.register_module()

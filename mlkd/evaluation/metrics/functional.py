@@ -16,6 +16,26 @@ Conventions shared by all functions
   a true positive, a false positive or a false negative, and they take no rank in AP.
 * Per-item AP values are fractions in ``[0, 1]``; every summary number (mAP, CP, CR, CF1, OP, OR,
   OF1) is returned in **percent**, as the papers' tables print them.
+
+Ties (equal scores)
+-------------------
+Every rule that ranks states what it does with equal scores, so a number never depends on an
+unspecified sort order:
+
+* AP (:func:`average_precision`, :func:`sample_average_precision`, and so mAP, mAP@sample,
+  mAP@class): ``tie_policy='grouped'`` (default) makes tied scores one threshold, as
+  scikit-learn's ``average_precision_score``: each positive of a tie group gets the precision of
+  the whole group, independent of input order. ``'stable_sort'`` ranks tied entries in input
+  order (lower sample index first down a column, lower class index first along a row), as code
+  taking AP straight from a stable ``argsort``.
+* top-k (:func:`topk_predictions`): exactly k labels; among scores tied at the k-th place the
+  lower class indices are predicted.
+* oracle top-k (:func:`oracle_topk_predictions`, L2D): scores strictly above the
+  ``(k_i + 1)``-th largest are predicted, so a tie at that place predicts none of the tied
+  entries (fewer than ``k_i`` labels), as L2D's code.
+* threshold (:func:`threshold_predictions`): ``score >= thr``; no ranking, no ties.
+* Ignored entries (target ``< 0``) take no rank in AP and are ranked last (-inf) by both top-k
+  rules.
 """
 from __future__ import annotations
 
@@ -193,7 +213,8 @@ def average_precision(scores: Tensor,
         tie_policy: ``'grouped'``: tied scores form one threshold, exactly like scikit-learn's
             ``average_precision_score``, so the result does not depend on input order.
             ``'stable_sort'``: every entry is its own threshold in a stable descending sort (ties
-            ranked by input order), like code bases that take AP straight from ``argsort``.
+            ranked by input order: the lower sample index first), like code bases that take AP
+            straight from ``argsort``.
 
     Returns:
         ``[C]`` float64 AP in ``[0, 1]`` (NaN for empty classes under ``'exclude'``).
@@ -218,7 +239,8 @@ def sample_average_precision(scores: Tensor,
         targets: ``[N, C]`` targets, encoded as in :func:`average_precision`.
         empty_policy: default ``'exclude'``: samples without a positive get NaN and drop out of
             the mean, as in the Two-way code; ``'zero'`` gives them 0.
-        tie_policy: as in :func:`average_precision`.
+        tie_policy: as in :func:`average_precision`; ``'stable_sort'`` ranks tied classes of an
+            image by class index (the lower first).
 
     Returns:
         ``[N]`` float64 AP in ``[0, 1]`` (NaN for excluded samples).
@@ -243,7 +265,8 @@ def mean_average_precision(scores: Tensor,
                            empty_policy: EmptyPolicy = 'zero',
                            tie_policy: TiePolicy = 'grouped') -> float:
     """mAP (mAP@class) in percent: ``100 × mean`` over the valid classes of
-    :func:`average_precision`. ``scores``/``targets``: ``[N, C]``."""
+    :func:`average_precision`. ``scores``/``targets``: ``[N, C]``. Tied scores follow
+    ``tie_policy`` (default ``'grouped'``: one threshold per tie group, as scikit-learn)."""
     return mean_of_ap(average_precision(scores, targets, empty_policy, tie_policy))
 
 
@@ -273,8 +296,9 @@ def topk_predictions(scores: Tensor, k: int = 3, targets: Tensor | None = None) 
 
     Args:
         scores: ``[N, C]`` scores.
-        k: labels predicted per image (clamped to C). Ties at the k-th score are broken by
-            ``torch.topk``, so exactly k labels are predicted.
+        k: labels predicted per image (clamped to C). Exactly k labels are predicted: among
+            scores tied at the k-th place the lower class indices win (a stable descending sort;
+            ``torch.topk`` leaves the choice unspecified, and it may differ between devices).
         targets: optional ``[N, C]`` targets; entries ``< 0`` (ignored) are ranked last so the k
             predictions go to scored entries.
 
@@ -285,8 +309,8 @@ def topk_predictions(scores: Tensor, k: int = 3, targets: Tensor | None = None) 
     pred = torch.zeros(scores.shape, dtype=torch.bool, device=scores.device)
     if k <= 0:
         return pred
-    idx = torch.topk(_rank_scores(scores, targets), k, dim=1, sorted=False).indices
-    return pred.scatter_(1, idx, True)
+    order = torch.sort(_rank_scores(scores, targets), dim=1, descending=True, stable=True).indices
+    return pred.scatter_(1, order[:, :k], True)
 
 
 def oracle_topk_predictions(scores: Tensor, targets: Tensor) -> Tensor:
@@ -295,7 +319,8 @@ def oracle_topk_predictions(scores: Tensor, targets: Tensor) -> Tensor:
     ``k_i`` is the number of positives of image i (ignored entries do not count). Following the
     reference (methods.md §6.2), ``thr_i`` is the ``(k_i + 1)``-th largest score of image i and
     every score **strictly greater** than ``thr_i`` is predicted, so exactly ``k_i`` labels are
-    predicted without ties and fewer with a tie at the threshold. ``k_i = 0`` predicts nothing;
+    predicted without ties and fewer with a tie at the threshold (none of the entries tied with
+    the ``(k_i + 1)``-th score is predicted). ``k_i = 0`` predicts nothing;
     ``k_i`` equal to the number of ranked entries predicts all of them (the reference raises
     IndexError there). Ignored entries are ranked last (-inf) and so are never predicted.
 

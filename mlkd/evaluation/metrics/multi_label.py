@@ -62,7 +62,12 @@ class MultiLabelMetrics(BaseMetric):
             ``'mean_of_class_f1'`` (mean of per-class F1, L2D's code / scikit-learn macro; key
             ``CF1macro_<tag>``).
         empty_policy: AP of a class without positives, ``'zero'`` or ``'exclude'``.
-        tie_policy: ``'grouped'`` (scikit-learn) or ``'stable_sort'``.
+        tie_policy: equal scores in AP. ``'grouped'`` (default, scikit-learn): a tie group is one
+            threshold, its positives share the group's precision, input order does not matter.
+            ``'stable_sort'``: tied images ranked in evaluation order (the lower index first).
+            The prediction rules break ties as :mod:`.functional` states: ``'topk'`` predicts
+            the lower class indices among scores tied at the k-th place; ``'oracle_topk'``
+            predicts no entry tied with the ``(k_i + 1)``-th score (L2D's code).
         collect_device: ``'cpu'`` or ``'gpu'`` for gathering results across ranks.
         prefix: optional key prefix; by default keys are bare (``mAP``, ``CF1_thr0.5``).
 
@@ -154,7 +159,10 @@ class SampleMAP(BaseMetric):
 
     Args:
         empty_policy: ``'exclude'`` or ``'zero'``, applied to both means.
-        tie_policy: ``'grouped'`` (scikit-learn) or ``'stable_sort'``.
+        tie_policy: equal scores, in both rankings. ``'grouped'`` (default, scikit-learn): a tie
+            group is one threshold and input order does not matter. ``'stable_sort'``: tied
+            entries ranked in input order (the lower class index first within an image, the
+            lower evaluation index first within a class).
         collect_device: ``'cpu'`` or ``'gpu'``.
         prefix: optional key prefix; keys are bare by default.
     """

@@ -1,14 +1,12 @@
 """Connectors: a FitNet-style hint between stages of different widths, through the Runner."""
 import os.path as osp
-import subprocess
-import sys
 
 import torch
 from mmengine.runner import Runner
 
 from mlkd.models.utils import unwrap_model
 
-from conftest import REPO, config_path, register_test_losses, small_run_cfg
+from conftest import config_path, register_test_losses, run_tool, small_run_cfg
 
 register_test_losses()
 
@@ -31,10 +29,11 @@ def _hint_cfg(work_dir, **model):
 
 def test_hint_connector_trains_with_the_student_and_paramwise_cfg_reaches_it(tmp_path):
     cfg = _hint_cfg(str(tmp_path))
-    # The connector's conv is frozen through paramwise_cfg; its BatchNorm trains. (Constant lr:
-    # mmengine's OneCycleLR sets one absolute lr for every group, which would undo lr_mult.)
+    # The connector's conv is frozen through paramwise_cfg; its BatchNorm trains. Under the
+    # config's own one-cycle schedule: OneCycleLRWithMultipliers keeps lr_mult (MMEngine's
+    # OneCycleLR set one absolute lr on every group and undid it).
     cfg.optim_wrapper.paramwise_cfg = dict(custom_keys={'connectors.s_hint.0': dict(lr_mult=0.0)})
-    cfg.param_scheduler = []
+    assert cfg.param_scheduler[0]['type'] == 'OneCycleLRWithMultipliers'
     runner = Runner.from_cfg(cfg)
     model = unwrap_model(runner.model)
     conv, bn = model.connectors['s_hint'][0], model.connectors['s_hint'][1]
@@ -48,10 +47,7 @@ def test_hint_connector_trains_with_the_student_and_paramwise_cfg_reaches_it(tmp
     assert any(k.startswith('connectors.s_hint.') for k in ckpt['state_dict'])
     # The exported student carries no connector (nor teacher) weights and loads strictly.
     out = tmp_path / 'student.pth'
-    done = subprocess.run([sys.executable, 'tools/export_student.py',
-                           osp.join(str(tmp_path), 'epoch_1.pth'), str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={**__import__('os').environ, 'PYTHONPATH': REPO})
+    done = run_tool('tools/export_student.py', osp.join(str(tmp_path), 'epoch_1.pth'), str(out))
     assert done.returncode == 0, done.stderr[-2000:]
     exported = torch.load(out, weights_only=True)['state_dict']
     assert not any('connector' in k or k.startswith('teacher.') for k in exported)

@@ -1,4 +1,6 @@
-"""AN, AN-LS and WAN: unobserved labels taken as (weighted, smoothed) negatives (Cole et al., CVPR 2021).
+"""AN, AN-LS and WAN: unobserved labels taken as (weighted, smoothed) negatives.
+
+Source: E. Cole et al., "Multi-Label Learning from Single Positive Labels", CVPR 2021.
 
 See :mod:`.common` for the label convention and the reference numerics.
 """

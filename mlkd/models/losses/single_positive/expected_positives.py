@@ -1,4 +1,6 @@
-"""EPR: BCE on the observed labels plus the expected-positives regulariser (Cole et al., CVPR 2021).
+"""EPR: BCE on the observed labels plus the expected-positives regulariser.
+
+Source: E. Cole et al., "Multi-Label Learning from Single Positive Labels", CVPR 2021.
 
 See :mod:`.common` for the label convention and the reference numerics.
 """

@@ -1,4 +1,6 @@
-"""ROLE: per-sample label estimates learnt jointly with the network (Cole et al., CVPR 2021).
+"""ROLE: per-sample label estimates learnt jointly with the network.
+
+Source: E. Cole et al., "Multi-Label Learning from Single Positive Labels", CVPR 2021.
 
 See :mod:`.common` for the label convention and the reference numerics.
 """

@@ -1,0 +1,2 @@
+_base_ = ['../_base_/pairs/nuswide_resnet101_to_resnet34.py', '../_base_/methods/ps.py']
+model = _base_.method

@@ -1,0 +1,58 @@
+"""The preloaded tool server (``tests/tool_server.py``) gives the run a fresh interpreter gives.
+
+The suite runs tools through it to skip the import phase; this checks, on a training and a test
+run, that a served run and a fresh ``python tools/X.py`` agree on exit status, checkpoint
+weights (bit for bit) and printed results, and that a failing run fails the same way.
+"""
+import os.path as osp
+import re
+
+import tool_server
+from conftest import REPO, SMALL_TOOL_RUN, assert_same_nested
+from mlkd.utils.checkpoint import load_local_checkpoint
+
+STUDENT = 'configs/multidigits/resnet_student.py'
+
+
+def _both(*args: str) -> tuple:
+    env = tool_server.server_env(REPO)
+    return tuple(tool_server.run_python(list(args), cwd=REPO, env=env, fresh=fresh)
+                 for fresh in (False, True))
+
+
+def _logged_values(text: str) -> list[list[tuple[str, str]]]:
+    """Losses, learning rates and metrics of every ``Epoch(...)`` line, without the timings that
+    differ between any two runs."""
+    timings = {'eta', 'time', 'data_time', 'memory'}
+    return [[(key, value) for key, value in re.findall(r'(\S+): (\S+)', line.split('Epoch(')[1])
+             if key not in timings] for line in text.splitlines() if 'Epoch(' in line]
+
+
+def test_a_served_run_equals_a_fresh_interpreter_run(tmp_path):
+    served_dir, fresh_dir = str(tmp_path / 'served'), str(tmp_path / 'fresh')
+    runs = [tool_server.run_python(
+        ['tools/train.py', STUDENT, '--work-dir', work_dir, '--cfg-options', 'randomness.seed=0',
+         *SMALL_TOOL_RUN], cwd=REPO, env=tool_server.server_env(REPO), fresh=fresh)
+        for work_dir, fresh in ((served_dir, False), (fresh_dir, True))]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr[-2000:]
+    served, fresh = (load_local_checkpoint(osp.join(d, 'epoch_1.pth')) for d in (served_dir,
+                                                                                 fresh_dir))
+    for key in ('state_dict', 'optimizer', 'param_schedulers'):
+        assert_same_nested(served[key], fresh[key], key)
+    logs = [_logged_values(run.stdout + run.stderr) for run in runs]
+    assert len(logs[0]) == 2 and logs[0] == logs[1]  # a train and a val line
+
+    tests = _both('tools/test.py', STUDENT, osp.join(served_dir, 'epoch_1.pth'), '--work-dir',
+                  str(tmp_path / 'test'), '--cfg-options', *SMALL_TOOL_RUN)
+    assert [run.returncode for run in tests] == [0, 0], tests[0].stderr[-2000:]
+    tables = [run.stdout[run.stdout.index('per-class AP'):] for run in tests]
+    assert tables[0] == tables[1]
+
+
+def test_a_failing_run_fails_the_same_way():
+    runs = _both('tools/train.py', 'configs/no_such_config.py')
+    assert runs[0].returncode == runs[1].returncode != 0
+    assert runs[0].stderr.strip().splitlines()[-1] == runs[1].stderr.strip().splitlines()[-1]
+    usage = _both('tools/train.py', '--no-such-flag')
+    assert usage[0].returncode == usage[1].returncode == 2
+    assert usage[0].stderr == usage[1].stderr

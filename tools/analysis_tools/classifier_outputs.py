@@ -1,0 +1,88 @@
+"""What the analysis tools that run a trained classifier share: the classifier of a config, a
+split's data through the test pipeline, the classifier's outputs on it, and the guard of their
+output files.
+
+Imported by the tools of this folder (``sys.path`` holds the folder, as for ``table_format``).
+"""
+from __future__ import annotations
+
+
+import torch
+from mmengine.runner import Runner
+from mmengine.utils import ProgressBar
+from torch import nn
+
+from mlkd.models.builder import build_network
+from mlkd.models.weights import load_network_checkpoint
+from mlkd.utils.output_policy import check_outputs
+
+
+def output_paths(stem: str, extensions: list[str], overwrite: bool,
+                 inputs: list[str] = ()) -> dict[str, str]:
+    """``{ext: f'{stem}.{ext}'}`` for the files a tool writes, checked before any work under the
+    output policy (:func:`mlkd.utils.output_policy.check_outputs`: an existing file needs
+    ``overwrite``, an input is never an output)."""
+    outputs = {ext: f'{stem}.{ext}' for ext in extensions}
+    check_outputs(outputs.values(), inputs=inputs, overwrite=overwrite)
+    return outputs
+
+
+def classifier_config(cfg) -> dict:
+    """The config's classifier: ``cfg.model``, or its ``classifier`` when the model wraps one
+    (``ClassifierWithLosses``), with the config's data preprocessor (as the Runner gives it)."""
+    model = cfg.model.copy()
+    preprocessor = cfg.get('data_preprocessor') or model.get('data_preprocessor')
+    classifier = model.get('classifier', model)
+    classifier = dict(cfg_path=classifier) if isinstance(classifier, str) else dict(classifier)
+    if preprocessor is not None:
+        classifier.setdefault('data_preprocessor', preprocessor)
+    return classifier
+
+
+def load_classifier(cfg, checkpoint: str, role: str, device: torch.device) -> nn.Module:
+    """The config's classifier (:func:`classifier_config`) with the weights of ``checkpoint``
+    (a file or a work dir; loaded strictly), in eval mode on ``device``."""
+    model = build_network(classifier_config(cfg), role)
+    load_network_checkpoint(model, checkpoint, role)
+    return model.to(device).eval()
+
+
+def build_loader(cfg, split: str, batch_size: int | None, num_workers: int | None):
+    """The ``split`` (``'train'`` or ``'test'``) data through the test pipeline, in order: the
+    training images without augmentation for ``'train'``."""
+    loader_cfg = cfg.test_dataloader.copy()
+    if split == 'train':
+        dataset = cfg.train_dataloader.dataset.copy()
+        dataset.pipeline = cfg.test_dataloader.dataset.pipeline
+        loader_cfg.dataset = dataset
+    loader_cfg.sampler = dict(type='DefaultSampler', shuffle=False)
+    if batch_size is not None:
+        loader_cfg.batch_size = batch_size
+    if num_workers is not None:
+        loader_cfg.num_workers = num_workers
+        loader_cfg.persistent_workers = num_workers > 0
+    return Runner.build_dataloader(loader_cfg)
+
+
+@torch.no_grad()
+def collect_logits_and_targets(model: nn.Module, loader, max_samples: int | None,
+                               device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``logits [N, C]`` of ``model`` and the data preprocessor's targets ``[N, C]`` (1 / 0 / -1,
+    each sample's ``gt_score``) on ``loader``, the first ``max_samples`` only if given; shows a
+    progress bar."""
+    from mlkd.models.utils import batch_targets
+    total = len(loader.dataset) if max_samples is None else min(max_samples, len(loader.dataset))
+    progress = ProgressBar(total)
+    logits, targets, seen = [], [], 0
+    for batch in loader:
+        data = model.data_preprocessor(batch, training=False)
+        out = model(data['inputs'].to(device), mode='tensor')
+        logits.append(out.float().cpu())
+        targets.append(batch_targets(data['data_samples'], out.shape[1]).cpu())
+        progress.update(min(len(out), total - seen))
+        seen += len(out)
+        if max_samples is not None and seen >= max_samples:
+            break
+    print()
+    logits, targets = torch.cat(logits), torch.cat(targets)
+    return logits[:total], targets[:total]
