@@ -81,6 +81,14 @@ def check_outputs(paths: Iterable[str | os.PathLike | None], **kwargs) -> list[s
     return checked
 
 
+def output_paths(stem: str, extensions: Iterable[str], **policy) -> dict[str, str]:
+    """``{extension: f'{stem}.{extension}'}``, the files a tool writes, checked with
+    :func:`check_outputs` (``policy``: ``inputs``, ``overwrite``) before any work."""
+    outputs = {extension: f'{stem}.{extension}' for extension in extensions}
+    check_outputs(outputs.values(), **policy)
+    return outputs
+
+
 @contextlib.contextmanager
 def open_output(path: str | os.PathLike, mode: str = 'w', *,
                 inputs: Iterable[str | os.PathLike | None] = (), overwrite: bool = False,

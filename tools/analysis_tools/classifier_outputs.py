@@ -1,11 +1,10 @@
 """What the analysis tools that run a trained classifier share: the classifier of a config, a
-split's data through the test pipeline, the classifier's outputs on it, and the guard of their
-output files.
+split's data through the test pipeline and the classifier's outputs on it (their output files
+go through :mod:`mlkd.utils.output_policy`).
 
 Imported by the tools of this folder (``sys.path`` holds the folder, as for ``table_format``).
 """
 from __future__ import annotations
-
 
 import torch
 from mmengine.runner import Runner
@@ -14,17 +13,6 @@ from torch import nn
 
 from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
-from mlkd.utils.output_policy import check_outputs
-
-
-def output_paths(stem: str, extensions: list[str], overwrite: bool,
-                 inputs: list[str] = ()) -> dict[str, str]:
-    """``{ext: f'{stem}.{ext}'}`` for the files a tool writes, checked before any work under the
-    output policy (:func:`mlkd.utils.output_policy.check_outputs`: an existing file needs
-    ``overwrite``, an input is never an output)."""
-    outputs = {ext: f'{stem}.{ext}' for ext in extensions}
-    check_outputs(outputs.values(), inputs=inputs, overwrite=overwrite)
-    return outputs
 
 
 def classifier_config(cfg) -> dict:

@@ -53,10 +53,10 @@ from mlkd.models.builder import build_network  # noqa: E402
 from mlkd.models.weights import load_network_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
-                                      save_figure)
+                                      output_paths, save_figure)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import build_loader, classifier_config, output_paths  # noqa: E402
+from classifier_outputs import build_loader, classifier_config  # noqa: E402
 from table_format import render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'intra_class_diagnostics'

@@ -55,10 +55,10 @@ import mlkd  # noqa: E402,F401  (installs the compat shims before anything else 
 from mlkd.evaluation.linear_probe import select_and_evaluate  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
-                                      save_figure)
+                                      output_paths, save_figure)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import load_classifier, output_paths  # noqa: E402
+from classifier_outputs import load_classifier  # noqa: E402
 from table_format import render_table, write_csv  # noqa: E402
 
 #: --dataset -> (torchvision class, keyword arguments of each training part, of the test part)

@@ -22,7 +22,7 @@ import os.path as osp
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
 from mlkd.evaluation.metrics.dump import load_score_dump
 from mlkd.evaluation.object_size import coco_positive_areas, map_by_object_size, size_bin_edges
-from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs, open_output,
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output, output_paths,
                                      save_figure)
 
 
@@ -33,18 +33,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--class-order', default='alphabetical',
                         choices=['alphabetical', 'category_id'])
     parser.add_argument('--keep-unlabeled', action='store_true')
+    add_overwrite_argument(parser)
     parser.add_argument('--num-bins', type=int, default=5)
     parser.add_argument('--out-dir', help='default: the dump\'s folder')
-    add_overwrite_argument(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     out_dir = args.out_dir or osp.dirname(osp.abspath(args.dump))
-    outputs = [osp.join(out_dir, f'map_by_object_size.{extension}') for extension in ('md', 'png')]
     policy = dict(inputs=[args.dump, args.ann_file], overwrite=args.overwrite)
-    check_outputs(outputs, **policy)
+    outputs = output_paths(osp.join(out_dir, 'map_by_object_size'), ['md', 'png'], **policy)
     dump = load_score_dump(args.dump)
     areas = coco_positive_areas(args.ann_file, args.class_order, args.keep_unlabeled)
     if areas.shape != dump['scores'].shape:
@@ -58,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
               f'{r["mAP"]:.2f} |' for b, r in enumerate(rows)]
     table = '\n'.join(lines)
     print(table)
-    with open_output(outputs[0], **policy) as f:
+    with open_output(outputs['md'], **policy) as f:
         f.write(f'mAP by object size: {args.dump} on {args.ann_file}\n\n{table}\n')
 
     import matplotlib
@@ -72,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     ax.set_ylabel('mAP (%)')
     ax.set_title(osp.basename(args.dump))
     fig.tight_layout()
-    save_figure(fig, outputs[1], dpi=120, **policy)
+    save_figure(fig, outputs['png'], dpi=120, **policy)
     print(f'written to {out_dir}')
 
 

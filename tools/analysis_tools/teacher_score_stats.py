@@ -44,11 +44,11 @@ from mlkd.evaluation.score_distribution import (label_score_histograms,  # noqa:
                                                 label_score_statistics)
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
-                                      save_figure)
+                                      output_paths, save_figure)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
 from classifier_outputs import (build_loader, collect_logits_and_targets,  # noqa: E402
-                                load_classifier, output_paths)
+                                load_classifier)
 from table_format import render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'teacher_score_stats'

@@ -20,7 +20,7 @@ import os.path as osp
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
 from mlkd.evaluation.metrics.dump import load_score_dump
 from mlkd.evaluation.score_distribution import top_score_histogram
-from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs, open_output,
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output, output_paths,
                                      save_figure)
 
 
@@ -37,9 +37,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     out_dir = args.out_dir or osp.dirname(osp.abspath(args.dump))
-    outputs = [osp.join(out_dir, f'top_scores.{extension}') for extension in ('md', 'png')]
     policy = dict(inputs=[args.dump], overwrite=args.overwrite)
-    check_outputs(outputs, **policy)
+    outputs = output_paths(osp.join(out_dir, 'top_scores'), ['md', 'png'], **policy)
     scores = load_score_dump(args.dump)['scores']
     counts, edges = top_score_histogram(scores, args.k, args.bins)
     share = counts / len(scores)
@@ -50,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
               for b in range(args.bins)]
     table = '\n'.join(lines)
     print(table)
-    with open_output(outputs[0], **policy) as f:
+    with open_output(outputs['md'], **policy) as f:
         f.write(f'Top-{args.k} scores of {len(scores)} images: {args.dump} (fraction of images '
                 f'per bin)\n\n{table}\n')
 
@@ -65,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     axes_first = axes[0] if args.k > 1 else axes
     axes_first.set_ylabel('fraction of images')
     fig.tight_layout()
-    save_figure(fig, outputs[1], dpi=120, **policy)
+    save_figure(fig, outputs['png'], dpi=120, **policy)
     print(f'written to {out_dir}')
 
 
