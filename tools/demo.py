@@ -12,12 +12,13 @@ to this setting (``configs/demo/*.py``); ``3D-paper`` / ``L2D-paper`` apply them
 Each stage shows a progress line; at the end a table (mean ± std over seeds) is printed and
 ``<work-dir>/demo.png`` (test mAP per model, one dot per seed) and ``<work-dir>/results.json``
 are written. Every stage is an ordinary config run through mmengine's Runner; the same configs
-work with ``tools/train.py``. ``--resume`` reuses the finished stages of an earlier call.
+work with ``tools/train.py``. ``--resume`` reuses the finished stages of an earlier call made
+with the same stage configs (a stage of another config is refused, or with ``--overwrite`` run
+again); without ``--resume`` what an earlier call left is refused unless ``--overwrite``.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os.path as osp
 import statistics
 import sys
@@ -30,9 +31,12 @@ if ROOT not in sys.path:
 import mlkd  # noqa: E402,F401
 from mmengine.config import Config, DictAction  # noqa: E402
 
-from mlkd.engine.runs import (METRICS, evaluate_checkpoint, train_and_evaluate,  # noqa: E402
-                              write_json_atomic)
+from mlkd.engine.runs import (METRICS, evaluate_checkpoint, load_finished_run,  # noqa: E402
+                              save_finished_run, train_and_evaluate, write_json_atomic)
 from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.config_fingerprint import flatten_config  # noqa: E402
+from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
+                                      save_figure)
 
 STAGES = {
     'teacher': 'configs/demo/teacher.py',
@@ -83,7 +87,7 @@ def summarise(results: dict[str, list[dict]]) -> str:
     return AsciiTable(rows, title=title).table
 
 
-def plot(results: dict[str, list[dict]], path: str) -> None:
+def plot(results: dict[str, list[dict]], path: str, **policy) -> None:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -104,11 +108,11 @@ def plot(results: dict[str, list[dict]], path: str) -> None:
     ax.set_ylim(max(0.0, low - 5.0), 100.0)
     ax.set_title('MultiDigits: bars mean ± std, dots seeds', fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120, **policy)
     plt.close(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--work-dir', default='work_dirs/demo')
     parser.add_argument('--seeds', type=int, nargs='+', default=[0])
@@ -116,11 +120,15 @@ def main() -> None:
     parser.add_argument('--teacher-ckpt',
                         help='use (and evaluate) this teacher instead of training one')
     parser.add_argument('--resume', action='store_true',
-                        help='reuse stages finished by an earlier call with this work dir')
+                        help='reuse stages finished by an earlier call with this work dir (only '
+                        'those of the same config: another one is refused)')
+    add_overwrite_argument(parser, help='replace what an earlier call left in the work dir: '
+                           'results.json, demo.png and stages run again (never deleting other '
+                           'files)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
                         help='config overrides applied to every stage (e.g. a shorter run)')
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     students = [s for s in args.stages if s != 'teacher']
     teacher_ckpt = args.teacher_ckpt
@@ -128,22 +136,31 @@ def main() -> None:
         parser.error('distilled stages need a teacher: add the teacher stage or --teacher-ckpt')
     results: dict[str, list[dict]] = {name: [] for name in args.stages}
     total = time.perf_counter()
+    outputs = [osp.join(args.work_dir, name) for name in ('demo.png', 'results.json')]
+    # What an earlier call left is replaced only with --overwrite; --resume reuses its finished
+    # stages (of the same config) and summarises them again in demo.png and results.json.
+    policy = dict(overwrite=args.overwrite or args.resume, inputs=[args.teacher_ckpt])
+    if not args.resume:
+        check_outputs(outputs + [osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
+                                 for seed in args.seeds for name in args.stages], **policy)
 
     def run(name: str, seed: int, teacher: str | None, given: str | None = None) -> dict:
         work_dir = osp.join(args.work_dir, f'seed{seed}', name)
         done_file = osp.join(work_dir, 'result.json')
         label = f'[seed {seed}] {name:9s}'
-        if args.resume and osp.isfile(done_file):
-            with open(done_file, encoding='utf-8') as f:
-                result = json.load(f)
+        cfg = stage_config(name, work_dir, seed, teacher, args.cfg_options)
+        protocol = dict(flatten_config(cfg), given_checkpoint=repr(given))
+        result = load_finished_run(done_file, protocol, what=f'[seed {seed}] {name}',
+                                   overwrite=args.overwrite) if args.resume else None
+        if result is not None:
             print(f'[seed {seed}] {name}: reused {done_file}', flush=True)
         else:
-            cfg = stage_config(name, work_dir, seed, teacher, args.cfg_options)
             if given is None:
-                result = train_and_evaluate(cfg, label, test=True, verbose=args.verbose)
+                result = train_and_evaluate(cfg, label, test=True, verbose=args.verbose,
+                                            overwrite=args.overwrite)
             else:
                 result = evaluate_checkpoint(cfg, given, label, verbose=args.verbose)
-            write_json_atomic(done_file, result)
+            save_finished_run(done_file, result, protocol)
         took = ('given' if result['seconds'] is None else f'{result["seconds"]:.0f} s wall, '
                 f'{result.get("cpu_seconds", float("nan")):.0f} s CPU')
         print(f'[seed {seed}] {name}: test ' + '  '.join(
@@ -157,8 +174,9 @@ def main() -> None:
         for name in students:
             run(name, seed, teacher_ckpt)
     print(summarise(results))
-    plot(results, osp.join(args.work_dir, 'demo.png'))
-    write_json_atomic(osp.join(args.work_dir, 'results.json'),
+    plot(results, outputs[0], **policy)
+    check_outputs(outputs[1:], **policy)
+    write_json_atomic(outputs[1],
                       dict(seeds=args.seeds, teacher_ckpt=teacher_ckpt, results=results))
     print(f'total wall time: {time.perf_counter() - total:.0f} s; '
           f'bar chart: {osp.join(args.work_dir, "demo.png")}')

@@ -34,3 +34,35 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
     student_map = saved['results']['student'][1]['test']['mAP']
     assert f'{student_map:.2f}' in out
+
+
+def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monkeypatch, capsys):
+    """A stage finished under other options (another number of epochs) was reported by
+    ``--resume`` as this protocol's result."""
+    import pytest
+
+    from conftest import load_tool
+    from mlkd.engine.runs import StaleResultError, save_finished_run
+    from mlkd.utils.config_fingerprint import flatten_config
+    monkeypatch.chdir(REPO)
+    demo = load_tool('demo')
+    work = tmp_path / 'demo'
+    from mmengine.config import DictAction
+    options = {k: DictAction._parse_iterable(v) for k, v in (o.split('=', 1)
+                                                              for o in SMALL_TOOL_RUN)}
+    earlier = demo.stage_config('student', str(work / 'seed0' / 'student'), 0, None,
+                                dict(options, **{'train_cfg.max_epochs': 3}))
+    stale = str(work / 'seed0' / 'student' / 'result.json')
+    save_finished_run(stale, {'test': {'mAP': 99.0}, 'seconds': 1.0},
+                      dict(flatten_config(earlier), given_checkpoint='None'))
+    args = ['--stages', 'student', '--work-dir', str(work), '--cfg-options', *SMALL_TOOL_RUN]
+    with pytest.raises(StaleResultError) as error:
+        demo.main(args + ['--resume'])
+    assert f"[seed 0] student: the finished result '{stale}' was made by another config: " \
+           'train_cfg.max_epochs: 3 -> 1' in str(error.value)
+    assert '99.00' not in capsys.readouterr().out
+    # Without --resume the earlier call's stage is not replaced either.
+    from mlkd.utils.output_policy import OutputExistsError
+    with pytest.raises(OutputExistsError, match='result.json'):
+        demo.main(args)
+    assert json.load(open(stale))['test'] == {'mAP': 99.0}

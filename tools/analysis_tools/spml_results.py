@@ -20,6 +20,8 @@ from collections import defaultdict
 
 from table_format import format_mean_std, mean_std, render_table
 
+from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure, write_text
+
 #: (group, config name, label) in table order. Groups: labels observed per training image.
 ROWS = (
     ('full labels', 'full_labels', 'BCE on the clean labels'),
@@ -93,7 +95,7 @@ def table(runs: dict) -> str:
     return render_table(header, rows)
 
 
-def chart(runs: dict, path: str) -> None:
+def chart(runs: dict, path: str, **policy) -> None:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -118,24 +120,27 @@ def chart(runs: dict, path: str) -> None:
     ax.grid(axis='x', alpha=0.3)
     ax.legend(loc='best', fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120, **policy)
     plt.close(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('root', help='folder holding <config>_seed<S> work dirs')
     parser.add_argument('--out', help='prefix of <out>.md and <out>.png')
-    args = parser.parse_args()
+    add_overwrite_argument(parser)
+    args = parser.parse_args(argv)
+    policy = dict(inputs=[args.root], overwrite=args.overwrite)
+    if args.out:
+        check_outputs([args.out + '.md', args.out + '.png'], **policy)
     runs = collect(args.root)
     if not runs:
         raise SystemExit(f'no run with a test result under {args.root!r}')
     text = table(runs)
     print(text)
     if args.out:
-        with open(args.out + '.md', 'w') as f:
-            f.write(text + '\n')
-        chart(runs, args.out + '.png')
+        write_text(args.out + '.md', text + '\n', **policy)
+        chart(runs, args.out + '.png', **policy)
         print(f'wrote {args.out}.md and {args.out}.png')
 
 
