@@ -74,7 +74,9 @@ def collect(root: str) -> dict[str, dict[int, dict]]:
         match = re.fullmatch(r'(.+)_seed(\d+)', osp.basename(work_dir))
         result = read_run(work_dir) if match and osp.isdir(work_dir) else None
         if result is not None:
-            runs[match.group(1)][int(match.group(2))] = result
+            # Work dirs are named after the config file (``en_multidigits_seed0``) or its row.
+            name = re.sub(r'_multidigits$', '', match.group(1))
+            runs[name][int(match.group(2))] = result
     return runs
 
 
