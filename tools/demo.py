@@ -17,9 +17,12 @@ work with ``tools/train.py``. ``--resume`` reuses the finished stages of an earl
 from __future__ import annotations
 
 import argparse
+import glob
+import hashlib
 import json
 import os.path as osp
 import statistics
+import subprocess
 import sys
 import time
 
@@ -57,6 +60,75 @@ def stage_config(name: str, work_dir: str, seed: int, teacher_ckpt: str | None,
         cfg.model.teacher_ckpt = teacher_ckpt
         cfg.custom_hooks = list(cfg.custom_hooks) + [dict(DIAGNOSTICS)]
     return cfg
+
+
+def git_commit() -> str:
+    """The repository's HEAD commit, with ``+dirty`` when tracked files differ from it."""
+    try:
+        head = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return 'unknown (not a git checkout)'
+    return head + ('+dirty' if dirty.strip() else '')
+
+
+def config_digest(cfg: Config, work_dir: str) -> str:
+    """sha256 of a stage's resolved config, independent of where the repository and work dir are."""
+    text = cfg.pretty_text.replace(osp.abspath(work_dir), '<work-dir>').replace(work_dir,
+                                                                                '<work-dir>')
+    return hashlib.sha256(text.replace(ROOT, '<repo>').encode()).hexdigest()
+
+
+def protocol_of(stages: list[str], seeds: list[int], options: dict, work_dir: str) -> dict:
+    """What a result depends on: the code's commit and each stage's resolved config."""
+    configs = {}
+    for name in stages:
+        cfg = stage_config(name, osp.join(work_dir, 'seed0', name), 0, 'teacher.pth', options)
+        configs[name] = config_digest(cfg, osp.join(work_dir, 'seed0', name))
+    return dict(commit=git_commit(), configs=configs)
+
+
+def check_protocol(found: dict, expected: dict, where: str) -> None:
+    """Refuse results of another protocol: another commit, or another config for a stage."""
+    problems = []
+    if found.get('commit') != expected['commit']:
+        problems.append(f'commit {found.get("commit")!r} (now {expected["commit"]!r})')
+    for name, digest in found.get('configs', {}).items():
+        if name in expected['configs'] and digest != expected['configs'][name]:
+            problems.append(f'the {name} config (sha256 {digest[:12]}, now '
+                            f'{expected["configs"][name][:12]})')
+    if problems:
+        raise SystemExit(f'demo.py: {where} holds results of another protocol: '
+                         + '; '.join(problems) + '. Use another --work-dir (results of two '
+                         'protocols are never mixed).')
+
+
+def validate_results(data: dict) -> None:
+    """Check a ``results.json``: every stage's val and test metrics for every seed it ran.
+
+    Raises:
+        ValueError: naming the stage, seed and key at fault.
+    """
+    for key in ('seeds', 'stages', 'protocol', 'teacher_ckpt', 'results'):
+        if key not in data:
+            raise ValueError(f'results.json: missing key {key!r}')
+    for name in data['stages']:
+        runs = data['results'].get(name)
+        if runs is None:
+            raise ValueError(f'results.json: stage {name!r} has no results')
+        expected = data['seeds'][:1] if name == 'teacher' else data['seeds']
+        if [run.get('seed') for run in runs] != expected:
+            raise ValueError(f'results.json: stage {name!r} has seeds '
+                             f'{[run.get("seed") for run in runs]}, expected {expected}')
+        for run in runs:
+            for split in ('val', 'test'):
+                metrics = run.get(split, {})
+                missing = [m for m in METRICS if not isinstance(metrics.get(m), float)]
+                if missing:
+                    raise ValueError(f'results.json: stage {name!r} seed {run["seed"]}: '
+                                     f'{split} metrics {missing} missing or not numbers')
 
 
 def cell(values: list[float]) -> str:
@@ -111,21 +183,50 @@ def plot(results: dict[str, list[dict]], path: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--work-dir', default='work_dirs/demo')
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0])
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0],
+                        help='distinct non-negative seeds; the first one trains the teacher')
     parser.add_argument('--stages', nargs='+', default=DEFAULT_STAGES, choices=list(STAGES))
     parser.add_argument('--teacher-ckpt',
                         help='use (and evaluate) this teacher instead of training one')
     parser.add_argument('--resume', action='store_true',
-                        help='reuse stages finished by an earlier call with this work dir')
+                        help='reuse stages finished by an earlier call with this work dir (same '
+                        'commit and configs, else refused)')
+    parser.add_argument('--overwrite', action='store_true',
+                        help='retrain stages whose results are already in the work dir')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
                         help='config overrides applied to every stage (e.g. a shorter run)')
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
     args = parser.parse_args()
 
+    if any(seed < 0 for seed in args.seeds):
+        parser.error(f'--seeds must be non-negative, got {args.seeds}')
+    if len(set(args.seeds)) != len(args.seeds):
+        parser.error(f'--seeds lists a seed twice: {args.seeds}')
+    if len(set(args.stages)) != len(args.stages):
+        parser.error(f'--stages lists a stage twice: {args.stages}')
+    if args.resume and args.overwrite:
+        parser.error('--resume reuses finished stages and --overwrite retrains them: pick one')
     students = [s for s in args.stages if s != 'teacher']
     teacher_ckpt = args.teacher_ckpt
     if teacher_ckpt is None and 'teacher' not in args.stages and students != ['student']:
         parser.error('distilled stages need a teacher: add the teacher stage or --teacher-ckpt')
+
+    # Every check below happens before any training.
+    protocol = protocol_of(args.stages, args.seeds, args.cfg_options, args.work_dir)
+    finished = sorted(glob.glob(osp.join(args.work_dir, 'seed*', '*', 'result.json')))
+    for path in [osp.join(args.work_dir, 'results.json')] + finished:
+        if osp.isfile(path):
+            with open(path, encoding='utf-8') as f:
+                check_protocol(json.load(f).get('protocol', {}), protocol, path)
+    planned = [osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
+               for seed in args.seeds for name in students]
+    if 'teacher' in args.stages:
+        planned.append(osp.join(args.work_dir, f'seed{args.seeds[0]}', 'teacher', 'result.json'))
+    done = [p for p in planned if osp.isfile(p)]
+    if done and not (args.resume or args.overwrite):
+        parser.error(f'{len(done)} stage(s) of this call are already finished in '
+                     f'{args.work_dir} (e.g. {done[0]}): pass --resume to reuse them or '
+                     '--overwrite to retrain them')
     results: dict[str, list[dict]] = {name: [] for name in args.stages}
     total = time.perf_counter()
 
@@ -143,6 +244,7 @@ def main() -> None:
                 result = train_and_evaluate(cfg, label, test=True, verbose=args.verbose)
             else:
                 result = evaluate_checkpoint(cfg, given, label, verbose=args.verbose)
+            result.update(seed=seed, protocol=protocol)
             write_json_atomic(done_file, result)
         took = ('given' if result['seconds'] is None else f'{result["seconds"]:.0f} s wall, '
                 f'{result.get("cpu_seconds", float("nan")):.0f} s CPU')
@@ -158,8 +260,10 @@ def main() -> None:
             run(name, seed, teacher_ckpt)
     print(summarise(results))
     plot(results, osp.join(args.work_dir, 'demo.png'))
-    write_json_atomic(osp.join(args.work_dir, 'results.json'),
-                      dict(seeds=args.seeds, teacher_ckpt=teacher_ckpt, results=results))
+    summary = dict(seeds=args.seeds, stages=args.stages, protocol=protocol,
+                   teacher_ckpt=teacher_ckpt, results=results)
+    validate_results(summary)
+    write_json_atomic(osp.join(args.work_dir, 'results.json'), summary)
     print(f'total wall time: {time.perf_counter() - total:.0f} s; '
           f'bar chart: {osp.join(args.work_dir, "demo.png")}')
 
