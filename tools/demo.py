@@ -40,7 +40,11 @@ from mlkd.utils.cli import load_config  # noqa: E402
 STAGES = {
     'teacher': 'configs/demo/teacher.py',
     'student': 'configs/demo/student.py',
+    'KD': 'configs/demo/kd.py',
+    'MSE': 'configs/demo/mse.py',
+    'PS': 'configs/demo/ps.py',
     'MLD': 'configs/demo/mld.py',
+    'MDKD': 'configs/demo/mdkd.py',
     '3D': 'configs/demo/3d.py',
     'L2D': 'configs/demo/l2d.py',
     '3D-paper': 'configs/demo/3d_paper_weights.py',
