@@ -3,16 +3,21 @@
     python tools/demo.py [--seeds 0] [--stages teacher student MLD 3D L2D] [--work-dir DIR]
 
 Protocol (docs/demo.md): train / val / test images are built from disjoint pools of handwritten
-scans; every stage trains 12 epochs with the same recipe and reports its **test** metrics (mAP,
-CF1 and OF1 at threshold 0.5) after the last epoch; nothing is selected on test. The teacher is
-trained once (with the first seed) and shared by all seeds; each seed then trains the plain
-student and every distilled student. The distilled students use the papers' loss weights rescaled
-to this setting (``configs/demo/*.py``); ``3D-paper`` / ``L2D-paper`` apply them literally.
+scans (4 x 4 mosaics of 8-pixel digits); teacher and student backbones start from the bundled
+MultiGlyphs pretraining (mlkd/weights, sha256-checked); every stage trains 12 epochs with the same
+recipe and reports its **test** metrics (mAP, CF1 and OF1 at threshold 0.5) after the last epoch;
+nothing is selected on test. The teacher is trained once (with the first seed) and shared by all
+seeds; each seed then trains the plain student and every distilled student (KD, MSE, PS, MLD,
+MDKD, 3D, L2D; ``configs/demo/*.py``, weights fixed a priori). ``3D-paper`` / ``L2D-paper`` apply
+the papers' weights literally.
 
 Each stage shows a progress line; at the end a table (mean ± std over seeds) is printed and
 ``<work-dir>/demo.png`` (test mAP per model, one dot per seed) and ``<work-dir>/results.json``
-are written. Every stage is an ordinary config run through mmengine's Runner; the same configs
-work with ``tools/train.py``. ``--resume`` reuses the finished stages of an earlier call.
+(every stage's val and test metrics per seed, with the protocol: commit and config digests) are
+written. Every stage is an ordinary config run through mmengine's Runner; the same configs work
+with ``tools/train.py``. Before any training the tool refuses duplicate or negative seeds,
+repeated stages and a work dir holding results of another protocol; ``--resume`` reuses the
+finished stages of an earlier call of the same protocol, ``--overwrite`` retrains them.
 """
 from __future__ import annotations
 
