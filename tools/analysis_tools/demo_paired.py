@@ -93,8 +93,7 @@ def plot(rows: list[dict], path: str) -> None:
     ax.set_xticks(range(len(rows)), [row['stage'] for row in rows])
     ax.set_ylabel('test mAP − plain student (points)')
     ax.set_title('paired over seeds: mean and 95 % t-interval', fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches='tight')
     plt.close(fig)
 
 
