@@ -1,5 +1,4 @@
-# The demo's PS student: L2D's partial softmax (methods/ps.py), its weight rescaled to MultiDigits
-# by the rule of docs/diagnosis.md like the other terms that grow with the class count.
+# The demo's PS student: L2D's partial softmax (methods/ps.py, weight 10, applied literally:
+# PartialSoftmaxLoss takes no weight_reference).
 _base_ = ['../_base_/demo/multidigits_heldout_pair.py', '../_base_/methods/ps.py']
-model = dict(distill_losses=dict(
-    ps=dict(_base_.method.distill_losses.ps, weight_reference=_base_.paper_reference)))
+model = _base_.method
