@@ -21,9 +21,17 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
     assert 'mmengine - INFO' not in out + proc.stderr  # no log flood
     saved = json.load(open(osp.join(work, 'results.json')))
     assert [len(saved['results'][k]) for k in ('teacher', 'student', '3D')] == [1, 2, 2]
-    for runs in saved['results'].values():
+    # The schema: every stage's val and test metrics per seed, and the protocol they belong to.
+    assert saved['seeds'] == [0, 1] and saved['stages'] == ['teacher', 'student', '3D']
+    assert set(saved['protocol']) == {'commit', 'configs'}
+    assert set(saved['protocol']['configs']) == {'teacher', 'student', '3D'}
+    for name, runs in saved['results'].items():
+        assert [run['seed'] for run in runs] == ([0] if name == 'teacher' else [0, 1])
         for run in runs:
-            assert set(run['test']) == {'mAP', 'CF1_thr0.5', 'OF1_thr0.5'}
+            for split in ('val', 'test'):
+                assert set(run[split]) == {'mAP', 'CF1_thr0.5', 'OF1_thr0.5'}
+                assert all(0.0 <= v <= 100.0 for v in run[split].values())
+            assert run['protocol'] == saved['protocol']
     # The teacher is trained once and shared; the distilled stages log per-term diagnostics.
     assert saved['teacher_ckpt'] == saved['results']['teacher'][0]['checkpoint']
     assert osp.isfile(saved['teacher_ckpt'])
