@@ -95,7 +95,8 @@ setup(
     packages=find_packages(include=['mlkd', 'mlkd.*']),
     include_package_data=True,
     package_data={'mlkd': ['.mim/model-index.yml', '.mim/metafiles/*.yml',
-                           '.mim/configs/**/*.py', '.mim/tools/**/*.py', '.mim/tools/*.sh']},
+                           '.mim/configs/**/*.py', '.mim/tools/**/*.py', '.mim/tools/*.sh',
+                           'weights/*.pth', 'weights/manifest.json']},
     entry_points={'console_scripts': ['mlkd = mlkd.cli:main']},
     install_requires=runtime_requirements(),
     extras_require={

@@ -110,6 +110,7 @@ def load_tool(name: str):
     spec = importlib.util.spec_from_file_location(f'tool_{name}',
                                                   osp.join(REPO, 'tools', f'{name}.py'))
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

@@ -3,23 +3,32 @@
     python tools/demo.py [--seeds 0] [--stages teacher student MLD 3D L2D] [--work-dir DIR]
 
 Protocol (docs/demo.md): train / val / test images are built from disjoint pools of handwritten
-scans; every stage trains 12 epochs with the same recipe and reports its **test** metrics (mAP,
-CF1 and OF1 at threshold 0.5) after the last epoch; nothing is selected on test. The teacher is
-trained once (with the first seed) and shared by all seeds; each seed then trains the plain
-student and every distilled student. The distilled students use the papers' loss weights rescaled
-to this setting (``configs/demo/*.py``); ``3D-paper`` / ``L2D-paper`` apply them literally.
+scans (4 x 4 mosaics of 8-pixel digits); teacher and student backbones start from the bundled
+MultiGlyphs pretraining (mlkd/weights, sha256-checked); every stage trains 12 epochs with the same
+recipe and reports its **test** metrics (mAP, CF1 and OF1 at threshold 0.5) after the last epoch;
+nothing is selected on test. The teacher is trained once (with the first seed) and shared by all
+seeds; each seed then trains the plain student and every distilled student (KD, MSE, PS, MLD,
+MDKD, 3D, L2D; ``configs/demo/*.py``, weights fixed a priori). ``3D-paper`` / ``L2D-paper`` apply
+the papers' weights literally.
 
 Each stage shows a progress line; at the end a table (mean ± std over seeds) is printed and
 ``<work-dir>/demo.png`` (test mAP per model, one dot per seed) and ``<work-dir>/results.json``
-are written. Every stage is an ordinary config run through mmengine's Runner; the same configs
-work with ``tools/train.py``. ``--resume`` reuses the finished stages of an earlier call.
+(every stage's val and test metrics per seed, with the protocol: commit and config digests) are
+written. Every stage is an ordinary config run through mmengine's Runner; the same configs work
+with ``tools/train.py``. Before any training the tool refuses duplicate or negative seeds,
+repeated stages and a work dir holding results of another protocol; ``--resume`` reuses the
+finished stages of an earlier call of the same protocol (a stage of another config is refused),
+``--overwrite`` retrains them; without either, what an earlier call left is refused.
 """
 from __future__ import annotations
 
 import argparse
+import glob
+import hashlib
 import json
 import os.path as osp
 import statistics
+import subprocess
 import sys
 import time
 
@@ -30,14 +39,21 @@ if ROOT not in sys.path:
 import mlkd  # noqa: E402,F401
 from mmengine.config import Config, DictAction  # noqa: E402
 
-from mlkd.engine.runs import (METRICS, evaluate_checkpoint, train_and_evaluate,  # noqa: E402
-                              write_json_atomic)
+from mlkd.engine.runs import (METRICS, evaluate_checkpoint, load_finished_run,  # noqa: E402
+                              save_finished_run, train_and_evaluate, write_json_atomic)
 from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.config_fingerprint import flatten_config  # noqa: E402
+from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
+                                      save_figure)
 
 STAGES = {
     'teacher': 'configs/demo/teacher.py',
     'student': 'configs/demo/student.py',
+    'KD': 'configs/demo/kd.py',
+    'MSE': 'configs/demo/mse.py',
+    'PS': 'configs/demo/ps.py',
     'MLD': 'configs/demo/mld.py',
+    'MDKD': 'configs/demo/mdkd.py',
     '3D': 'configs/demo/3d.py',
     'L2D': 'configs/demo/l2d.py',
     '3D-paper': 'configs/demo/3d_paper_weights.py',
@@ -57,6 +73,75 @@ def stage_config(name: str, work_dir: str, seed: int, teacher_ckpt: str | None,
         cfg.model.teacher_ckpt = teacher_ckpt
         cfg.custom_hooks = list(cfg.custom_hooks) + [dict(DIAGNOSTICS)]
     return cfg
+
+
+def git_commit() -> str:
+    """The repository's HEAD commit, with ``+dirty`` when tracked files differ from it."""
+    try:
+        head = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return 'unknown (not a git checkout)'
+    return head + ('+dirty' if dirty.strip() else '')
+
+
+def config_digest(cfg: Config, work_dir: str) -> str:
+    """sha256 of a stage's resolved config, independent of where the repository and work dir are."""
+    text = cfg.pretty_text.replace(osp.abspath(work_dir), '<work-dir>').replace(work_dir,
+                                                                                '<work-dir>')
+    return hashlib.sha256(text.replace(ROOT, '<repo>').encode()).hexdigest()
+
+
+def protocol_of(stages: list[str], seeds: list[int], options: dict, work_dir: str) -> dict:
+    """What a result depends on: the code's commit and each stage's resolved config."""
+    configs = {}
+    for name in stages:
+        cfg = stage_config(name, osp.join(work_dir, 'seed0', name), 0, 'teacher.pth', options)
+        configs[name] = config_digest(cfg, osp.join(work_dir, 'seed0', name))
+    return dict(commit=git_commit(), configs=configs)
+
+
+def check_protocol(found: dict, expected: dict, where: str) -> None:
+    """Refuse results of another protocol: another commit, or another config for a stage."""
+    problems = []
+    if found.get('commit') != expected['commit']:
+        problems.append(f'commit {found.get("commit")!r} (now {expected["commit"]!r})')
+    for name, digest in found.get('configs', {}).items():
+        if name in expected['configs'] and digest != expected['configs'][name]:
+            problems.append(f'the {name} config (sha256 {digest[:12]}, now '
+                            f'{expected["configs"][name][:12]})')
+    if problems:
+        raise SystemExit(f'demo.py: {where} holds results of another protocol: '
+                         + '; '.join(problems) + '. Use another --work-dir (results of two '
+                         'protocols are never mixed).')
+
+
+def validate_results(data: dict) -> None:
+    """Check a ``results.json``: every stage's val and test metrics for every seed it ran.
+
+    Raises:
+        ValueError: naming the stage, seed and key at fault.
+    """
+    for key in ('seeds', 'stages', 'protocol', 'teacher_ckpt', 'results'):
+        if key not in data:
+            raise ValueError(f'results.json: missing key {key!r}')
+    for name in data['stages']:
+        runs = data['results'].get(name)
+        if runs is None:
+            raise ValueError(f'results.json: stage {name!r} has no results')
+        expected = data['seeds'][:1] if name == 'teacher' else data['seeds']
+        if [run.get('seed') for run in runs] != expected:
+            raise ValueError(f'results.json: stage {name!r} has seeds '
+                             f'{[run.get("seed") for run in runs]}, expected {expected}')
+        for run in runs:
+            for split in ('val', 'test'):
+                metrics = run.get(split, {})
+                missing = [m for m in METRICS if not isinstance(metrics.get(m), float)]
+                if missing:
+                    raise ValueError(f'results.json: stage {name!r} seed {run["seed"]}: '
+                                     f'{split} metrics {missing} missing or not numbers')
 
 
 def cell(values: list[float]) -> str:
@@ -83,7 +168,7 @@ def summarise(results: dict[str, list[dict]]) -> str:
     return AsciiTable(rows, title=title).table
 
 
-def plot(results: dict[str, list[dict]], path: str) -> None:
+def plot(results: dict[str, list[dict]], path: str, **policy) -> None:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -104,46 +189,86 @@ def plot(results: dict[str, list[dict]], path: str) -> None:
     ax.set_ylim(max(0.0, low - 5.0), 100.0)
     ax.set_title('MultiDigits: bars mean ± std, dots seeds', fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120, **policy)
     plt.close(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--work-dir', default='work_dirs/demo')
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0])
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0],
+                        help='distinct non-negative seeds; the first one trains the teacher')
     parser.add_argument('--stages', nargs='+', default=DEFAULT_STAGES, choices=list(STAGES))
     parser.add_argument('--teacher-ckpt',
                         help='use (and evaluate) this teacher instead of training one')
     parser.add_argument('--resume', action='store_true',
-                        help='reuse stages finished by an earlier call with this work dir')
+                        help='reuse stages finished by an earlier call with this work dir (same '
+                        'commit and configs, else refused)')
+    add_overwrite_argument(parser, help='retrain stages whose results are already in the work '
+                           'dir and replace results.json and demo.png (never deleting other '
+                           'files)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
                         help='config overrides applied to every stage (e.g. a shorter run)')
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
+    if any(seed < 0 for seed in args.seeds):
+        parser.error(f'--seeds must be non-negative, got {args.seeds}')
+    if len(set(args.seeds)) != len(args.seeds):
+        parser.error(f'--seeds lists a seed twice: {args.seeds}')
+    if len(set(args.stages)) != len(args.stages):
+        parser.error(f'--stages lists a stage twice: {args.stages}')
+    if args.resume and args.overwrite:
+        parser.error('--resume reuses finished stages and --overwrite retrains them: pick one')
     students = [s for s in args.stages if s != 'teacher']
     teacher_ckpt = args.teacher_ckpt
     if teacher_ckpt is None and 'teacher' not in args.stages and students != ['student']:
         parser.error('distilled stages need a teacher: add the teacher stage or --teacher-ckpt')
+
+    # Every check below happens before any training.
+    protocol = protocol_of(args.stages, args.seeds, args.cfg_options, args.work_dir)
+    finished = sorted(glob.glob(osp.join(args.work_dir, 'seed*', '*', 'result.json')))
+    for path in [osp.join(args.work_dir, 'results.json')] + finished:
+        if osp.isfile(path):
+            with open(path, encoding='utf-8') as f:
+                check_protocol(json.load(f).get('protocol', {}), protocol, path)
+    planned = [osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
+               for seed in args.seeds for name in students]
+    if 'teacher' in args.stages:
+        planned.append(osp.join(args.work_dir, f'seed{args.seeds[0]}', 'teacher', 'result.json'))
+    done = [p for p in planned if osp.isfile(p)]
+    if done and not (args.resume or args.overwrite):
+        parser.error(f'{len(done)} stage(s) of this call are already finished in '
+                     f'{args.work_dir} (e.g. {done[0]}): pass --resume to reuse them or '
+                     '--overwrite to retrain them')
     results: dict[str, list[dict]] = {name: [] for name in args.stages}
     total = time.perf_counter()
+    outputs = [osp.join(args.work_dir, name) for name in ('demo.png', 'results.json')]
+    # What an earlier call left is replaced only with --overwrite; --resume reuses its finished
+    # stages (of the same config) and summarises them again in demo.png and results.json.
+    policy = dict(overwrite=args.overwrite or args.resume, inputs=[args.teacher_ckpt])
+    if not args.resume:
+        check_outputs(outputs + [osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
+                                 for seed in args.seeds for name in args.stages], **policy)
 
     def run(name: str, seed: int, teacher: str | None, given: str | None = None) -> dict:
         work_dir = osp.join(args.work_dir, f'seed{seed}', name)
         done_file = osp.join(work_dir, 'result.json')
         label = f'[seed {seed}] {name:9s}'
-        if args.resume and osp.isfile(done_file):
-            with open(done_file, encoding='utf-8') as f:
-                result = json.load(f)
+        cfg = stage_config(name, work_dir, seed, teacher, args.cfg_options)
+        stage_values = dict(flatten_config(cfg), given_checkpoint=repr(given))
+        result = load_finished_run(done_file, stage_values, what=f'[seed {seed}] {name}',
+                                   overwrite=args.overwrite) if args.resume else None
+        if result is not None:
             print(f'[seed {seed}] {name}: reused {done_file}', flush=True)
         else:
-            cfg = stage_config(name, work_dir, seed, teacher, args.cfg_options)
             if given is None:
-                result = train_and_evaluate(cfg, label, test=True, verbose=args.verbose)
+                result = train_and_evaluate(cfg, label, test=True, verbose=args.verbose,
+                                            overwrite=args.overwrite)
             else:
                 result = evaluate_checkpoint(cfg, given, label, verbose=args.verbose)
-            write_json_atomic(done_file, result)
+            result.update(seed=seed, protocol=protocol)
+            save_finished_run(done_file, result, stage_values)
         took = ('given' if result['seconds'] is None else f'{result["seconds"]:.0f} s wall, '
                 f'{result.get("cpu_seconds", float("nan")):.0f} s CPU')
         print(f'[seed {seed}] {name}: test ' + '  '.join(
@@ -157,9 +282,12 @@ def main() -> None:
         for name in students:
             run(name, seed, teacher_ckpt)
     print(summarise(results))
-    plot(results, osp.join(args.work_dir, 'demo.png'))
-    write_json_atomic(osp.join(args.work_dir, 'results.json'),
-                      dict(seeds=args.seeds, teacher_ckpt=teacher_ckpt, results=results))
+    plot(results, outputs[0], **policy)
+    summary = dict(seeds=args.seeds, stages=args.stages, protocol=protocol,
+                   teacher_ckpt=teacher_ckpt, results=results)
+    validate_results(summary)
+    check_outputs(outputs[1:], **policy)
+    write_json_atomic(outputs[1], summary)
     print(f'total wall time: {time.perf_counter() - total:.0f} s; '
           f'bar chart: {osp.join(args.work_dir, "demo.png")}')
 

@@ -1,6 +1,6 @@
 """Write the student of a distillation checkpoint as a plain, weights-only state dict.
 
-    python tools/export_student.py work_dirs/x/epoch_80.pth student.pth [--force]
+    python tools/export_student.py work_dirs/x/epoch_80.pth student.pth [--overwrite]
 
 The output holds ``state_dict`` (tensors only, keys as mmpretrain's ``ImageClassifier`` expects)
 and a ``meta`` of plain strings and numbers, so ``torch.load(path, weights_only=True)`` and
@@ -8,8 +8,8 @@ and a ``meta`` of plain strings and numbers, so ``torch.load(path, weights_only=
 When the run used ``StudentEMAHook``, the checkpoint's student weights are the EMA ones.
 
 The output is written atomically (complete or not at all). It may not be the input checkpoint,
-and an existing file is only replaced with ``--force``. A student with NaN or infinite weights (a
-diverged run) is refused.
+and an existing file is only replaced with ``--overwrite`` (or its old name ``--force``). A
+student with NaN or infinite weights (a diverged run) is refused.
 """
 import argparse
 import os
@@ -21,22 +21,16 @@ import torch
 import mlkd
 from mlkd.models.weights import STUDENT_PREFIX as PREFIX
 from mlkd.models.weights import non_finite_keys, show_keys
-from mlkd.utils.atomic import atomic_write
 from mlkd.utils.checkpoint import load_local_checkpoint
 from mlkd.utils.cli import add_trust_checkpoint_argument
+from mlkd.utils.output_policy import add_overwrite_argument, check_output, open_output
 
 
-def check_output_path(checkpoint_path: str, out_path: str, force: bool = False) -> None:
-    """Refuse to write over the input, over an existing file without ``force``, or into a path
-    that cannot hold a file; every error names the path at fault."""
-    if osp.exists(out_path):
-        if osp.exists(checkpoint_path) and osp.samefile(checkpoint_path, out_path):
-            raise ValueError(f'refusing to write the student over its input checkpoint '
-                             f'{checkpoint_path!r}; choose another output path')
-        if osp.isdir(out_path):
-            raise IsADirectoryError(f'output path {out_path!r} is a directory')
-        if not force:
-            raise FileExistsError(f'output file {out_path!r} exists; pass --force to replace it')
+def check_output_path(checkpoint_path: str, out_path: str, overwrite: bool = False) -> None:
+    """Refuse to write over the input, over an existing file without ``overwrite``
+    (:func:`~mlkd.utils.output_policy.check_output`), or into a path that cannot hold a file;
+    every error names the path at fault."""
+    check_output(out_path, inputs=[checkpoint_path], overwrite=overwrite)
     folder = osp.dirname(osp.abspath(out_path))
     try:
         os.makedirs(folder, exist_ok=True)
@@ -47,9 +41,9 @@ def check_output_path(checkpoint_path: str, out_path: str, force: bool = False) 
         raise PermissionError(f'cannot write {out_path!r}: folder {folder!r} is not writable')
 
 
-def export_student(checkpoint_path: str, out_path: str, force: bool = False) -> dict:
+def export_student(checkpoint_path: str, out_path: str, overwrite: bool = False) -> dict:
     """Extract the student; returns the written dictionary (see :func:`check_output_path`)."""
-    check_output_path(checkpoint_path, out_path, force)
+    check_output_path(checkpoint_path, out_path, overwrite)
     checkpoint = load_local_checkpoint(checkpoint_path, map_location='cpu')
     state = checkpoint.get('state_dict', checkpoint)
     student = OrderedDict((k[len(PREFIX):], v.detach().clone()) for k, v in state.items()
@@ -74,21 +68,21 @@ def export_student(checkpoint_path: str, out_path: str, force: bool = False) -> 
         },
     }
     try:
-        with atomic_write(out_path) as file:
+        with open_output(out_path, 'wb', inputs=[checkpoint_path], overwrite=overwrite) as file:
             torch.save(out, file)
     except OSError as error:
         raise OSError(f'cannot write {out_path!r}: {error.strerror or error}') from error
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description='Export the student of a distiller checkpoint')
     parser.add_argument('checkpoint')
     parser.add_argument('out')
-    parser.add_argument('--force', action='store_true', help='replace OUT if it exists')
+    add_overwrite_argument(parser, '--force')
     add_trust_checkpoint_argument(parser)
-    args = parser.parse_args()
-    out = export_student(args.checkpoint, args.out, force=args.force)
+    args = parser.parse_args(argv)
+    out = export_student(args.checkpoint, args.out, overwrite=args.overwrite)
     print(f'wrote {len(out["state_dict"])} student tensors to {args.out}')
 
 

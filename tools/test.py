@@ -13,20 +13,22 @@ from mmengine.runner import Runner
 
 from mlkd.utils.cli import add_trust_checkpoint_argument, load_run_config
 from mlkd.utils.dist import finish_distributed, prepare_distributed
+from mlkd.utils.output_policy import add_overwrite_argument, check_output
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Evaluate a checkpoint with mlkd')
     parser.add_argument('config', help='config file path')
     parser.add_argument('checkpoint', help='checkpoint file')
     parser.add_argument('--work-dir', help='where the evaluation log goes')
     parser.add_argument('--out', help='write scores and labels of every image to this .npz file')
+    add_overwrite_argument(parser)
     parser.add_argument('--cfg-options', nargs='+', action=DictAction,
                         help='override config entries, e.g. test_dataloader.batch_size=32')
     add_trust_checkpoint_argument(parser)
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
     return args
 
@@ -45,14 +47,15 @@ def per_class_ap_table(evaluator, class_names) -> str | None:
     return None
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     if not osp.isfile(args.checkpoint):
         raise FileNotFoundError(f'checkpoint file not found: {args.checkpoint}')
     cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)
     cfg.load_from = args.checkpoint
     cfg.resume = False
-    if args.out:
+    if args.out:  # checked before the evaluation; DumpScores writes it atomically
+        check_output(args.out, inputs=[args.config, args.checkpoint], overwrite=args.overwrite)
         evaluators = cfg.test_evaluator
         evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
         cfg.test_evaluator = evaluators + [dict(type='DumpScores', out_file=args.out)]

@@ -14,10 +14,13 @@ from mmengine.runner import Runner, find_latest_checkpoint
 
 from mlkd.utils.cli import (VIS_BACKENDS, add_trust_checkpoint_argument, load_run_config,
                             set_vis_backends)
+from mlkd.utils.config_values import check_config_values, check_train_loader
 from mlkd.utils.dist import finish_distributed, prepare_distributed
+from mlkd.utils.output_policy import add_overwrite_argument
+from mlkd.utils.work_dir import claim_work_dir
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Train a model with mlkd')
     parser.add_argument('config', help='config file path')
     parser.add_argument('--work-dir', help='where logs and checkpoints go '
@@ -25,12 +28,20 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--resume', nargs='?', type=str, const='auto',
                         help='resume from CKPT, or without a value from the latest checkpoint '
                         'in the work dir')
+    add_overwrite_argument(
+        parser, help='train in a work dir that holds a run of another config, replacing its '
+        'checkpoints (without it such a work dir is refused; a run of the same config goes to a '
+        'new timestamped sub-folder)')
     parser.add_argument('--amp', action='store_true',
                         help='automatic mixed precision: float16 with dynamic loss scaling on '
                         'CUDA, bfloat16 on CPU (set optim_wrapper.dtype to choose)')
     parser.add_argument('--auto-scale-lr', action='store_true',
                         help='scale the learning rate by the actual total batch size')
     parser.add_argument('--no-validate', action='store_true', help='skip validation')
+    parser.add_argument('--validate-data', action='store_true',
+                        help='before training, decode every image of the training and '
+                        'validation sets once: unreadable, truncated or too small images are '
+                        'named (without it they fail when first loaded)')
     parser.add_argument('--vis-backend', nargs='+', choices=list(VIS_BACKENDS),
                         help='also log scalars to these visualizer backends (tensorboard needs '
                         'the tensorboard package, wandb the wandb package); the local '
@@ -40,7 +51,7 @@ def parse_args() -> argparse.Namespace:
     add_trust_checkpoint_argument(parser)
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
     return args
 
@@ -71,14 +82,38 @@ def build_cfg(args: argparse.Namespace) -> Config:
             and '://' not in cfg.load_from:
         raise FileNotFoundError(f'load_from checkpoint not found: {cfg.load_from}')
     prepare_distributed(cfg, args.launcher)
+    check_config_values(cfg)
+    claim_work_dir(cfg, resume=bool(cfg.get('resume')), overwrite=getattr(args, 'overwrite', False),
+                   distributed=args.launcher != 'none')
     return cfg
 
 
-def main() -> None:
-    args = parse_args()
+def validate_data(cfg: Config) -> None:
+    """``--validate-data``: every image of the training and validation sets decodes and is at
+    least as large as a crop that does not resize it (:mod:`mlkd.datasets.validation`)."""
+    from mmengine.registry import DefaultScope
+
+    from mlkd.datasets.validation import plain_crop_size, validate_images
+    from mlkd.registry import DATASETS
+    for key in ('train_dataloader', 'val_dataloader'):
+        if not cfg.get(key):
+            continue
+        dataset_cfg = cfg[key].dataset
+        with DefaultScope.overwrite_default_scope(cfg.get('default_scope', 'mlkd')):
+            dataset = DATASETS.build(dataset_cfg)
+        count = validate_images(dataset, plain_crop_size(dataset_cfg.get('pipeline')),
+                                f'{key}.dataset')
+        print(f'--validate-data: {key}.dataset: {count} images decoded, all usable', flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     cfg = build_cfg(args)
+    if args.validate_data:
+        validate_data(cfg)
     os.makedirs(cfg.work_dir, exist_ok=True)
     runner = Runner.from_cfg(cfg)
+    check_train_loader(runner.train_loop.dataloader)  # builds the loop train() then uses
     runner.train()
     finish_distributed()
 

@@ -1,10 +1,11 @@
 from .cifar import CIFAR10, CIFAR100
 from .image_list import MultiLabelImageList
 from .multidigits import MultiDigits, export_image_folder
+from .multiglyphs import MultiGlyphs
 from .samplers import EpochKeyedSampler
 from .tiny_imagenet import TinyImageNet
 
-__all__ = ['CIFAR10', 'CIFAR100', 'EpochKeyedSampler', 'MultiDigits', 'MultiLabelImageList',
+__all__ = ['CIFAR10', 'CIFAR100', 'EpochKeyedSampler', 'MultiDigits', 'MultiGlyphs', 'MultiLabelImageList',
            'TinyImageNet', 'export_image_folder']
 from .coco import COCOMultiLabel  # noqa: E402
 from .transforms import RandomColorCutout  # noqa: E402

@@ -40,6 +40,7 @@ from mlkd.registry import DATASETS
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin
 from .utils import require_data_root
+from .validation import DataListChecksMixin
 
 __all__ = ['COCOMultiLabel', 'ordered_categories']
 
@@ -49,7 +50,8 @@ _REQUIRED_KEYS = ('categories', 'images', 'annotations')
 
 
 @DATASETS.register_module()
-class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, MultiLabelDataset):
+class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
+                     MultiLabelDataset):
     """MS-COCO 2014 multi-label classification (80 classes).
 
     Each data_info holds ``img_path`` (str, ``data_root/data_prefix/file_name``), ``gt_label``

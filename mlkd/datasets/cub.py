@@ -31,6 +31,7 @@ from mlkd.registry import DATASETS
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin, matrix_to_label_lists
 from .utils import check_missing_images, require_data_root
+from .validation import DataListChecksMixin
 
 __all__ = ['CUBAttributes']
 
@@ -63,7 +64,8 @@ def _ints(rows: list[list[str]], path: str) -> np.ndarray:
 
 
 @DATASETS.register_module()
-class CUBAttributes(HoldOutMixin, ObservedLabelsMixin, MultiLabelDataset):
+class CUBAttributes(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
+                    MultiLabelDataset):
     """CUB-200-2011, 312 binary attributes per image (rule in the module docstring).
 
     Each data_info holds ``img_path`` (``data_root/images/...``), ``gt_label`` (sorted attribute

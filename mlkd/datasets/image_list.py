@@ -26,6 +26,7 @@ from mmpretrain.datasets import MultiLabelDataset
 from mlkd.registry import DATASETS
 from .observed_labels import ObservedLabelsMixin
 from .utils import require_data_root
+from .validation import DataListChecksMixin
 
 __all__ = ['MultiLabelImageList']
 
@@ -34,7 +35,7 @@ _MAX_LISTED_MISSING = 5
 
 
 @DATASETS.register_module()
-class MultiLabelImageList(ObservedLabelsMixin, MultiLabelDataset):
+class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDataset):
     """Multi-label images listed in a text file (see the module docstring for the format).
 
     Each data_info holds ``img_path`` (str), ``gt_label`` (sorted list of class indices) and

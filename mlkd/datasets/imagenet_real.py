@@ -25,12 +25,13 @@ from mmpretrain.datasets.categories import IMAGENET_CATEGORIES
 
 from mlkd.registry import DATASETS
 from .utils import check_missing_images, require_data_root
+from .validation import DataListChecksMixin
 
 __all__ = ['ImageNetReaL']
 
 
 @DATASETS.register_module()
-class ImageNetReaL(MultiLabelDataset):
+class ImageNetReaL(DataListChecksMixin, MultiLabelDataset):
     """ImageNet-1K val with ReaL multi-labels (see the module docstring).
 
     Each data_info holds ``img_path``, ``gt_label`` (sorted class indices) and ``image_number``

@@ -33,8 +33,7 @@ __all__ = ['MultiDigits', 'export_image_folder', 'load_digit_scans']
 
 _VARIANTS = ('multi_label', 'single_label', 'single_positive')
 _SPLITS = ('train', 'val', 'test')
-_SCAN_SIZE = 8  # sklearn's digit scans are 8x8
-_SCAN_MAX = 16.0  # and take integer values 0..16
+_SCAN_MAX = 16.0  # sklearn's 8x8 digit scans take integer values 0..16
 _DEFAULT_NUM_SAMPLES = {'train': 2000, 'val': 500, 'test': 500}
 # Mosaics are composed in chunks so that large ``image_size``/``num_samples`` settings do not
 # allocate one huge float buffer; the chunk size is a constant because the noise stream is drawn
@@ -253,7 +252,7 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
             dict with ``images`` uint8 (N, H, W), ``cell_labels`` int64 (N, grid*grid) and
             ``source_ids`` int64 (N, grid*grid), both -1 for empty cells.
         """
-        scans, targets = load_digit_scans()
+        pool, pool_targets = self._source_pool()
         n, cells, c = self.num_samples, self.grid * self.grid, self.cell_size
         # The split is part of the entropy so that train and val built with the same seed
         # differ in their layouts as well as in their source scans.
@@ -269,13 +268,12 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
         occupied = rank < counts[:, None]
         pool_pos = rng.integers(0, len(self.source_indices), size=(n, cells))
         source_ids = np.where(occupied, self.source_indices[pool_pos], -1)
-        cell_labels = np.where(occupied, targets[np.maximum(source_ids, 0)], -1)
+        cell_labels = np.where(occupied, pool_targets[pool_pos], -1)
         gain = rng.uniform(self.contrast[0], self.contrast[1], size=(n, cells))
         gain = np.where(occupied, gain, 0.0).astype(np.float32)
 
-        # Upsample every pool scan once, to the range 0..255: (P, c, c).
-        weights = _interp_matrix(_SCAN_SIZE, c)
-        pool = scans[self.source_indices] * np.float32(255.0 / _SCAN_MAX)
+        # Upsample every pool scan once: (P, c, c).
+        weights = _interp_matrix(pool.shape[-1], c)
         pool_up = np.einsum('ij,pjk,lk->pil', weights, pool, weights, optimize=True)
 
         size = self.image_size
@@ -293,6 +291,17 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
                                                dtype=np.uint8)
             images[start:stop] = np.clip(np.rint(mosaic), 0, 255).astype(np.uint8)
         return dict(images=images, cell_labels=cell_labels, source_ids=source_ids)
+
+    def _source_pool(self) -> tuple[np.ndarray, np.ndarray]:
+        """The scans this split draws its cells from, in the order of ``source_indices``.
+
+        Returns:
+            tuple: ``scans`` float32 (P, s, s) with values in 0..255 and ``targets`` int64 (P,),
+            the class of each scan; P = ``len(self.source_indices)``.
+        """
+        scans, targets = load_digit_scans()
+        return (scans[self.source_indices] * np.float32(255.0 / _SCAN_MAX),
+                targets[self.source_indices])
 
     def load_data_list(self) -> list[dict]:
         """Materialise all samples; called once by ``full_init``.

@@ -44,6 +44,7 @@ from mlkd.registry import DATASETS
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin, matrix_to_label_lists
 from .utils import check_missing_images, require_data_root
+from .validation import DataListChecksMixin
 
 __all__ = ['NUSWIDE']
 
@@ -57,7 +58,7 @@ TWO_WAY_SIZES = {'train': 125_448, 'test': 83_898}
 
 
 @DATASETS.register_module()
-class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, MultiLabelDataset):
+class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabelDataset):
     """NUS-WIDE, 81 concepts (see the module docstring for the layout and protocols).
 
     Each data_info holds ``img_path`` (``data_root/Flickr/<folder>/<file>``) and ``gt_label``

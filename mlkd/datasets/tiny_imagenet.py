@@ -32,6 +32,7 @@ from mmpretrain.datasets import BaseDataset
 from mlkd.registry import DATASETS
 
 from .utils import require_data_root
+from .validation import DataListChecksMixin
 
 __all__ = ['TinyImageNet']
 
@@ -56,7 +57,7 @@ def _read_lines(path: str) -> list[str]:
 
 
 @DATASETS.register_module()
-class TinyImageNet(BaseDataset):
+class TinyImageNet(DataListChecksMixin, BaseDataset):
     """Tiny ImageNet, single-label, from the release folder layout (module doc).
 
     Args:

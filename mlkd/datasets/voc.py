@@ -31,12 +31,14 @@ from __future__ import annotations
 import os.path as osp
 from typing import Any
 
+from mmengine.logging import MMLogger
 from mmpretrain.datasets import VOC
 
 from mlkd.registry import DATASETS
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin
 from .utils import require_data_root
+from .validation import DataListChecksMixin
 
 __all__ = ['VOCMultiLabel']
 
@@ -44,7 +46,7 @@ _POLICIES = ('ignore', 'positive', 'negative')
 
 
 @DATASETS.register_module()
-class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, VOC):
+class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC):
     """mmpretrain's ``VOC`` plus ``difficult_policy`` (see the module docstring for the table).
 
     Each data_info holds ``img_path`` (``data_root/JPEGImages/{id}.jpg``), ``gt_label`` and
@@ -57,6 +59,12 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, VOC):
             ``ImageSets/Main/{split}.txt``.
         difficult_policy: ``'ignore'`` (default, mmpretrain / VOC-devkit convention),
             ``'positive'`` (L2D: difficult objects count as positives) or ``'negative'``.
+        unknown_objects: what to do with an ``<object>`` whose ``<name>`` is not one of the
+            classes (mmpretrain skips it silently): ``'error'`` (default; names the XML file,
+            the object and the closest class, e.g. one that differs only by case) or
+            ``'skip'`` (dropped, their count logged), e.g. for a class subset in ``metainfo``.
+        duplicate_images: ``'error'`` (default) or ``'skip'`` (logged) for an image id listed
+            twice in the image set (:mod:`mlkd.datasets.validation`).
         drop_all_difficult: leave out images whose objects are all difficult (no non-difficult
             object), as Cole et al.'s formatter does; default ``False`` keeps them. Needs the
             annotations (not a test split without ``ann_path``).
@@ -68,8 +76,13 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, VOC):
                  data_root: str,
                  split: str = 'trainval',
                  difficult_policy: str = 'ignore',
+                 unknown_objects: str = 'error',
                  drop_all_difficult: bool = False,
                  **kwargs: Any) -> None:
+        if unknown_objects not in ('error', 'skip'):
+            raise ValueError(f"VOCMultiLabel: unknown_objects must be 'error' or 'skip', got "
+                             f'{unknown_objects!r} (config key `unknown_objects`)')
+        self.unknown_objects, self.skipped_objects = unknown_objects, 0
         if difficult_policy not in _POLICIES:
             raise ValueError(f'VOCMultiLabel: difficult_policy must be one of {_POLICIES}, got '
                              f'{difficult_policy!r} (config key `difficult_policy`)')
@@ -80,11 +93,34 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, VOC):
         self.drop_all_difficult = bool(drop_all_difficult)
         super().__init__(data_root=data_root, split=split, **kwargs)
 
+    def data_source(self) -> str:
+        return str(self.image_set_path)
+
+    def _check_object_names(self, xml_path: str) -> None:
+        """Refuse (or count, under ``unknown_objects='skip'``) objects of unknown classes."""
+        import xml.etree.ElementTree as ET
+        root = ET.fromstring(self.backend.get(xml_path))
+        names = [(obj.findtext('name') or '').strip() for obj in root.findall('object')]
+        unknown = [(i, name) for i, name in enumerate(names) if name not in self.class_to_idx]
+        if not unknown:
+            return
+        if self.unknown_objects == 'skip':
+            self.skipped_objects += len(unknown)
+            return
+        index, name = unknown[0]
+        by_case = {c.lower(): c for c in self.CLASSES}
+        hint = (f"it differs only by case from the class {by_case[name.lower()]!r}"
+                if name.lower() in by_case else f'expected one of {list(self.CLASSES)}')
+        raise ValueError(f'VOCMultiLabel: {xml_path}: object {index} has the unknown class name '
+                         f'{name!r}; {hint}. Fix the annotation, or set unknown_objects="skip" '
+                         'to drop such objects (their count is logged)')
+
     def _get_labels_from_xml(self, img_id: str) -> tuple[list[int], list[int]]:
-        """mmpretrain's parser, with the XML file named in any error it raises."""
+        """mmpretrain's parser, with the XML file named in any error it raises and objects of
+        unknown classes refused (``unknown_objects``)."""
         xml_path = self.backend.join_path(self.ann_prefix, f'{img_id}.xml')
         try:
-            return super()._get_labels_from_xml(img_id)
+            labels = super()._get_labels_from_xml(img_id)
         except FileNotFoundError:
             raise FileNotFoundError(f'VOCMultiLabel: annotation {xml_path!r} of image id '
                                     f'{img_id!r} (listed in {self.image_set_path}) not found') \
@@ -92,6 +128,8 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, VOC):
         except Exception as err:  # ParseError, or a missing <name>/<difficult> tag
             raise ValueError(f'VOCMultiLabel: cannot read labels from {xml_path!r}: '
                              f'{type(err).__name__}: {err}') from err
+        self._check_object_names(xml_path)
+        return labels
 
     def load_data_list(self) -> list[dict]:
         """Load mmpretrain's lists, drop the all-difficult images if asked, then apply
@@ -105,6 +143,10 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, VOC):
             raise FileNotFoundError(f'VOCMultiLabel: image set {self.image_set_path!r} not found '
                                     f'(split={self.split!r}, data_root={self.data_root!r})')
         data_list = super().load_data_list()
+        if self.skipped_objects:
+            MMLogger.get_current_instance().warning(
+                f'VOCMultiLabel: skipped {self.skipped_objects} objects of unknown classes in '
+                f'the annotations of {self.image_set_path} (unknown_objects="skip")')
         if self.drop_all_difficult:
             if any(info['gt_label'] is None for info in data_list):
                 raise ValueError('VOCMultiLabel: drop_all_difficult=True needs the annotations, '

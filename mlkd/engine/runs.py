@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import os.path as osp
-import tempfile
 import time
 import uuid
 import warnings
@@ -41,7 +39,7 @@ def quiet() -> Iterator[None]:
 
 
 def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: bool = False,
-                       progress: bool = True) -> dict:
+                       progress: bool = True, overwrite: bool = False) -> dict:
     """Train ``cfg``; return its final validation (and test) metrics and wall time.
 
     Args:
@@ -50,6 +48,9 @@ def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: 
         test: also run the test loop after training.
         verbose: keep mmengine's log output (otherwise only the progress line is shown).
         progress: draw the ``ProgressBarHook`` line.
+        overwrite: train even where the work dir holds a run of another config
+            (:func:`~mlkd.utils.work_dir.claim_work_dir`; a run of the same config is kept and
+            this one goes to a timestamped sub-folder).
 
     Returns:
         ``{'val': {metric: value}, 'test': {...} (if ``test``), 'seconds': wall time,
@@ -58,7 +59,12 @@ def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: 
     """
     from mmengine.runner import Runner
 
+    from mlkd.utils.config_values import check_config_values, check_train_loader
+    from mlkd.utils.work_dir import claim_work_dir
+
     cfg = cfg.copy()
+    check_config_values(cfg)
+    claim_work_dir(cfg, overwrite=overwrite)
     cfg.experiment_name = f'{label.replace(" ", "_")}_{uuid.uuid4().hex[:6]}'
     if not verbose:
         cfg.log_level = 'ERROR'
@@ -68,6 +74,7 @@ def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: 
     start, cpu_start = time.perf_counter(), time.process_time()
     with quiet() if not verbose else nullcontext():
         runner = Runner.from_cfg(cfg)
+        check_train_loader(runner.train_loop.dataloader)
         runner.train()
         scalars = runner.message_hub.log_scalars
         missing = [key for key in METRICS if f'val/{key}' not in scalars]
@@ -106,16 +113,45 @@ def evaluate_checkpoint(cfg: Config, checkpoint: str, label: str, *,
     return dict(result, seconds=None, checkpoint=checkpoint)
 
 
+class StaleResultError(RuntimeError):
+    """A stored result was made by another config than the one it would stand for."""
+
+
+def load_finished_run(path: str, values: dict[str, str], *, what: str,
+                      overwrite: bool = False) -> dict | None:
+    """The result stored at ``path`` by :func:`save_finished_run` for the flattened config
+    ``values`` (:func:`~mlkd.utils.config_fingerprint.flatten_config`), or ``None`` when there is
+    none, or when it was made by another config and ``overwrite`` allows replacing it.
+
+    Raises:
+        StaleResultError: the stored result was made by another config (or by an mlkd that did
+            not record it), naming ``what``, the file and the keys that differ.
+    """
+    from mlkd.utils.config_fingerprint import config_differences, fingerprint
+    if not osp.isfile(path):
+        return None
+    with open(path, encoding='utf-8') as f:
+        stored = json.load(f)
+    if stored.get('config_sha256') == fingerprint(values):
+        stored.pop('config_values', None)
+        return stored
+    if overwrite:
+        return None
+    why = ('records no config' if 'config_values' not in stored else
+           'was made by another config: ' + config_differences(stored['config_values'], values))
+    raise StaleResultError(f'{what}: the finished result {path!r} {why}; it is not reused. '
+                           'Pass --overwrite to run it again (replacing it), or choose another '
+                           '--work-dir')
+
+
+def save_finished_run(path: str, result: dict, values: dict[str, str]) -> None:
+    """Store ``result`` at ``path`` with the fingerprint of the config that made it."""
+    from mlkd.utils.config_fingerprint import fingerprint
+    write_json_atomic(path, dict(result, config_sha256=fingerprint(values), config_values=values))
+
+
 def write_json_atomic(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` so that readers see either nothing or the whole file."""
-    folder = osp.dirname(osp.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix='.tmp_', suffix='.json')
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        if osp.exists(tmp):
-            os.remove(tmp)
-        raise
+    """Write ``data`` to ``path`` so that readers see either nothing or the whole file (the
+    caller decides whether ``path`` may be replaced)."""
+    from mlkd.utils.output_policy import write_text
+    write_text(path, json.dumps(data, indent=1, sort_keys=True), overwrite=True)

@@ -6,3 +6,4 @@ from .connectors import *  # noqa: F401,F403
 from .algorithms import *  # noqa: F401,F403
 from .distillers import *  # noqa: F401,F403
 from .data_preprocessors import *  # noqa: F401,F403
+from .bundled_weights import BundledPretrained  # noqa: F401

@@ -57,6 +57,7 @@ SAMPLE = (
     'ofd/ofd_cifar100_resnet32x4_to_resnet8x4.py',
     'ofd/ofd_cifar100_vgg13_to_vgg8.py',
     'pkt/pkt_coco_cifar_wrn_40_2_to_cifar_wrn_16_2.py',
+    'pretrain/multiglyphs_student_backbone.py',
     'ps/ps_multidigits.py',
     'reviewkd/reviewkd_coco_cifar_resnet32x4_to_shufflenet_v2.py',
     'reviewkd/reviewkd_voc_swin_t_to_mobilenet_v2.py',

@@ -119,7 +119,9 @@ def test_results_tool_averages_test_metrics_over_seeds(tmp_path):
     import json
     from conftest import run_tool
     for seed, (test_map, val_map) in enumerate([(60.0, 61.0), (70.0, 71.0)]):
-        work = tmp_path / f'an_seed{seed}'
+        # Both namings: after the row (an_seed0) and after the config file, as the README's
+        # commands name them (an_multidigits_seed1).
+        work = tmp_path / (f'an_seed{seed}' if seed == 0 else f'an_multidigits_seed{seed}')
         (work / 'test' / '20260101_000000').mkdir(parents=True)
         (work / '20260101_000000' / 'vis_data').mkdir(parents=True)
         (work / 'test' / '20260101_000000' / '20260101_000000.json').write_text(json.dumps(

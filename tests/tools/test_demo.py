@@ -21,9 +21,17 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
     assert 'mmengine - INFO' not in out + proc.stderr  # no log flood
     saved = json.load(open(osp.join(work, 'results.json')))
     assert [len(saved['results'][k]) for k in ('teacher', 'student', '3D')] == [1, 2, 2]
-    for runs in saved['results'].values():
+    # The schema: every stage's val and test metrics per seed, and the protocol they belong to.
+    assert saved['seeds'] == [0, 1] and saved['stages'] == ['teacher', 'student', '3D']
+    assert set(saved['protocol']) == {'commit', 'configs'}
+    assert set(saved['protocol']['configs']) == {'teacher', 'student', '3D'}
+    for name, runs in saved['results'].items():
+        assert [run['seed'] for run in runs] == ([0] if name == 'teacher' else [0, 1])
         for run in runs:
-            assert set(run['test']) == {'mAP', 'CF1_thr0.5', 'OF1_thr0.5'}
+            for split in ('val', 'test'):
+                assert set(run[split]) == {'mAP', 'CF1_thr0.5', 'OF1_thr0.5'}
+                assert all(0.0 <= v <= 100.0 for v in run[split].values())
+            assert run['protocol'] == saved['protocol']
     # The teacher is trained once and shared; the distilled stages log per-term diagnostics.
     assert saved['teacher_ckpt'] == saved['results']['teacher'][0]['checkpoint']
     assert osp.isfile(saved['teacher_ckpt'])
@@ -34,3 +42,32 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
     student_map = saved['results']['student'][1]['test']['mAP']
     assert f'{student_map:.2f}' in out
+
+
+def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monkeypatch, capsys):
+    """A stage finished under other options (another number of epochs) was reported by
+    ``--resume`` as this protocol's result."""
+    import pytest
+
+    from conftest import load_tool
+    from mlkd.engine.runs import save_finished_run
+    from mlkd.utils.config_fingerprint import flatten_config
+    monkeypatch.chdir(REPO)
+    demo = load_tool('demo')
+    work = tmp_path / 'demo'
+    from mmengine.config import DictAction
+    options = {k: DictAction._parse_iterable(v) for k, v in (o.split('=', 1)
+                                                              for o in SMALL_TOOL_RUN)}
+    earlier = demo.stage_config('student', str(work / 'seed0' / 'student'), 0, None,
+                                dict(options, **{'train_cfg.max_epochs': 3}))
+    stale = str(work / 'seed0' / 'student' / 'result.json')
+    save_finished_run(stale, {'test': {'mAP': 99.0}, 'seconds': 1.0},
+                      dict(flatten_config(earlier), given_checkpoint='None'))
+    args = ['--stages', 'student', '--work-dir', str(work), '--cfg-options', *SMALL_TOOL_RUN]
+    # Refused before any training, with or without --resume, naming the stale file.
+    for extra in (['--resume'], []):
+        with pytest.raises(SystemExit, match='another protocol') as error:
+            demo.main(args + extra)
+        assert stale in str(error.value)
+    assert '99.00' not in capsys.readouterr().out
+    assert json.load(open(stale))['test'] == {'mAP': 99.0}

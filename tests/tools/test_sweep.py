@@ -9,6 +9,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, SMALL_TOOL_RUN, load_tool
 
 SWEEP = osp.join(REPO, 'tools', 'analysis_tools', 'sweep.py')
@@ -109,3 +111,46 @@ def test_sweep_with_a_teacher_cache_runs_the_teacher_for_the_first_cell_only(tmp
             osp.join(work, 'runs', name, '**', '*.py'), recursive=True))
     assert "mode='write'" in dumped['x=1_y=0.5_seed=0']
     assert "mode='read'" in dumped['x=100_y=0.5_seed=0']
+
+
+def _sweep_tool(monkeypatch):
+    monkeypatch.chdir(REPO)
+    return load_tool('analysis_tools/sweep')
+
+
+def test_duplicate_grid_points_are_refused(tmp_path, monkeypatch, capsys):
+    sweep = _sweep_tool(monkeypatch)
+    for flags, message in ((['--x', PD, '1', '1.0', '--y', NDD, '1'],
+                            '--x gives 1.0 more than once'),
+                           (['--x', PD, '1', '--y', NDD, '1', '--seeds', '0', '0'],
+                            '--seeds gives 0 more than once'),
+                           (['--x', PD, '1', '--y', PD, '2'], 'set the same key')):
+        with pytest.raises(SystemExit):
+            sweep.main(['configs/demo/3d.py', *flags, '--work-dir', str(tmp_path / 'w')])
+        assert message in capsys.readouterr().err
+    assert not osp.exists(tmp_path / 'w')
+
+
+def test_list_index_keys_are_accepted_and_another_configs_cell_is_never_reused(tmp_path,
+                                                                              monkeypatch):
+    """``param_scheduler.0.eta_max`` was called "not a key"; a finished cell made with other
+    options (here another teacher) was taken as this sweep's."""
+    from mlkd.engine.runs import StaleResultError, save_finished_run
+    from mlkd.utils.cli import load_config
+    from mlkd.utils.config_fingerprint import flatten_config
+    sweep = _sweep_tool(monkeypatch)
+    work = tmp_path / 'sweep'
+    other = load_config('configs/demo/3d.py', {'model.teacher_ckpt': 'another_teacher.pth'})
+    save_finished_run(str(work / 'results' / 'x=0.001_y=1_seed=0.json'),
+                      {'val': {'mAP': 99.0}}, flatten_config(other))
+    args = ['configs/demo/3d.py', '--x', 'param_scheduler.0.eta_max', '0.001', '--y', NDD, '1',
+            '--work-dir', str(work), '--cfg-options', 'model.teacher_ckpt=None',
+            'model.allow_random_teacher=True']
+    with pytest.raises(StaleResultError) as error:
+        sweep.main(args)
+    assert 'sweep cell x=0.001_y=1_seed=0' in str(error.value)
+    assert "model.teacher_ckpt: 'another_teacher.pth' -> None" in str(error.value)
+    assert not osp.exists(work / 'runs')
+    assert sweep.resolve_key(other, 'param_scheduler.0.eta_max') == other.param_scheduler[0].eta_max
+    with pytest.raises(KeyError, match='param_scheduler.9'):
+        sweep.resolve_key(other, 'param_scheduler.9.eta_max')

@@ -327,22 +327,22 @@ def test_export_protects_its_input_and_existing_files(runs, tmp_path):
         source_bytes = file.read()
     with open(source, 'wb') as file:
         file.write(source_bytes)
-    with pytest.raises(ValueError, match=r"over its input checkpoint '.*distiller\.pth'"):
-        export.export_student(source, source, force=True)
+    with pytest.raises(ValueError, match=r"output '.*distiller\.pth' is one of the inputs"):
+        export.export_student(source, source, overwrite=True)
     os.link(source, str(tmp_path / 'hardlink.pth'))     # the same file under another name
-    with pytest.raises(ValueError, match='over its input'):
-        export.export_student(source, str(tmp_path / 'hardlink.pth'), force=True)
+    with pytest.raises(ValueError, match='is one of the inputs'):
+        export.export_student(source, str(tmp_path / 'hardlink.pth'), overwrite=True)
     with open(source, 'rb') as file:
         assert file.read() == source_bytes
 
     existing = str(tmp_path / 'student.pth')
     with open(existing, 'wb') as file:
         file.write(b'keep me')
-    with pytest.raises(FileExistsError, match=r"'.*student\.pth' exists; pass --force"):
+    with pytest.raises(FileExistsError, match=r"'.*student\.pth' exists; pass --overwrite"):
         export.export_student(source, existing)
     with open(existing, 'rb') as file:
         assert file.read() == b'keep me'
-    export.export_student(source, existing, force=True)
+    export.export_student(source, existing, overwrite=True)
     assert torch.load(existing, weights_only=True)['meta']['epoch'] == 2
 
     not_a_folder = str(tmp_path / 'student.pth' / 'out.pth')   # its parent is a file
@@ -358,7 +358,7 @@ def test_export_crash_keeps_the_previous_output(runs, tmp_path, monkeypatch):
         before = file.read()
     monkeypatch.setattr(torch, 'save', _crash_part_way(torch.save, lambda obj: True))
     with pytest.raises(OSError, match='simulated crash'):
-        export.export_student(runs['distiller_resumed'], out, force=True)
+        export.export_student(runs['distiller_resumed'], out, overwrite=True)
     with open(out, 'rb') as file:
         assert file.read() == before
     assert os.listdir(tmp_path) == ['student.pth']

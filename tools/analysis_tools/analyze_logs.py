@@ -17,13 +17,14 @@ plotted points are also written to a CSV beside the PNG.
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 import statistics
 import sys
 from collections import defaultdict
 
 from run_logs import RunLog, read_run_log
+
+from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure
 from table_format import TABLE_STYLES, render_table, write_csv
 
 
@@ -63,7 +64,12 @@ def series(run: RunLog, key: str, xaxis: str) -> tuple[list[float], list[float],
 
 
 def plot_curve(runs: list[RunLog], keys: list[str], legend: list[str], xaxis: str, out: str,
-               title: str | None) -> None:
+               title: str | None, overwrite: bool = False) -> None:
+    """One panel per key into the PNG ``out`` and its points into the CSV beside it; existing
+    files are refused unless ``overwrite`` (:mod:`mlkd.utils.output_policy`)."""
+    points = osp.splitext(out)[0] + '.csv'
+    policy = dict(inputs=[f for run in runs for f in run.files], overwrite=overwrite)
+    check_outputs([out, points], **policy)
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -92,13 +98,11 @@ def plot_curve(runs: list[RunLog], keys: list[str], legend: list[str], xaxis: st
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
-    fig.savefig(out, dpi=100)
+    save_figure(fig, out, dpi=100, **policy)
     plt.close(fig)
-    points = osp.splitext(out)[0] + '.csv'
     write_csv(points, ['run', 'key', 'x', 'y'],
               [[name, key, x, y] for key, curves in panels
-               for name, (xs, ys, _) in curves for x, y in zip(xs, ys)])
+               for name, (xs, ys, _) in curves for x, y in zip(xs, ys)], **policy)
     print(f'{len(panels)} curve panels ({", ".join(keys)}) of {len(runs)} run(s) written to '
           f'{out}, their points to {points}')
 
@@ -165,7 +169,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     plot.add_argument('--xaxis', choices=['iter', 'epoch'], default='iter',
                       help='x axis of the training keys')
     plot.add_argument('--title', help='figure title')
-    plot.add_argument('--out', default='curves.png', help='PNG file to write')
+    plot.add_argument('--out', default='curves.png', help='PNG file to write (and a CSV of the '
+                      'points beside it)')
+    add_overwrite_argument(plot)
     timing = sub.add_parser('cal_train_time', help='iteration-time statistics of runs')
     timing.add_argument('runs', nargs='+', help='work dirs or scalars.json files')
     timing.add_argument('--legend', nargs='+', help='one name per run (default: the paths)')
@@ -184,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     legend = args.legend or [path.rstrip('/') for path in args.runs]
     if args.task == 'plot_curve':
         plot_curve(runs, args.keys or default_keys(runs), legend, args.xaxis, args.out,
-                   args.title)
+                   args.title, args.overwrite)
     else:
         cal_train_time(runs, legend, args.include_outliers, args.style)
 
@@ -192,5 +198,5 @@ def main(argv: list[str] | None = None) -> None:
 if __name__ == '__main__':
     try:
         main()
-    except (FileNotFoundError, ValueError) as error:
+    except (OSError, ValueError) as error:
         sys.exit(f'analyze_logs: {error}')

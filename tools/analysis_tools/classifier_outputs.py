@@ -1,12 +1,10 @@
 """What the analysis tools that run a trained classifier share: the classifier of a config, a
-split's data through the test pipeline, the classifier's outputs on it, and the guard of their
-output files.
+split's data through the test pipeline and the classifier's outputs on it (their output files
+go through :mod:`mlkd.utils.output_policy`).
 
 Imported by the tools of this folder (``sys.path`` holds the folder, as for ``table_format``).
 """
 from __future__ import annotations
-
-import os.path as osp
 
 import torch
 from mmengine.runner import Runner
@@ -15,19 +13,6 @@ from torch import nn
 
 from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
-
-
-def output_paths(stem: str, extensions: list[str], overwrite: bool) -> dict[str, str]:
-    """``{ext: f'{stem}.{ext}'}`` for the files a tool writes, checked before any work.
-
-    Raises:
-        SystemExit: naming the files that exist, unless ``overwrite``.
-    """
-    outputs = {ext: f'{stem}.{ext}' for ext in extensions}
-    existing = [path for path in outputs.values() if osp.exists(path)]
-    if existing and not overwrite:
-        raise SystemExit(f'refusing to overwrite {", ".join(existing)} (pass --overwrite)')
-    return outputs
 
 
 def classifier_config(cfg) -> dict:

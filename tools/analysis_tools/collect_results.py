@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from run_logs import RunLog, dumped_config_path, find_work_dirs, read_run_log
 from table_format import TABLE_STYLES, format_mean_std, mean_std, render_table, write_csv
 
+from mlkd.utils.config_fingerprint import LOCATION_KEYS, config_differences, flatten_config
+from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, open_output
+
 NONE = '-'
 
 
@@ -52,6 +55,8 @@ class Run:
     method: str
     seed: int | None
     log: RunLog
+    #: the dumped config flattened, without the seed and the location keys (what seeds share)
+    setting: dict[str, str]
 
     def metric(self, key: str) -> tuple[float | None, tuple[int, float] | None]:
         """(value at the last evaluated step, (step, value) of the best step) of ``key``."""
@@ -82,8 +87,9 @@ def read_run(work_dir: str) -> Run:
     else:
         teacher, student, method = NONE, describe_model(model), NONE
     seed = (cfg.get('randomness') or {}).get('seed')
+    setting = flatten_config(cfg, ignore=(*LOCATION_KEYS, 'randomness.seed'))
     return Run(work_dir, osp.splitext(osp.basename(config_file))[0], teacher, student, method,
-               seed, log)
+               seed, log, setting)
 
 
 def method_terms(names: list[str], logged_keys: list[str]) -> list[str]:
@@ -97,10 +103,26 @@ def method_terms(names: list[str], logged_keys: list[str]) -> list[str]:
     return sorted(names, key=position)
 
 
-def group_runs(runs: list[Run]) -> list[list[Run]]:
+def group_runs(runs: list[Run], allow_mixed: bool = False) -> list[list[Run]]:
+    """Runs of one config, teacher, student and method, seeds in order.
+
+    Raises:
+        ValueError: two runs of a group differ in anything but the seed (another setting or
+            protocol that the row would average as if it were a seed), naming both work dirs and
+            the keys; ``allow_mixed`` averages them anyway.
+    """
     groups: dict[tuple, list[Run]] = defaultdict(list)
     for run in runs:
         groups[(run.config, run.teacher, run.student, run.method)].append(run)
+    if not allow_mixed:
+        for group in groups.values():
+            other = next((r for r in group[1:] if r.setting != group[0].setting), None)
+            if other is not None:
+                raise ValueError(
+                    f'runs {group[0].work_dir!r} and {other.work_dir!r} (config '
+                    f'{group[0].config}) differ in more than the seed, so they are not seeds of '
+                    f'one setting: {config_differences(group[0].setting, other.setting)}; '
+                    'collect them separately, or pass --allow-mixed to average them anyway')
     return [sorted(group, key=lambda r: (r.seed is None, r.seed or 0, r.work_dir))
             for group in groups.values()]
 
@@ -175,11 +197,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--style', choices=TABLE_STYLES, default='markdown')
     parser.add_argument('--out', help='also write the table to this .md file and the numbers '
                         'to a .csv beside it')
+    add_overwrite_argument(parser)
+    parser.add_argument('--allow-mixed', action='store_true',
+                        help='average runs of one config name that differ in more than the seed '
+                        '(refused by default)')
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    base = osp.splitext(args.out)[0] if args.out else None
+    policy = dict(inputs=args.work_dirs, overwrite=args.overwrite)
+    if base:
+        check_outputs([base + '.md', base + '.csv'], **policy)
     work_dirs = find_work_dirs(args.work_dirs)
     if not work_dirs:
         raise FileNotFoundError(f'no run (<timestamp>/vis_data/scalars.json) under '
@@ -194,18 +224,18 @@ def main(argv: list[str] | None = None) -> None:
         header, rows = per_run_table(runs, args.metrics)
         csv_header, csv_rows = header, rows
     else:
-        header, rows, csv_header, csv_rows = grouped_table(group_runs(runs), args.metrics)
+        header, rows, csv_header, csv_rows = grouped_table(group_runs(runs, args.allow_mixed),
+                                                             args.metrics)
     print(render_table(header, rows, args.style))
-    if args.out:
-        base = osp.splitext(args.out)[0]
-        with open(base + '.md', 'w', encoding='utf-8') as f:
+    if base:
+        with open_output(base + '.md', **policy) as f:
             f.write(render_table(header, rows, 'markdown') + '\n')
-        write_csv(base + '.csv', csv_header, csv_rows)
+        write_csv(base + '.csv', csv_header, csv_rows, **policy)
         print(f'{len(rows)} rows written to {base}.md and {base}.csv')
 
 
 if __name__ == '__main__':
     try:
         main()
-    except (FileNotFoundError, ValueError) as error:
+    except (OSError, ValueError) as error:
         sys.exit(f'collect_results: {error}')

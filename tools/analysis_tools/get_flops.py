@@ -34,6 +34,8 @@ def input_shape(shape: list[int] | None, model_cfg: dict) -> tuple[int, int, int
     if shape:
         if len(shape) not in (2, 3):
             raise ValueError(f'--shape takes H W or C H W, got {shape}')
+        if min(shape) < 1:
+            raise ValueError(f'--shape sizes must be positive integers, got {shape}')
         return tuple(shape) if len(shape) == 3 else (3, *shape)
     probe = model_cfg.get('probe_input_size')
     if probe:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import os.path as osp
 import sys
 
@@ -56,9 +55,11 @@ from mlkd.evaluation.class_distances import (class_distance_statistics,  # noqa:
 from mlkd.models.builder import build_network  # noqa: E402
 from mlkd.models.weights import load_network_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
+                                      output_paths, save_figure)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import build_loader, classifier_config, output_paths  # noqa: E402
+from classifier_outputs import build_loader, classifier_config  # noqa: E402
 from table_format import format_mean_std, mean_std, render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'intra_class_diagnostics'
@@ -168,7 +169,7 @@ def _cell(value, digits: int | None) -> str:
     return 'nan' if math.isnan(value) else f'{value:.{digits}f}'
 
 
-def plot(summary: list[dict], path: str, title: str) -> None:
+def plot(summary: list[dict], path: str, title: str, **policy) -> None:
     """Every quantity against λ (λ values as categories, so that λ = 0 has a place): the mean over
     each λ's checkpoints, with their sample standard deviation as a bar where there are several."""
     labels = [f'{row["lambda"]:g}' for row in summary]
@@ -195,7 +196,7 @@ def plot(summary: list[dict], path: str, title: str) -> None:
         if any(name for _, name in series):
             axis.legend(fontsize=8)
     figure.suptitle(title, fontsize=10)
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path, dpi=120, **policy)
     plt.close(figure)
 
 
@@ -203,7 +204,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('config', help="the teachers' config (model and data)")
     parser.add_argument('--teachers', nargs='+', required=True, metavar='LAMBDA=CKPT',
-                        help='one checkpoint (or work dir) per λ; λ = 0 is the plain teacher')
+                        help='a checkpoint (or work dir) per λ, several for a λ where teachers of '
+                             'other seeds exist; λ = 0 is the plain teacher')
     parser.add_argument('--out-dir', required=True)
     parser.add_argument('--split', choices=('test', 'train'), default='test',
                         help='test: the test dataloader; train: the training images through the '
@@ -217,8 +219,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--chunk-size', type=int, default=4096,
                         help='rows of the N x N similarity matrix held at once')
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
-    parser.add_argument('--overwrite', action='store_true',
-                        help='replace the output files if they exist')
+    add_overwrite_argument(parser)
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
     return parser.parse_args(argv)
 
@@ -228,8 +229,9 @@ def main(argv=None) -> list[dict]:
     teachers = parse_teachers(args.teachers)
     if args.max_samples is not None and args.max_samples < 2:
         raise SystemExit(f'--max-samples must be >= 2, got {args.max_samples}')
-    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'],
-                           args.overwrite)
+    policy = dict(inputs=[args.config] + [ckpt for _, ckpt in teachers],
+                  overwrite=args.overwrite)
+    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'], **policy)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     classifier_cfg = classifier_config(cfg)
@@ -253,7 +255,6 @@ def main(argv=None) -> list[dict]:
 
     header = [name for _, name, _ in COLUMNS]
     table = [[_cell(row[key], digits) for key, _, digits in COLUMNS] for row in rows]
-    os.makedirs(args.out_dir, exist_ok=True)
     setting = (f'{osp.basename(args.config)}, {args.split} split ({rows[0]["num_samples"]} '
                f'samples), {args.embedding} embedding (L2-normalised), soft labels at '
                f'temperature {args.temperature:g}')
@@ -267,11 +268,11 @@ def main(argv=None) -> list[dict]:
             [[f'{row["lambda"]:g}', row['checkpoints'],
               *(format_mean_std(row[key], digits) for key, _, digits in QUANTITIES)]
              for row in summary]) + '\n'
-    with open(outputs['md'], 'w', encoding='utf-8') as file:
+    with open_output(outputs['md'], **policy) as file:
         file.write(text)
     write_csv(outputs['csv'], [key for key, _, _ in COLUMNS],
-              [[row[key] for key, _, _ in COLUMNS] for row in rows])
-    plot(summary, outputs['png'], f'Intra-class diagnostics: {setting}')
+              [[row[key] for key, _, _ in COLUMNS] for row in rows], **policy)
+    plot(summary, outputs['png'], f'Intra-class diagnostics: {setting}', **policy)
     print(text)
     print(f'wrote {", ".join(outputs.values())}')
     return rows

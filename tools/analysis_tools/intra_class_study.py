@@ -36,8 +36,10 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
+                                      output_paths, save_figure)
+
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import output_paths  # noqa: E402
 from table_format import format_mean_std, mean_std, render_table, write_csv  # noqa: E402
 
 CONFIGS = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))), 'configs',
@@ -116,7 +118,7 @@ def render(arms: list[dict], pairs: list[dict], seeds: list[int]) -> str:
             f'{len(seeds) - 1} degrees of freedom.\n')
 
 
-def plot(arms: list[dict], pairs: list[dict], path: str) -> None:
+def plot(arms: list[dict], pairs: list[dict], path: str, **policy) -> None:
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), layout='constrained')
     for i, arm in enumerate(arms):
         values = arm['test']
@@ -139,7 +141,7 @@ def plot(arms: list[dict], pairs: list[dict], path: str) -> None:
     right.set_ylabel('intra-class − plain (top-1 points)')
     right.set_title('paired differences, 95 % t-interval', fontsize=9)
     right.legend(fontsize=8)
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path, dpi=120, **policy)
     plt.close(figure)
 
 
@@ -181,8 +183,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--epochs', type=int,
                         help='train every run for this many epochs instead of the configs\' 8 '
                              '(for trying the tool out; the study uses the configs)')
-    parser.add_argument('--overwrite', action='store_true',
-                        help='replace the output files if they exist')
+    add_overwrite_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -190,8 +191,9 @@ def main(argv=None) -> tuple[list[dict], list[dict]]:
     args = parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds) or len(args.seeds) < 2:
         raise SystemExit(f'--seeds: give at least two distinct seeds, got {args.seeds}')
+    policy = dict(overwrite=args.overwrite)
     outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png', 'json'],
-                           args.overwrite)
+                           **policy)
     import mlkd  # noqa: F401  (registers mlkd's modules; imported late so that --help is fast)
     os.makedirs(args.work_dir, exist_ok=True)
     store = osp.join(args.work_dir, 'results.json')
@@ -217,15 +219,15 @@ def main(argv=None) -> tuple[list[dict], list[dict]]:
     arms, pairs = summarize(results, args.seeds)
     os.makedirs(args.out_dir, exist_ok=True)
     text = render(arms, pairs, args.seeds)
-    with open(outputs['md'], 'w', encoding='utf-8') as file:
+    with open_output(outputs['md'], **policy) as file:
         file.write(text)
     write_csv(outputs['csv'], ['run', 'seed', 'val', 'test', 'cpu_seconds'],
               [[run, seed, results[str(seed)][run]['val'], results[str(seed)][run]['test'],
                 round(results[str(seed)][run]['cpu_seconds'], 1)]
-               for seed in args.seeds for run in RUNS])
-    with open(outputs['json'], 'w', encoding='utf-8') as file:
+               for seed in args.seeds for run in RUNS], **policy)
+    with open_output(outputs['json'], **policy) as file:
         json.dump({str(s): results[str(s)] for s in args.seeds}, file, indent=1)
-    plot(arms, pairs, outputs['png'])
+    plot(arms, pairs, outputs['png'], **policy)
     print(text)
     print(f'wrote {", ".join(outputs.values())}')
     return arms, pairs

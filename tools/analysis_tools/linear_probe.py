@@ -38,7 +38,6 @@ weight) and ``.png`` (accuracy against the weight, the chosen one marked); with
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 import sys
 
@@ -55,9 +54,11 @@ from mmengine.utils import ProgressBar  # noqa: E402
 import mlkd  # noqa: E402,F401  (installs the compat shims before anything else from mlkd)
 from mlkd.evaluation.linear_probe import select_and_evaluate  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
+                                      output_paths, save_figure)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import load_classifier, output_paths  # noqa: E402
+from classifier_outputs import load_classifier  # noqa: E402
 from table_format import render_table, write_csv  # noqa: E402
 
 #: --dataset -> (torchvision class, keyword arguments of each training part, of the test part)
@@ -101,8 +102,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
     parser.add_argument('--save-features', action='store_true',
                         help='also write the features and labels (.npz)')
-    parser.add_argument('--overwrite', action='store_true',
-                        help='replace the output files if they exist')
+    add_overwrite_argument(parser)
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
     return parser.parse_args(argv)
 
@@ -196,7 +196,7 @@ def extract_features(model, dataset, args, device: torch.device,
     return torch.cat(features), torch.cat(labels)
 
 
-def plot(result, path: str, title: str) -> None:
+def plot(result, path: str, title: str, **policy) -> None:
     figure, axis = plt.subplots(figsize=(6, 3.6))
     axis.semilogx(result.grid, [100 * a for a in result.selection_accuracy], marker='.',
                   label=f'{result.selection} accuracy')
@@ -207,7 +207,7 @@ def plot(result, path: str, title: str) -> None:
     axis.legend(fontsize=8)
     axis.set_title(title, fontsize=9)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path, dpi=120, **policy)
     plt.close(figure)
 
 
@@ -215,9 +215,10 @@ def main(argv=None):
     args = parse_args(argv)
     if not 0 < args.val_fraction < 1:
         raise SystemExit(f'--val-fraction must be in (0, 1), got {args.val_fraction}')
+    policy = dict(inputs=[args.config, args.checkpoint], overwrite=args.overwrite)
     outputs = output_paths(osp.join(args.out_dir, f'linear_probe_{args.dataset}'),
                            ['md', 'csv', 'png'] + ['features.npz'] * args.save_features,
-                           args.overwrite)
+                           **policy)
     transform = image_transform(args.image_size,
                                 args.resize_size or round(args.image_size * 256 / 224))
     train_set, test_set = build_datasets(args.dataset, args.data_root, transform)
@@ -234,11 +235,11 @@ def main(argv=None):
                                  val_fraction=args.val_fraction, seed=args.seed,
                                  max_iter=args.max_iter)
 
-    os.makedirs(args.out_dir, exist_ok=True)
     if args.save_features:
-        np.savez(outputs['features.npz'], **{name: tensor.cpu().numpy() for name, tensor in (
-            ('train_features', train_features), ('train_labels', train_labels),
-            ('test_features', test_features), ('test_labels', test_labels))})
+        with open_output(outputs['features.npz'], 'wb', **policy) as file:
+            np.savez(file, **{name: tensor.cpu().numpy() for name, tensor in (
+                ('train_features', train_features), ('train_labels', train_labels),
+                ('test_features', test_features), ('test_labels', test_labels))})
     split = (f'{result.num_train} train / {result.num_val} validation (seed {args.seed}) / '
              f'{result.num_test} test images' if result.selection == 'val' else
              f'{result.num_train} train / {result.num_test} test images')
@@ -248,13 +249,14 @@ def main(argv=None):
                f'{osp.basename(args.config)}, checkpoint {args.checkpoint}')
     rows = [[f'{l2:.4g}', f'{100 * accuracy:.2f}'] for l2, accuracy in
             zip(result.grid, result.selection_accuracy)]
-    with open(outputs['md'], 'w', encoding='utf-8') as file:
+    with open_output(outputs['md'], **policy) as file:
         file.write(summary + '\n\n' + render_table(
             ['λ', f'{result.selection} top-1 (%)'], rows) + '\n')
     write_csv(outputs['csv'], ['l2', f'{result.selection}_accuracy', 'chosen'],
               [[l2, accuracy, int(l2 == result.l2)] for l2, accuracy in
-               zip(result.grid, result.selection_accuracy)])
-    plot(result, outputs['png'], f'Linear probe on {args.dataset}: {osp.basename(args.config)}')
+               zip(result.grid, result.selection_accuracy)], **policy)
+    plot(result, outputs['png'], f'Linear probe on {args.dataset}: {osp.basename(args.config)}',
+         **policy)
     print(summary)
     print(f'wrote {", ".join(outputs.values())}')
     return result

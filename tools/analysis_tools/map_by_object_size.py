@@ -17,28 +17,33 @@ Single-Label Annotations", WACV 2023 (supplementary material).
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
 from mlkd.evaluation.metrics.dump import load_score_dump
 from mlkd.evaluation.object_size import coco_positive_areas, map_by_object_size, size_bin_edges
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output, output_paths,
+                                     save_figure)
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('dump', help='.npz written by tools/test.py --out')
     parser.add_argument('ann_file', help='COCO instances json of the evaluated split')
     parser.add_argument('--class-order', default='alphabetical',
                         choices=['alphabetical', 'category_id'])
     parser.add_argument('--keep-unlabeled', action='store_true')
+    add_overwrite_argument(parser)
     parser.add_argument('--num-bins', type=int, default=5)
     parser.add_argument('--out-dir', help='default: the dump\'s folder')
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    out_dir = args.out_dir or osp.dirname(osp.abspath(args.dump))
+    policy = dict(inputs=[args.dump, args.ann_file], overwrite=args.overwrite)
+    outputs = output_paths(osp.join(out_dir, 'map_by_object_size'), ['md', 'png'], **policy)
     dump = load_score_dump(args.dump)
     areas = coco_positive_areas(args.ann_file, args.class_order, args.keep_unlabeled)
     if areas.shape != dump['scores'].shape:
@@ -52,9 +57,7 @@ def main() -> None:
               f'{r["mAP"]:.2f} |' for b, r in enumerate(rows)]
     table = '\n'.join(lines)
     print(table)
-    out_dir = args.out_dir or osp.dirname(osp.abspath(args.dump))
-    os.makedirs(out_dir, exist_ok=True)
-    with open(osp.join(out_dir, 'map_by_object_size.md'), 'w', encoding='utf-8') as f:
+    with open_output(outputs['md'], **policy) as f:
         f.write(f'mAP by object size: {args.dump} on {args.ann_file}\n\n{table}\n')
 
     import matplotlib
@@ -68,7 +71,7 @@ def main() -> None:
     ax.set_ylabel('mAP (%)')
     ax.set_title(osp.basename(args.dump))
     fig.tight_layout()
-    fig.savefig(osp.join(out_dir, 'map_by_object_size.png'), dpi=120)
+    save_figure(fig, outputs['png'], dpi=120, **policy)
     print(f'written to {out_dir}')
 
 

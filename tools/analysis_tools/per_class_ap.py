@@ -14,7 +14,6 @@ chart (PNG) and prints a table; ``--csv`` writes the numbers.
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 import sys
 
@@ -22,6 +21,7 @@ import numpy as np
 import torch
 
 from mlkd.evaluation.metrics.functional import average_precision, mean_of_ap
+from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure
 from table_format import TABLE_STYLES, render_table, write_csv
 
 
@@ -91,7 +91,7 @@ def class_names_from_file(path: str, num_classes: int) -> list[str]:
 
 
 def plot(names: list[str], runs: list[str], aps: np.ndarray, order: np.ndarray, out: str,
-         maps: list[float]) -> None:
+         maps: list[float], **policy) -> None:
     """Horizontal bars of ``aps [R, C]`` (percent), classes in ``order``; with two runs a second
     panel shows the difference."""
     import matplotlib
@@ -122,8 +122,7 @@ def plot(names: list[str], runs: list[str], aps: np.ndarray, order: np.ndarray, 
     for ax in axes.flat:
         ax.grid(axis='x', alpha=0.3)
     fig.tight_layout()
-    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
-    fig.savefig(out, dpi=100)
+    save_figure(fig, out, dpi=100, **policy)
     plt.close(fig)
 
 
@@ -142,6 +141,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--style', choices=TABLE_STYLES, default='ascii')
     parser.add_argument('--out', default='per_class_ap.png', help='bar chart to write')
     parser.add_argument('--csv', help='also write the table as CSV')
+    add_overwrite_argument(parser)
     args = parser.parse_args(argv)
     if len(args.dumps) > 2:
         parser.error('give one dump, or two to compare')
@@ -154,6 +154,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    policy = dict(inputs=[*args.dumps, args.config, args.classes], overwrite=args.overwrite)
+    check_outputs([args.out, args.csv], **policy)
     dumps = [load_dump(path) for path in args.dumps]
     if len(dumps) == 2:
         check_same_images(dumps[0], dumps[1], args.dumps)
@@ -195,14 +197,14 @@ def main(argv: list[str] | None = None) -> None:
     if len(runs) == 2:
         summary.append(cell(maps[1] - maps[0]))
     print(render_table(header, rows + [summary], args.style, title='per-class AP'))
-    plot(names, runs, percent, order, args.out, maps)
+    plot(names, runs, percent, order, args.out, maps, **policy)
     print(f'bar chart written to {args.out}')
     if args.csv:
-        write_csv(args.csv, header, rows + [summary])
+        write_csv(args.csv, header, rows + [summary], **policy)
 
 
 if __name__ == '__main__':
     try:
         main()
-    except (FileNotFoundError, ValueError) as error:
+    except (OSError, ValueError) as error:
         sys.exit(f'per_class_ap: {error}')

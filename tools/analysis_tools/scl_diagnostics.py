@@ -44,6 +44,7 @@ from mlkd.engine.hooks.loss_diagnostics import last_parameterised_layer
 from mlkd.registry import DATASETS, MODELS
 from mlkd.utils.checkpoint import load_local_checkpoint
 from mlkd.utils.cli import load_config
+from mlkd.utils.output_policy import add_overwrite_argument, check_output, write_text
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -51,6 +52,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('config')
     parser.add_argument('checkpoints', nargs='+')
     parser.add_argument('--out', help='also write the table to this Markdown file')
+    add_overwrite_argument(parser)
     parser.add_argument('--num-batches', type=int, default=4)
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--num-images', type=int, default=500,
@@ -201,6 +203,9 @@ def diagnose(cfg, checkpoint: str, args, train_set, whole_set, cell_labels: np.n
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    policy = dict(inputs=[args.config, *args.checkpoints], overwrite=args.overwrite)
+    if args.out:
+        check_output(args.out, **policy)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     for path in args.checkpoints:
@@ -225,8 +230,7 @@ def main(argv=None) -> None:
     table = '\n'.join(lines)
     print(table)
     if args.out:
-        with open(args.out, 'w') as f:
-            f.write(table + '\n')
+        write_text(args.out, table + '\n', **policy)
 
 
 if __name__ == '__main__':

@@ -20,6 +20,8 @@ from collections import defaultdict
 
 from table_format import format_mean_std, mean_std, render_table
 
+from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure, write_text
+
 #: (group, config name, label) in table order. Groups: labels observed per training image.
 ROWS = (
     ('full labels', 'full_labels', 'BCE on the clean labels'),
@@ -72,7 +74,9 @@ def collect(root: str) -> dict[str, dict[int, dict]]:
         match = re.fullmatch(r'(.+)_seed(\d+)', osp.basename(work_dir))
         result = read_run(work_dir) if match and osp.isdir(work_dir) else None
         if result is not None:
-            runs[match.group(1)][int(match.group(2))] = result
+            # Work dirs are named after the config file (``en_multidigits_seed0``) or its row.
+            name = re.sub(r'_multidigits$', '', match.group(1))
+            runs[name][int(match.group(2))] = result
     return runs
 
 
@@ -93,7 +97,7 @@ def table(runs: dict) -> str:
     return render_table(header, rows)
 
 
-def chart(runs: dict, path: str) -> None:
+def chart(runs: dict, path: str, **policy) -> None:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -118,24 +122,27 @@ def chart(runs: dict, path: str) -> None:
     ax.grid(axis='x', alpha=0.3)
     ax.legend(loc='best', fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120, **policy)
     plt.close(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('root', help='folder holding <config>_seed<S> work dirs')
     parser.add_argument('--out', help='prefix of <out>.md and <out>.png')
-    args = parser.parse_args()
+    add_overwrite_argument(parser)
+    args = parser.parse_args(argv)
+    policy = dict(inputs=[args.root], overwrite=args.overwrite)
+    if args.out:
+        check_outputs([args.out + '.md', args.out + '.png'], **policy)
     runs = collect(args.root)
     if not runs:
         raise SystemExit(f'no run with a test result under {args.root!r}')
     text = table(runs)
     print(text)
     if args.out:
-        with open(args.out + '.md', 'w') as f:
-            f.write(text + '\n')
-        chart(runs, args.out + '.png')
+        write_text(args.out + '.md', text + '\n', **policy)
+        chart(runs, args.out + '.png', **policy)
         print(f'wrote {args.out}.md and {args.out}.png')
 
 

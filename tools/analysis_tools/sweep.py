@@ -7,9 +7,12 @@
         --cfg-options model.teacher_ckpt=work_dirs/demo/seed0/teacher/epoch_12.pth
 
 Every cell (x value, y value, seed) is one ordinary training run of the config with the two keys
-set (as ``--cfg-options`` would set them) and ``randomness.seed``; cells run one after the other.
-Its validation metrics are written atomically to ``<work-dir>/results/<cell>.json`` when it ends,
-so an interrupted sweep started again with the same arguments skips the finished cells. The sweep
+set (as ``--cfg-options`` would set them; list entries by index, ``model.losses.0.loss_weight``)
+and ``randomness.seed``; cells run one after the other, and a value given twice is refused. Its
+validation metrics are written atomically to ``<work-dir>/results/<cell>.json`` with a fingerprint
+of the cell's config when it ends, so an interrupted sweep started again with the same arguments
+skips the finished cells; a finished cell of another config is refused (``--overwrite`` trains it
+again), as are the tables of another sweep in the work dir. The sweep
 selects weights, so it reports the validation split only (never test). Outputs, refreshed after
 every cell: ``sweep.md`` (mean ± std per cell, the same table as the heatmap), ``sweep.csv`` (one
 row per run) and ``sweep.png`` (heatmap of the mean, std annotated).
@@ -26,7 +29,6 @@ import argparse
 import ast
 import csv
 import json
-import os
 import os.path as osp
 import re
 import statistics
@@ -41,9 +43,13 @@ import mlkd  # noqa: E402,F401
 from mmengine.config import DictAction  # noqa: E402
 
 from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
-from mlkd.engine.runs import METRICS, train_and_evaluate, write_json_atomic  # noqa: E402
+from mlkd.engine.runs import (METRICS, load_finished_run, save_finished_run,  # noqa: E402
+                              train_and_evaluate, write_json_atomic)
 from mlkd.models.distillers.teacher_cache import written_epochs  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.config_fingerprint import flatten_config  # noqa: E402
+from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
+                                      open_output, save_figure, write_text)
 
 
 def parse_value(text: str):
@@ -74,16 +80,30 @@ def cell_name(x_value, y_value, seed: int) -> str:
     return f'x={safe[0]}_y={safe[1]}_seed={seed}'
 
 
-def load_results(folder: str) -> dict[str, dict]:
-    """Finished cells: ``{cell name: result}`` from ``folder/*.json``."""
-    if not osp.isdir(folder):
-        return {}
-    done = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith('.json') and not name.startswith('.'):
-            with open(osp.join(folder, name), encoding='utf-8') as f:
-                done[name[:-len('.json')]] = json.load(f)
-    return done
+def resolve_key(cfg, key: str):
+    """The value of the dotted ``key`` in ``cfg``; list entries by index (``losses.0.weight``).
+
+    Raises:
+        KeyError: naming the first part of ``key`` that does not exist.
+    """
+    node = cfg
+    for depth, part in enumerate(key.split('.')):
+        missing = KeyError('.'.join(key.split('.')[:depth + 1]))
+        if isinstance(node, (list, tuple)):
+            if not (part.isdigit() and int(part) < len(node)):
+                raise missing
+            node = node[int(part)]
+        else:
+            try:
+                node = node[part]
+            except (KeyError, TypeError, AttributeError):
+                raise missing from None
+    return node
+
+
+def duplicates(values: list) -> list:
+    """Values given more than once (``1`` and ``1.0`` are the same grid point)."""
+    return [v for i, v in enumerate(values) if v in values[:i]]
 
 
 def summary_grid(results: dict[str, dict], x_values: list, y_values: list, seeds: list[int],
@@ -105,7 +125,7 @@ def summary_grid(results: dict[str, dict], x_values: list, y_values: list, seeds
 
 
 def write_table(path: str, grid, x_key: str, y_key: str, x_values, y_values, metric: str,
-                title: str) -> None:
+                title: str, **policy) -> None:
     means, stds, counts = grid
     lines = [f'# {title}', '',
              f'Validation {metric} (mean ± std over seeds, n = runs); rows `{y_key}`, '
@@ -116,12 +136,11 @@ def write_table(path: str, grid, x_key: str, y_key: str, x_values, y_values, met
         cells = [f'{m:.2f} ± {s:.2f} (n={n})' if n else '—'
                  for m, s, n in zip(row_m, row_s, row_n)]
         lines.append('| ' + ' | '.join([str(y)] + cells) + ' |')
-    with open(path, 'w', encoding='utf-8') as f:
-        f.write('\n'.join(lines) + '\n')
+    write_text(path, '\n'.join(lines) + '\n', **policy)
 
 
-def write_csv(path: str, results: dict[str, dict]) -> None:
-    with open(path, 'w', newline='', encoding='utf-8') as f:
+def write_csv(path: str, results: dict[str, dict], **policy) -> None:
+    with open_output(path, newline='', **policy) as f:
         writer = csv.writer(f)
         writer.writerow(['x_key', 'x', 'y_key', 'y', 'seed', *METRICS, 'seconds'])
         for result in results.values():
@@ -131,7 +150,7 @@ def write_csv(path: str, results: dict[str, dict]) -> None:
 
 
 def write_heatmap(path: str, grid, x_key: str, y_key: str, x_values, y_values, metric: str,
-                  title: str) -> None:
+                  title: str, **policy) -> None:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -156,7 +175,7 @@ def write_heatmap(path: str, grid, x_key: str, y_key: str, x_values, y_values, m
     ax.set_ylabel(y_key)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120, **policy)
     plt.close(fig)
 
 
@@ -173,25 +192,55 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
                         help='other config overrides applied to every cell')
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
+    add_overwrite_argument(parser, help='replace what an earlier sweep of another config or grid '
+                           'left in the work dir (its tables, and cells it finished with another '
+                           'config, which are trained again)')
     args = parser.parse_args(argv)
     for name in ('x', 'y'):
         if len(getattr(args, name)) < 2:
             parser.error(f'--{name} needs a config key and at least one value')
     x_key, x_values = args.x[0], [parse_value(v) for v in args.x[1:]]
     y_key, y_values = args.y[0], [parse_value(v) for v in args.y[1:]]
+    if x_key == y_key:
+        parser.error(f'--x and --y set the same key {x_key!r}')
+    for flag, values in (('--x', x_values), ('--y', y_values), ('--seeds', args.seeds)):
+        if duplicates(values):
+            parser.error(f'{flag} gives {duplicates(values)[0]!r} more than once (values '
+                         f'{values}); each grid point would be trained twice')
 
     base = load_config(args.config, args.cfg_options)  # --cfg-options keys checked
     for key in (x_key, y_key):
         try:
-            node = base
-            for part in key.split('.'):
-                node = node[part]
-        except (KeyError, TypeError):
-            parser.error(f'{key!r} is not a key of {args.config} (after --cfg-options)')
+            resolve_key(base, key)
+        except KeyError as missing:
+            parser.error(f'{key!r} is not a key of {args.config} (after --cfg-options): '
+                         f'{missing.args[0]!r} does not exist')
+
+    # The tables describe one sweep: refuse those of another config or grid unless --overwrite.
+    manifest = dict(config=flatten_config(base), x_key=x_key, x_values=repr(x_values),
+                    y_key=y_key, y_values=repr(y_values), seeds=args.seeds, metric=args.metric)
+    manifest_path = osp.join(args.work_dir, 'sweep.json')
+    tables = [osp.join(args.work_dir, f'sweep.{extension}') for extension in ('md', 'csv', 'png')]
+    same_sweep = osp.isfile(manifest_path) and \
+        json.load(open(manifest_path, encoding='utf-8')) == manifest
+    if not same_sweep:
+        check_outputs([manifest_path, *tables], inputs=[args.config], overwrite=args.overwrite)
+    write_json_atomic(manifest_path, manifest)
 
     results_dir = osp.join(args.work_dir, 'results')
     cells = [(x, y, s) for s in args.seeds for y in y_values for x in x_values]
-    done = load_results(results_dir)
+    configs, done = {}, {}
+    for x, y, seed in cells:  # a finished cell of another config is refused, never reused
+        name = cell_name(x, y, seed)
+        cfg = base.copy()
+        cfg.merge_from_dict({x_key: x, y_key: y})
+        cfg.work_dir = osp.join(args.work_dir, 'runs', name)
+        cfg.randomness = dict(seed=seed, deterministic=False)
+        configs[name] = cfg
+        result = load_finished_run(osp.join(results_dir, f'{name}.json'), flatten_config(cfg),
+                                   what=f'sweep cell {name}', overwrite=args.overwrite)
+        if result is not None:
+            done[name] = result
     todo = [c for c in cells if cell_name(*c) not in done]
     print(f'sweep: {len(cells)} runs ({len(x_values)} × {len(y_values)} × '
           f'{len(args.seeds)} seeds), {len(cells) - len(todo)} already finished', flush=True)
@@ -199,10 +248,10 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     for index, (x, y, seed) in enumerate(todo):
         name = cell_name(x, y, seed)
-        cfg = base.copy()
-        cfg.merge_from_dict({x_key: x, y_key: y})
-        cfg.work_dir = osp.join(args.work_dir, 'runs', name)
-        cfg.randomness = dict(seed=seed, deterministic=False)
+        cfg = configs[name]
+        # The cell's identity is its config without the cache mode (read or write gives the
+        # same run), so a finished cell is recognised whichever mode made it.
+        fingerprint = flatten_config(cfg)
         cache_mode = use_teacher_cache(cfg, seed)
         if index:
             elapsed = time.perf_counter() - started
@@ -212,9 +261,9 @@ def main(argv: list[str] | None = None) -> None:
         label = f'[{index + 1}/{len(todo)}, ETA {eta}] {name}'
         if cache_mode is not None:
             label += f' (teacher cache: {cache_mode})'
-        result = train_and_evaluate(cfg, label, verbose=args.verbose)
+        result = train_and_evaluate(cfg, label, verbose=args.verbose, overwrite=args.overwrite)
         result.update(x_key=x_key, x=x, y_key=y_key, y=y, seed=seed, config=args.config)
-        write_json_atomic(osp.join(results_dir, f'{name}.json'), result)
+        save_finished_run(osp.join(results_dir, f'{name}.json'), result, fingerprint)
         print(f'{name}: ' + '  '.join(f'{k} {v:.2f}' for k, v in result['val'].items()),
               flush=True)
         done[name] = result
@@ -227,11 +276,13 @@ def _write_outputs(args, done, x_key, y_key, x_values, y_values, title) -> None:
     wanted = {cell_name(x, y, s) for s in args.seeds for y in y_values for x in x_values}
     results = {k: v for k, v in done.items() if k in wanted}
     grid = summary_grid(results, x_values, y_values, args.seeds, args.metric)
+    # This sweep's own tables (checked at the start), refreshed after every cell.
+    policy = dict(inputs=[args.config], overwrite=True)
     write_table(osp.join(args.work_dir, 'sweep.md'), grid, x_key, y_key, x_values, y_values,
-                args.metric, title)
-    write_csv(osp.join(args.work_dir, 'sweep.csv'), results)
+                args.metric, title, **policy)
+    write_csv(osp.join(args.work_dir, 'sweep.csv'), results, **policy)
     write_heatmap(osp.join(args.work_dir, 'sweep.png'), grid, x_key, y_key, x_values,
-                  y_values, args.metric, title)
+                  y_values, args.metric, title, **policy)
 
 
 if __name__ == '__main__':

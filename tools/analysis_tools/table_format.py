@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import csv
 import math
-import os
-import os.path as osp
 import statistics
 from typing import Sequence
 
@@ -31,10 +29,11 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence], style: str = '
     return '\n'.join(lines)
 
 
-def write_csv(path: str, header: Sequence[str], rows: Sequence[Sequence]) -> None:
-    folder = osp.dirname(osp.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    with open(path, 'w', newline='', encoding='utf-8') as f:
+def write_csv(path: str, header: Sequence[str], rows: Sequence[Sequence], **policy) -> None:
+    """Write a CSV file under the output policy (``policy``: ``inputs``, ``overwrite``; see
+    :func:`mlkd.utils.output_policy.open_output`)."""
+    from mlkd.utils.output_policy import open_output
+    with open_output(path, 'w', newline='', **policy) as f:
         writer = csv.writer(f)
         writer.writerow(header)
         writer.writerows(rows)

@@ -27,7 +27,6 @@ on negative labels, log-scale counts).
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 import sys
 
@@ -44,10 +43,12 @@ import mlkd  # noqa: E402,F401  (installs the compat shims before anything else 
 from mlkd.evaluation.score_distribution import (label_score_histograms,  # noqa: E402
                                                 label_score_statistics)
 from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
+                                      output_paths, save_figure)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
 from classifier_outputs import (build_loader, collect_logits_and_targets,  # noqa: E402
-                                load_classifier, output_paths)
+                                load_classifier)
 from table_format import render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'teacher_score_stats'
@@ -71,14 +72,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--batch-size', type=int)
     parser.add_argument('--num-workers', type=int)
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
-    parser.add_argument('--overwrite', action='store_true',
-                        help='replace the output files if they exist')
+    add_overwrite_argument(parser)
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
     return parser.parse_args(argv)
 
 
 def plot(positive: np.ndarray, negative: np.ndarray, edges: np.ndarray, path: str,
-         title: str) -> None:
+         title: str, **policy) -> None:
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
     for axis, counts, name, colour in ((axes[0], positive, 'positive labels', 'tab:green'),
                                        (axes[1], negative, 'negative labels', 'tab:red')):
@@ -91,7 +91,7 @@ def plot(positive: np.ndarray, negative: np.ndarray, edges: np.ndarray, path: st
     axes[0].set_ylabel('entries (log scale)')
     figure.suptitle(title, fontsize=9)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    save_figure(figure, path, dpi=120, **policy)
     plt.close(figure)
 
 
@@ -101,8 +101,8 @@ def main(argv=None) -> dict[str, float]:
         raise SystemExit(f'--threshold must be in (0, 1), got {args.threshold}')
     if args.max_samples is not None and args.max_samples < 1:
         raise SystemExit(f'--max-samples must be >= 1, got {args.max_samples}')
-    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'],
-                           args.overwrite)
+    policy = dict(inputs=[args.config, args.checkpoint], overwrite=args.overwrite)
+    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'], **policy)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     device = torch.device(args.device)
@@ -120,12 +120,11 @@ def main(argv=None) -> dict[str, float]:
         ['', 'averaged over entries', 'averaged over classes'],
         [[name, f'{stats[key] * scale:.{digits}f}', f'{stats["class_" + key] * scale:.{digits}f}']
          for key, name, scale, digits in ROWS])
-    os.makedirs(args.out_dir, exist_ok=True)
-    with open(outputs['md'], 'w', encoding='utf-8') as file:
+    with open_output(outputs['md'], **policy) as file:
         file.write(f'{table}\n\n{setting}; checkpoint {args.checkpoint}. The 3D paper\'s Table C.4 '
                    'compares with the "averaged over entries" column.\n')
-    write_csv(outputs['csv'], list(stats), [list(stats.values())])
-    plot(positive, negative, edges, outputs['png'], f'Teacher scores: {setting}')
+    write_csv(outputs['csv'], list(stats), [list(stats.values())], **policy)
+    plot(positive, negative, edges, outputs['png'], f'Teacher scores: {setting}', **policy)
     print(table)
     print(f'wrote {", ".join(outputs.values())}')
     return stats

@@ -15,25 +15,30 @@ Single-Label Annotations", WACV 2023 (supplementary material).
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
 from mlkd.evaluation.metrics.dump import load_score_dump
 from mlkd.evaluation.score_distribution import top_score_histogram
+from mlkd.utils.output_policy import (add_overwrite_argument, open_output, output_paths,
+                                     save_figure)
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('dump', help='.npz written by tools/test.py --out')
     parser.add_argument('--k', type=int, default=4)
     parser.add_argument('--bins', type=int, default=10)
     parser.add_argument('--out-dir', help='default: the dump\'s folder')
-    return parser.parse_args()
+    add_overwrite_argument(parser)
+    return parser.parse_args(argv)
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    out_dir = args.out_dir or osp.dirname(osp.abspath(args.dump))
+    policy = dict(inputs=[args.dump], overwrite=args.overwrite)
+    outputs = output_paths(osp.join(out_dir, 'top_scores'), ['md', 'png'], **policy)
     scores = load_score_dump(args.dump)['scores']
     counts, edges = top_score_histogram(scores, args.k, args.bins)
     share = counts / len(scores)
@@ -44,9 +49,7 @@ def main() -> None:
               for b in range(args.bins)]
     table = '\n'.join(lines)
     print(table)
-    out_dir = args.out_dir or osp.dirname(osp.abspath(args.dump))
-    os.makedirs(out_dir, exist_ok=True)
-    with open(osp.join(out_dir, 'top_scores.md'), 'w', encoding='utf-8') as f:
+    with open_output(outputs['md'], **policy) as f:
         f.write(f'Top-{args.k} scores of {len(scores)} images: {args.dump} (fraction of images '
                 f'per bin)\n\n{table}\n')
 
@@ -61,7 +64,7 @@ def main() -> None:
     axes_first = axes[0] if args.k > 1 else axes
     axes_first.set_ylabel('fraction of images')
     fig.tight_layout()
-    fig.savefig(osp.join(out_dir, 'top_scores.png'), dpi=120)
+    save_figure(fig, outputs['png'], dpi=120, **policy)
     print(f'written to {out_dir}')
 
 

@@ -43,6 +43,8 @@ from typing import NamedTuple
 
 import yaml
 
+from mlkd.utils.output_policy import write_text
+
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 PAPER_TABLES = osp.join(REPO, 'docs', 'paper-tables.md')
 CONFIGS = osp.join(REPO, 'configs')
@@ -314,8 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f'render_reproduction: {args.out} exists with other text; pass --overwrite to '
               'replace it', file=sys.stderr)
         return 1
-    with open(args.out, 'w', encoding='utf-8') as file:
-        file.write(text)
+    # The differing text is replaced only with --overwrite (checked above); never an input.
+    write_text(args.out, text, inputs=[args.paper_tables], overwrite=True)
     print(f'written to {args.out}')
     return 0
 

@@ -14,7 +14,6 @@ the preprocessor converts BGR to RGB (``to_rgb=True``) the channels are flipped 
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 import random
 import sys
@@ -23,6 +22,7 @@ import numpy as np
 from mmengine.config import DictAction
 
 from mlkd.utils.cli import load_config
+from mlkd.utils.output_policy import add_overwrite_argument, check_output, save_figure
 
 
 def to_image(tensor, bgr: bool) -> np.ndarray:
@@ -60,6 +60,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--out', default='browse_dataset.png', help='PNG file to write')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction,
                         help='override config entries')
+    add_overwrite_argument(parser)
     args = parser.parse_args(argv)
     if args.num < 1 or args.cols < 1:
         parser.error('--num and --cols must be positive')
@@ -73,6 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     from mlkd.registry import DATASETS
 
     args = parse_args(argv)
+    policy = dict(inputs=[args.config], overwrite=args.overwrite)
+    check_output(args.out, **policy)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     loader_key = f'{args.phase}_dataloader'
@@ -119,8 +122,7 @@ def main(argv: list[str] | None = None) -> None:
             ax.set_title(f'{heading}\n{view_name}{shape}', fontsize='small')
     fig.suptitle(f'{osp.basename(args.config)}: {args.phase} pipeline'
                  + (f', {num_views} views per sample' if num_views > 1 else ''))
-    os.makedirs(osp.dirname(osp.abspath(args.out)), exist_ok=True)
-    fig.savefig(args.out, dpi=100)
+    save_figure(fig, args.out, dpi=100, **policy)
     plt.close(fig)
     for index, views, names in samples:
         print(f'#{index}: {names} ({len(views)} view{"s" if len(views) > 1 else ""})')

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import os.path as osp
 
 import matplotlib
@@ -43,6 +42,8 @@ import mlkd  # noqa: E402,F401
 from mlkd.registry import DATASETS, MODELS  # noqa: E402
 from mlkd.utils.checkpoint import load_local_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
+                                      open_output, save_figure)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -58,6 +59,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
                         help='the overrides the run was trained with (the training set must be '
                              'the same for the heatmaps to belong to the images shown)')
+    add_overwrite_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -87,6 +89,10 @@ def class_heatmap(store: dict, index: int, cls: int) -> np.ndarray:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    outputs = [osp.join(args.out_dir, f'heatmap_overlays.{extension}')
+               for extension in ('png', 'csv', 'md')]
+    policy = dict(inputs=[args.config, args.checkpoint], overwrite=args.overwrite)
+    check_outputs(outputs, **policy)
     cfg = load_config(args.config, args.cfg_options)  # --cfg-options keys checked
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     if not osp.isfile(args.checkpoint):
@@ -114,7 +120,6 @@ def main(argv=None) -> None:
     classes = dataset.metainfo.get('classes') or [str(c) for c in range(model.num_classes)]
     top_k = min(args.top_k, len(classes))
 
-    os.makedirs(args.out_dir, exist_ok=True)
     figure, axes = plt.subplots(len(indices), top_k + 1, squeeze=False,
                                 figsize=(2.2 * (top_k + 1), 2.4 * len(indices)))
     rows = []
@@ -152,14 +157,14 @@ def main(argv=None) -> None:
         ax.axis('off')
     figure.suptitle(f'SCL heatmaps, {osp.basename(args.checkpoint)}', fontsize=9)
     figure.tight_layout()
-    png = osp.join(args.out_dir, 'heatmap_overlays.png')
-    figure.savefig(png, dpi=100)
+    png, table_csv, table_md = outputs
+    save_figure(figure, png, dpi=100, **policy)
     plt.close(figure)
-    with open(osp.join(args.out_dir, 'heatmap_overlays.csv'), 'w', newline='') as f:
+    with open_output(table_csv, newline='', **policy) as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    with open(osp.join(args.out_dir, 'heatmap_overlays.md'), 'w') as f:
+    with open_output(table_md, **policy) as f:
         f.write('| ' + ' | '.join(rows[0]) + ' |\n|' + '---|' * len(rows[0]) + '\n')
         for r in rows:
             f.write('| ' + ' | '.join(str(v) for v in r.values()) + ' |\n')

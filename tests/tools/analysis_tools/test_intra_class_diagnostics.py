@@ -130,7 +130,8 @@ def test_tool_matches_a_loop_computation_and_writes_table_csv_png(teachers, tmp_
     assert_png(osp.join(out_dir, 'intra_class_diagnostics.png'))
     # Nothing that exists is overwritten without --overwrite (checked before anything runs).
     tool = load_tool('analysis_tools/intra_class_diagnostics')
-    with pytest.raises(SystemExit, match='refusing to overwrite .*intra_class_diagnostics.md'):
+    with pytest.raises(FileExistsError,
+                       match='intra_class_diagnostics.md.* exists; pass --overwrite'):
         tool.main([config, '--teachers', specs[0], '--out-dir', out_dir])
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import assert_png, load_tool
 
+from mlkd.utils.output_policy import OutputExistsError
+
 TOOL = load_tool('analysis_tools/intra_class_study')
 #: t quantile 0.975 with 2 degrees of freedom (tables: 4.303)
 T_975_DF2 = 4.302652729916
@@ -69,7 +71,7 @@ def test_finished_runs_are_reused_and_outputs_written(tmp_path):
     assert len(rows) == 21 and {r['run'] for r in rows} == set(RUNS)
     assert json.loads((out / 'intra_class_study.json').read_text()) == _results()
     assert_png(str(out / 'intra_class_study.png'))
-    with pytest.raises(SystemExit, match='refusing to overwrite .*intra_class_study.md'):
+    with pytest.raises(OutputExistsError, match='intra_class_study.md. exists; pass --overwrite'):
         TOOL.main(['--seeds', '0', '1', '2', '--work-dir', str(work), '--out-dir', str(out)])
 
 

@@ -116,7 +116,8 @@ def test_tool_on_an_image_folder(setup, tmp_path):
     assert '14 train / 6 validation (seed 0) / 8 test images' in summary
     assert_png(f'{stem}.png')
     tool = load_tool('analysis_tools/linear_probe')
-    with pytest.raises(SystemExit, match='refusing to overwrite .*linear_probe_imagefolder.md'):
+    with pytest.raises(FileExistsError,
+                       match='linear_probe_imagefolder.md.* exists; pass --overwrite'):
         tool.main([CONFIG, checkpoint, '--dataset', 'imagefolder', '--data-root', folder,
                    '--out-dir', out_dir])
 

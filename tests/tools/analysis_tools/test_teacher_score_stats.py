@@ -84,5 +84,5 @@ def test_tool_matches_a_loop_computation_and_writes_table_csv_png(teacher, tmp_p
     assert_png(osp.join(out_dir, 'teacher_score_stats.png'))
     # Nothing that exists is overwritten without --overwrite (checked before anything runs).
     tool = load_tool('analysis_tools/teacher_score_stats')
-    with pytest.raises(SystemExit, match='refusing to overwrite .*teacher_score_stats.md'):
+    with pytest.raises(FileExistsError, match='teacher_score_stats.md.* exists; pass --overwrite'):
         tool.main([CONFIG, path, '--out-dir', out_dir])

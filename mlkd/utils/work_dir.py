@@ -1,0 +1,98 @@
+"""A training work dir belongs to one config: never train another config over its run.
+
+mmengine writes checkpoints (``epoch_N.pth``, ``last_checkpoint``) at the root of the work dir and
+logs into a ``<timestamp>/`` folder. Training a second, different config into the same work dir
+replaced the first run's checkpoints and mixed both runs' logs, which ``--resume`` and the results
+collector then took for one run. :func:`claim_work_dir` records a fingerprint of the resolved
+config (:mod:`mlkd.utils.config_fingerprint`) in ``<work_dir>/mlkd_run_config.json`` and, when the
+work dir already holds a run:
+
+* of a different (or unrecorded) config: refuses, unless ``resume`` or ``overwrite`` says what
+  to do;
+* of the same config, without ``resume``: trains in a new timestamped sub-folder, deleting
+  nothing (with ``overwrite``: in the work dir itself, replacing its checkpoints).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import os.path as osp
+import time
+
+from mmengine.config import Config
+
+from mlkd.utils.config_fingerprint import config_differences, fingerprint, flatten_config
+from mlkd.utils.output_policy import write_text
+
+#: The record of the config that trained in a work dir.
+RECORD_NAME = 'mlkd_run_config.json'
+
+
+class WorkDirConflictError(RuntimeError):
+    """The work dir holds a run of another config."""
+
+
+def holds_a_run(work_dir: str) -> bool:
+    """Whether ``work_dir`` holds checkpoints or logs of a run."""
+    if not osp.isdir(work_dir):
+        return False
+    return bool(glob.glob(osp.join(work_dir, '*.pth')) or
+                osp.exists(osp.join(work_dir, 'last_checkpoint')) or
+                glob.glob(osp.join(work_dir, '*', 'vis_data')) or
+                glob.glob(osp.join(work_dir, '*', '*.log')))
+
+
+def read_record(work_dir: str) -> dict | None:
+    """The recorded config of ``work_dir`` (``{'sha256', 'config', 'values'}``) or ``None``."""
+    path = osp.join(work_dir, RECORD_NAME)
+    if not osp.isfile(path):
+        return None
+    with open(path, encoding='utf-8') as file:
+        return json.load(file)
+
+
+def claim_work_dir(cfg: Config, *, resume: bool = False, overwrite: bool = False,
+                   distributed: bool = False) -> str:
+    """Check that ``cfg`` may train in ``cfg.work_dir``; record its fingerprint there.
+
+    Sets ``cfg.work_dir`` to a new ``<work_dir>/<timestamp>`` sub-folder when the work dir holds
+    a run of the same config and neither ``resume`` nor ``overwrite`` is given (refused when
+    ``distributed``, as the processes could pick different timestamps). Only rank 0 (``RANK``)
+    writes the record. Returns the work dir used.
+
+    Raises:
+        WorkDirConflictError: the work dir holds checkpoints or logs of a different config (or of
+            a config not recorded), naming the work dir, the keys that differ and the flags.
+    """
+    work_dir = cfg.work_dir
+    values = flatten_config(cfg)
+    digest = fingerprint(values)
+    if holds_a_run(work_dir) and not (resume or overwrite):
+        record = read_record(work_dir)
+        if record is None or record.get('sha256') != digest:
+            what = ('a run whose config is not recorded' if record is None else
+                    f'a run of another config ({record.get("config")}; '
+                    f'{config_differences(record.get("values", {}), values)})')
+            raise WorkDirConflictError(
+                f'work dir {work_dir!r} holds {what}; pass --resume to continue that run with '
+                'this config, --overwrite to train here anyway (its checkpoints are replaced), '
+                'or choose another --work-dir')
+        if distributed:
+            raise WorkDirConflictError(
+                f'work dir {work_dir!r} holds a run of this config; pass --resume to continue '
+                'it, --overwrite to train it again there, or choose another --work-dir')
+        # The same config again, as a new run: a sub-folder, as mmengine does for the logs.
+        work_dir = osp.join(work_dir, time.strftime('%Y%m%d_%H%M%S'))
+        suffix = 1
+        while osp.exists(work_dir):
+            work_dir = f'{work_dir.rsplit("~", 1)[0]}~{suffix}'
+            suffix += 1
+        cfg.work_dir = work_dir
+    if os.environ.get('RANK', '0') != '0':
+        return work_dir
+    record = dict(sha256=digest, config=cfg.get('filename'), values=values)
+    os.makedirs(work_dir, exist_ok=True)
+    write_text(osp.join(work_dir, RECORD_NAME), json.dumps(record, indent=1, sort_keys=True),
+               overwrite=True)
+    return work_dir

@@ -1,0 +1,78 @@
+"""A work dir belongs to one config (mlkd/utils/work_dir.py), as tools/train.py applies it."""
+import json
+import os
+import os.path as osp
+
+import pytest
+
+from conftest import config_path, load_tool
+
+from mlkd.utils.work_dir import RECORD_NAME, WorkDirConflictError, claim_work_dir
+
+CLASSIFIER = config_path('multidigits', 'resnet_student.py')
+
+
+def _build(work_dir, *extra):
+    train = load_tool('train')
+    return train.build_cfg(train.parse_args([CLASSIFIER, '--work-dir', str(work_dir), *extra]))
+
+
+def _a_finished_run(work_dir, *extra):
+    """A work dir as a run of ``tools/train.py CLASSIFIER extra`` leaves it (checkpoint, log)."""
+    _build(work_dir, *extra)
+    (work_dir / 'epoch_1.pth').write_bytes(b'the earlier run')
+    (work_dir / 'last_checkpoint').write_text(str(work_dir / 'epoch_1.pth'))
+    (work_dir / '20260101_000000' / 'vis_data').mkdir(parents=True)
+
+
+def test_another_configs_run_is_refused_naming_the_keys_and_flags(tmp_path):
+    work_dir = tmp_path / 'work'
+    _a_finished_run(work_dir, '--cfg-options', 'train_cfg.max_epochs=3')
+    with pytest.raises(WorkDirConflictError) as error:
+        _build(work_dir, '--cfg-options', 'train_cfg.max_epochs=5')
+    message = str(error.value)
+    assert f"work dir '{work_dir}' holds a run of another config" in message
+    assert 'train_cfg.max_epochs: 3 -> 5' in message
+    assert '--resume' in message and '--overwrite' in message
+    assert (work_dir / 'epoch_1.pth').read_bytes() == b'the earlier run'
+    # --resume or --overwrite say what to do: train in the work dir itself.
+    for flag in ('--resume', '--overwrite'):
+        cfg = _build(work_dir, flag, '--cfg-options', 'train_cfg.max_epochs=5')
+        assert cfg.work_dir == str(work_dir)
+    record = json.load(open(work_dir / RECORD_NAME))
+    assert record['values']['train_cfg.max_epochs'] == '5'
+
+
+def test_a_run_without_a_record_is_refused(tmp_path):
+    work_dir = tmp_path / 'work'
+    work_dir.mkdir()
+    (work_dir / 'epoch_3.pth').write_bytes(b'made before mlkd recorded configs')
+    with pytest.raises(WorkDirConflictError, match='holds a run whose config is not recorded'):
+        _build(work_dir)
+
+
+def test_the_same_config_again_goes_to_a_new_sub_folder(tmp_path):
+    work_dir = tmp_path / 'work'
+    _a_finished_run(work_dir)
+    cfg = _build(work_dir)
+    assert osp.dirname(cfg.work_dir) == str(work_dir) and cfg.work_dir != str(work_dir)
+    assert osp.isfile(osp.join(cfg.work_dir, RECORD_NAME))
+    assert (work_dir / 'epoch_1.pth').read_bytes() == b'the earlier run'  # nothing deleted
+    assert _build(work_dir).work_dir != cfg.work_dir  # a third run: yet another folder
+
+
+def test_an_empty_or_new_work_dir_is_used_as_is(tmp_path):
+    assert _build(tmp_path / 'new').work_dir == str(tmp_path / 'new')
+    assert sorted(os.listdir(tmp_path / 'new')) == [RECORD_NAME]
+    # Started twice before any checkpoint or log: still no run there, so no sub-folder.
+    assert _build(tmp_path / 'new').work_dir == str(tmp_path / 'new')
+
+
+def test_distributed_runs_never_pick_a_sub_folder(tmp_path):
+    from mmengine.config import Config
+    work_dir = tmp_path / 'work'
+    _a_finished_run(work_dir)
+    cfg = _build(work_dir)  # the values as the earlier run
+    cfg.work_dir = str(work_dir)
+    with pytest.raises(WorkDirConflictError, match='holds a run of this config; pass --resume'):
+        claim_work_dir(Config(cfg.to_dict()), distributed=True)

@@ -1,0 +1,121 @@
+"""Paired comparison of the demo's distilled students with the plain student of the same seed.
+
+    python tools/analysis_tools/demo_paired.py work_dirs/demo/results.json \
+        --out docs/demo_comparison          # writes .md (table) and .png (error bars)
+
+For every distilled stage of ``results.json`` (``tools/demo.py``) and the seeds it shares with the
+plain ``student``: test mAP mean ± std, and the paired difference ``stage − student`` (same seed:
+same initial weights and batches) with its 95 % t-interval over the seeds,
+``mean(d) ± t_{0.975, n−1} · std(d) / √n``. The interval needs at least two seeds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os.path as osp
+import statistics
+import sys
+
+from table_format import render_table
+
+METRIC = 'mAP'
+
+
+def t_quantile(probability: float, dof: int) -> float:
+    """Quantile of Student's t distribution with ``dof`` degrees of freedom."""
+    from scipy.stats import t
+    return float(t.ppf(probability, dof))
+
+
+def paired_rows(results: dict[str, list[dict]], split: str = 'test') -> list[dict]:
+    """One row per distilled stage: its scores, the student's and the paired differences.
+
+    Returns:
+        list of ``{'stage', 'seeds', 'scores', 'mean', 'std', 'diff_mean', 'diff_low',
+        'diff_high'}`` (std and the interval are NaN with one seed).
+
+    Raises:
+        ValueError: no plain ``student`` results, or a stage sharing no seed with it.
+    """
+    if not results.get('student'):
+        raise ValueError('results.json holds no plain student: the pairs need it')
+    base = {run['seed']: run[split][METRIC] for run in results['student']}
+    rows = []
+    for stage, runs in results.items():
+        if stage in ('teacher', 'student') or not runs:
+            continue
+        scores = {run['seed']: run[split][METRIC] for run in runs if run['seed'] in base}
+        if not scores:
+            raise ValueError(f'stage {stage!r} shares no seed with the plain student')
+        seeds = sorted(scores)
+        values = [scores[s] for s in seeds]
+        diffs = [scores[s] - base[s] for s in seeds]
+        n = len(seeds)
+        half = (t_quantile(0.975, n - 1) * statistics.stdev(diffs) / math.sqrt(n)
+                if n > 1 else math.nan)
+        mean_diff = statistics.mean(diffs)
+        rows.append(dict(stage=stage, seeds=seeds, scores=values, mean=statistics.mean(values),
+                         std=statistics.stdev(values) if n > 1 else math.nan,
+                         diff_mean=mean_diff, diff_low=mean_diff - half,
+                         diff_high=mean_diff + half))
+    return rows
+
+
+def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
+    def mean_std(values: list[float]) -> str:
+        if len(values) == 1:
+            return f'{values[0]:.2f}'
+        return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
+
+    lines = [[name, ','.join(str(r['seed']) for r in results[name]),
+              mean_std([r['test'][METRIC] for r in results[name]]), '', '']
+             for name in ('teacher', 'student') if results.get(name)]
+    for row in rows:
+        interval = ('' if math.isnan(row['diff_low'])
+                    else f'[{row["diff_low"]:+.2f}, {row["diff_high"]:+.2f}]')
+        lines.append([row['stage'], ','.join(map(str, row['seeds'])), mean_std(row['scores']),
+                      f'{row["diff_mean"]:+.2f}', interval])
+    return render_table(['model', 'seeds', 'test mAP (mean ± std)', 'Δ vs student (paired)',
+                         '95 % t-interval of Δ'], lines)
+
+
+def plot(rows: list[dict], path: str) -> None:
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1.5 + 0.9 * len(rows), 3.4))
+    for i, row in enumerate(rows):
+        low = row['diff_mean'] - row['diff_low'] if not math.isnan(row['diff_low']) else 0.0
+        ax.errorbar(i, row['diff_mean'], yerr=low, fmt='o', color='black', capsize=4)
+    ax.axhline(0.0, color='grey', lw=0.8)
+    ax.set_xticks(range(len(rows)), [row['stage'] for row in rows])
+    ax.set_ylabel('test mAP − plain student (points)')
+    ax.set_title('paired over seeds: mean and 95 % t-interval', fontsize=10)
+    fig.savefig(path, dpi=120, bbox_inches='tight')
+    plt.close(fig)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('results', help="tools/demo.py's results.json")
+    parser.add_argument('--out', required=True, help='output prefix: writes OUT.md and OUT.png')
+    parser.add_argument('--overwrite', action='store_true')
+    args = parser.parse_args()
+    with open(args.results, encoding='utf-8') as f:
+        results = json.load(f)['results']
+    for suffix in ('.md', '.png'):
+        if osp.exists(args.out + suffix) and not args.overwrite:
+            parser.error(f'{args.out + suffix} exists; pass --overwrite to replace it')
+    rows = paired_rows(results)
+    text = table(results, rows)
+    print(text)
+    with open(args.out + '.md', 'w', encoding='utf-8') as f:
+        f.write(text + '\n')
+    plot(rows, args.out + '.png')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
