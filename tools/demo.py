@@ -231,7 +231,12 @@ def main(argv: list[str] | None = None) -> None:
     for path in [osp.join(args.work_dir, 'results.json')] + finished:
         if osp.isfile(path):
             with open(path, encoding='utf-8') as f:
-                check_protocol(json.load(f).get('protocol', {}), protocol, path)
+                try:
+                    found = json.load(f)
+                except ValueError:  # not ours: the output policy below refuses to replace it
+                    continue
+            check_protocol(found.get('protocol', {}) if isinstance(found, dict) else {},
+                           protocol, path)
     planned = [osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
                for seed in args.seeds for name in students]
     if 'teacher' in args.stages:

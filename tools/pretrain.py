@@ -36,6 +36,7 @@ from mlkd.models.bundled_weights import (BUNDLED_DIR, MANIFEST, bundled_manifest
 from mlkd.models.weights import resolve_checkpoint  # noqa: E402
 from mlkd.utils.checkpoint import load_local_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.output_policy import add_overwrite_argument, check_outputs  # noqa: E402
 
 BACKBONE_PREFIX = 'backbone.'
 
@@ -59,23 +60,21 @@ def save_reproducibly(state: OrderedDict, path: str) -> None:
         f.write(buffer.getvalue())
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     manifest = bundled_manifest()
     parser.add_argument('--names', nargs='+', default=sorted(manifest), choices=sorted(manifest),
                         help='which bundled weights to rebuild (default: all)')
     parser.add_argument('--work-dir', default='work_dirs/pretrain')
-    parser.add_argument('--overwrite', action='store_true',
-                        help='replace the rebuilt files of an earlier call in --work-dir')
+    add_overwrite_argument(parser, help='replace the rebuilt files of an earlier call in '
+                           '--work-dir')
     parser.add_argument('--update-bundled', action='store_true',
                         help='copy the rebuilt files into mlkd/weights and record their sha256')
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
-    for name in args.names:
-        out = osp.join(args.work_dir, f'{name}.pth')
-        if osp.exists(out) and not args.overwrite:
-            parser.error(f'{out} exists; pass --overwrite to rebuild it')
+    check_outputs([osp.join(args.work_dir, f'{name}.pth') for name in args.names],
+                  overwrite=args.overwrite)
     mismatches = []
     for name in args.names:
         entry = manifest[name]

@@ -164,7 +164,8 @@ def test_scl_diagnostics_tool_reads_a_store_against_the_digit_cells(tmp_path):
     ckpt = str(tmp_path / 'store.pth')
     torch.save({'state_dict': model.state_dict()}, ckpt)
     def diagnostics(*flags):
-        out = str(tmp_path / 'table.md')
+        # A new output per call: the tools never replace an existing file without --overwrite.
+        out = str(tmp_path / f'table_{len(list(tmp_path.glob("table_*.md")))}.md')
         run = run_tool('tools/analysis_tools/scl_diagnostics.py', config, ckpt, '--num-images',
                        '16', '--num-batches', '1', '--batch-size', '8', '--out', out, *flags,
                        '--cfg-options', *options)

@@ -32,7 +32,10 @@ def _inputs(tmp_path) -> dict[str, str]:
     run = tmp_path / 'in' / 'runs' / 'a' / '20260101_000000' / 'vis_data'
     run.mkdir(parents=True)
     (run / 'scalars.json').write_text(json.dumps(dict(loss=1.0, iter=1, epoch=1, step=1)) + '\n')
+    results = tmp_path / 'in' / 'results.md'   # demo_paired's input, named as its .md output
+    results.write_text('{}')
     return dict(config=str(config), checkpoint=str(checkpoint), dump=str(dump),
+                results=str(results), results_stem=str(results)[:-3],
                 runs=str(tmp_path / 'in' / 'runs'), scalars=str(run / 'scalars.json'))
 
 
@@ -88,6 +91,13 @@ CASES = {
     'export_student': _case('export_student', ['{checkpoint}', '{o}/student.pth'],
                             '{o}/student.pth', ['{checkpoint}', '{checkpoint}']),
     'demo': _case('demo', ['--stages', 'student', '--work-dir', '{o}'], '{o}/results.json'),
+    'demo_paired': _case('analysis_tools/demo_paired', ['{results}', '--out', '{o}/paired'],
+                         '{o}/paired.png', ['{results}', '--out', '{results_stem}']),
+    'intra_class_study': _case('analysis_tools/intra_class_study',
+                               ['--out-dir', '{o}', '--work-dir', '{o}/runs'],
+                               '{o}/intra_class_study.md'),
+    'pretrain': _case('pretrain', ['--names', 'multiglyphs_student_backbone', '--work-dir', '{o}'],
+                      '{o}/multiglyphs_student_backbone.pth'),
 }
 
 

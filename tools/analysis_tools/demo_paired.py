@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os.path as osp
 import statistics
 import sys
 
 from table_format import render_table
+
+from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs, save_figure,
+                                      write_text)
 
 METRIC = 'mAP'
 
@@ -80,7 +82,7 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
                          '95 % t-interval of Δ'], lines)
 
 
-def plot(rows: list[dict], path: str) -> None:
+def plot(rows: list[dict], path: str, **policy) -> None:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -93,27 +95,26 @@ def plot(rows: list[dict], path: str) -> None:
     ax.set_xticks(range(len(rows)), [row['stage'] for row in rows])
     ax.set_ylabel('test mAP − plain student (points)')
     ax.set_title('paired over seeds: mean and 95 % t-interval', fontsize=10)
-    fig.savefig(path, dpi=120, bbox_inches='tight')
+    fig.tight_layout()
+    save_figure(fig, path, dpi=120, **policy)
     plt.close(fig)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('results', help="tools/demo.py's results.json")
     parser.add_argument('--out', required=True, help='output prefix: writes OUT.md and OUT.png')
-    parser.add_argument('--overwrite', action='store_true')
-    args = parser.parse_args()
+    add_overwrite_argument(parser)
+    args = parser.parse_args(argv)
+    policy = dict(overwrite=args.overwrite, inputs=[args.results])
+    check_outputs([args.out + '.md', args.out + '.png'], **policy)
     with open(args.results, encoding='utf-8') as f:
         results = json.load(f)['results']
-    for suffix in ('.md', '.png'):
-        if osp.exists(args.out + suffix) and not args.overwrite:
-            parser.error(f'{args.out + suffix} exists; pass --overwrite to replace it')
     rows = paired_rows(results)
     text = table(results, rows)
     print(text)
-    with open(args.out + '.md', 'w', encoding='utf-8') as f:
-        f.write(text + '\n')
-    plot(rows, args.out + '.png')
+    write_text(args.out + '.md', text + '\n', **policy)
+    plot(rows, args.out + '.png', **policy)
     return 0
 
 

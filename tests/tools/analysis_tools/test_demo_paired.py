@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+from mlkd.utils.output_policy import OutputExistsError
+
 from conftest import REPO
 
 sys.path.insert(0, osp.join(REPO, 'tools', 'analysis_tools'))
@@ -47,5 +49,5 @@ def test_writes_table_and_png(tmp_path, monkeypatch, capsys):
     assert main() == 0
     assert '| KD | 0,1 | 76.50 ± 7.78 | +1.50 |' in open(out + '.md').read()
     assert open(out + '.png', 'rb').read(8) == b'\x89PNG\r\n\x1a\n'
-    with pytest.raises(SystemExit):  # no silent overwrite
+    with pytest.raises(OutputExistsError, match='--overwrite'):  # no silent overwrite
         main()
