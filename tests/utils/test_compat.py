@@ -174,6 +174,7 @@ def test_configs_inherit_mlkd_package_configs(tmp_path):
 #: patch name -> whether it is in place in this process (each one's effect is tested above and in
 #: tests/tools/test_bad_inputs.py; this checks that the named list is what runs).
 def _installed() -> dict:
+    import mmengine.config.config as config_module
     import mmengine.runner.runner as runner_module
     import mmengine.utils.package_utils as package_utils
     from mmengine.dataset import BaseDataset, ConcatDataset
@@ -194,6 +195,7 @@ def _installed() -> dict:
             'sample_named' in BaseDataset.prepare_data.__qualname__,
         'keyed dataset fetch': getattr(BaseDataset.__getitem__, 'keyed', False)
                                and getattr(ConcatDataset.__getitem__, 'keyed', False),
+        'config text formatted once': hasattr(config_module.FormatCode, 'cache_info'),
     }
 
 
@@ -222,3 +224,26 @@ def test_readme_and_docs_state_the_patches_that_import_mlkd_applies():
         bullets = [line[2:] for line in text.splitlines() if line.startswith('* ')]
         for name in applied:
             assert any(b.startswith(name) for b in bullets), (doc, name)
+
+
+def test_config_text_is_formatted_once_and_unchanged():
+    """mmengine formats the same text with yapf at every checkpoint; the memoised formatter returns
+    what yapf returns, byte for byte, and formats a text seen before without calling yapf."""
+    import mmengine.config.config as config_module
+    from yapf.yapflib.yapf_api import FormatCode
+    cfg = Config.fromfile(osp.join(REPO, 'configs', 'demo', '3d.py'))
+    cfg.merge_from_dict({'model.distill_losses.pd.loss_weight': 7.25})  # a text not seen before
+    before = config_module.FormatCode.cache_info()
+    text = cfg.pretty_text
+    middle = config_module.FormatCode.cache_info()
+    assert text == cfg.pretty_text
+    after = config_module.FormatCode.cache_info()
+    assert (middle.misses, after.hits, after.misses) == (before.misses + 1, middle.hits + 1,
+                                                         middle.misses)
+    style = dict(based_on_style='pep8', blank_line_before_nested_class_or_def=True,
+                 split_before_expression_after_opening_paren=True)
+    raw = 'a=dict( b = 1,c=[1,2 ,3])\n'
+    assert config_module.FormatCode(raw, style_config=style) == FormatCode(raw, style_config=style)
+    # a changed config is formatted anew, not served the old text
+    cfg.merge_from_dict({'model.distill_losses.pd.loss_weight': 8.5})
+    assert 'loss_weight=8.5' in cfg.pretty_text and 'loss_weight=7.25' not in cfg.pretty_text
