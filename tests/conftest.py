@@ -574,3 +574,42 @@ def pytest_collection_modifyitems(session, config, items):
     def file_rank(item) -> int:
         return rank.get(osp.relpath(str(item.path), REPO), len(RUN_FIRST))
     items.sort(key=file_rank)  # stable: the order inside a file and among the rest is kept
+
+
+# Libraries set environment variables in the test process when first used: building a Runner
+# makes torch put TORCHINDUCTOR_CACHE_DIR (its default) there, importing sklearn (MultiDigits
+# does) adds KMP_DUPLICATE_LIB_OK and KMP_INIT_AT_FORK. From then on every tool run of that
+# process saw an environment that differs from the tool server's and went to a fresh interpreter
+# (~5 s of CPU more per run, for most tool runs of the suite). Setting them first, by the same
+# calls, keeps the environment constant; a tool run sets the same values itself.
+import sklearn  # noqa: E402,F401
+from torch._inductor.runtime.cache_dir_utils import cache_dir as _inductor_cache_dir  # noqa: E402
+
+_inductor_cache_dir()
+
+#: The classifier run several files read (tool-server fidelity, checkpoint safety, bad inputs):
+#: tools/train.py on the MultiDigits ResNet student, one epoch of one 32-sample iteration (an
+#: optimizer step and a scheduler step), then validation; seeded so that a second run (the tool
+#: server's fresh-interpreter comparison) must give the same bits.
+STUDENT_RUN_CONFIG = 'configs/multidigits/resnet_student.py'
+STUDENT_RUN_OPTIONS = [*SMALL_TOOL_RUN, 'train_dataloader.dataset.num_samples=32',
+                       'randomness.seed=0']
+
+
+@pytest.fixture(scope='session')
+def student_run(tmp_path_factory) -> dict:
+    """``STUDENT_RUN_CONFIG`` trained by tools/train.py (served) once per session.
+
+    Returns ``{'work_dir': its work dir, 'checkpoint': its epoch_1.pth, 'log': stdout + stderr}``.
+    Readers must not modify what it holds (copy a file before changing it).
+    """
+    with shared_across_workers(tmp_path_factory, 'student_run') as (root, done):
+        work_dir = str(root / 'work')
+        log_path = root / 'log.txt'
+        if not done:
+            out = run_tool('tools/train.py', STUDENT_RUN_CONFIG, '--work-dir', work_dir,
+                           '--cfg-options', *STUDENT_RUN_OPTIONS)
+            assert out.returncode == 0, out.stderr[-3000:]
+            log_path.write_text(out.stdout + out.stderr)
+    return {'work_dir': work_dir, 'checkpoint': osp.join(work_dir, 'epoch_1.pth'),
+            'log': log_path.read_text()}

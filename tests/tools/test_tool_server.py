@@ -3,15 +3,19 @@
 The suite runs tools through it to skip the import phase; this checks, on a training and a test
 run, that a served run and a fresh ``python tools/X.py`` agree on exit status, checkpoint
 weights (bit for bit) and printed results, and that a failing run fails the same way.
+
+The training run is the session's shared ``student_run`` (served), the smallest run that still
+exercises every piece of state a run carries: one iteration (an Adam step, so optimizer moments,
+and a one-cycle scheduler step), a validation pass; the test pass is tools/test.py on its
+checkpoint. Only the fresh-interpreter runs are made here.
 """
 import os.path as osp
 import re
 
 import tool_server
-from conftest import REPO, SMALL_TOOL_RUN, assert_same_nested
+from conftest import (REPO, SMALL_TOOL_RUN, STUDENT_RUN_CONFIG, STUDENT_RUN_OPTIONS,
+                      assert_same_nested)
 from mlkd.utils.checkpoint import load_local_checkpoint
-
-STUDENT = 'configs/multidigits/resnet_student.py'
 
 
 def _both(*args: str) -> tuple:
@@ -28,21 +32,24 @@ def _logged_values(text: str) -> list[list[tuple[str, str]]]:
              if key not in timings] for line in text.splitlines() if 'Epoch(' in line]
 
 
-def test_a_served_run_equals_a_fresh_interpreter_run(tmp_path):
-    served_dir, fresh_dir = str(tmp_path / 'served'), str(tmp_path / 'fresh')
-    runs = [tool_server.run_python(
-        ['tools/train.py', STUDENT, '--work-dir', work_dir, '--cfg-options', 'randomness.seed=0',
-         *SMALL_TOOL_RUN], cwd=REPO, env=tool_server.server_env(REPO), fresh=fresh)
-        for work_dir, fresh in ((served_dir, False), (fresh_dir, True))]
-    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr[-2000:]
-    served, fresh = (load_local_checkpoint(osp.join(d, 'epoch_1.pth')) for d in (served_dir,
-                                                                                 fresh_dir))
+def test_a_served_run_equals_a_fresh_interpreter_run(student_run, tmp_path):
+    fresh_dir = str(tmp_path / 'fresh')
+    fresh_run = tool_server.run_python(
+        ['tools/train.py', STUDENT_RUN_CONFIG, '--work-dir', fresh_dir, '--cfg-options',
+         *STUDENT_RUN_OPTIONS], cwd=REPO, env=tool_server.server_env(REPO), fresh=True)
+    assert fresh_run.returncode == 0, fresh_run.stderr[-2000:]
+    served, fresh = (load_local_checkpoint(path) for path in (
+        student_run['checkpoint'], osp.join(fresh_dir, 'epoch_1.pth')))
+    assert served['meta']['iter'] == 1 and served['optimizer']['state']  # Adam moments
+    assert served['param_schedulers'][0]['last_step'] == 1
     for key in ('state_dict', 'optimizer', 'param_schedulers'):
         assert_same_nested(served[key], fresh[key], key)
-    logs = [_logged_values(run.stdout + run.stderr) for run in runs]
+    logs = [_logged_values(text) for text in (student_run['log'],
+                                              fresh_run.stdout + fresh_run.stderr)]
     assert len(logs[0]) == 2 and logs[0] == logs[1]  # a train and a val line
+    assert any(key == 'mAP' for key, _ in logs[0][1])
 
-    tests = _both('tools/test.py', STUDENT, osp.join(served_dir, 'epoch_1.pth'), '--work-dir',
+    tests = _both('tools/test.py', STUDENT_RUN_CONFIG, student_run['checkpoint'], '--work-dir',
                   str(tmp_path / 'test'), '--cfg-options', *SMALL_TOOL_RUN)
     assert [run.returncode for run in tests] == [0, 0], tests[0].stderr[-2000:]
     tables = [run.stdout[run.stdout.index('per-class AP'):] for run in tests]

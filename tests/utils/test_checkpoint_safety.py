@@ -70,19 +70,23 @@ def _with_extra(source: str, target: str, **extra) -> str:
 
 
 @pytest.fixture(scope='module')
-def runs(tmp_path_factory):
-    """Real checkpoints written by the Runner: two classifiers (teacher and student), a
-    float16-AMP distiller with student EMA trained one epoch, then resumed to two by
-    tools/train.py, its exported student, plain state dicts."""
+def runs(tmp_path_factory, student_run):
+    """Real checkpoints written by the Runner: two classifiers (a teacher trained here, and the
+    session's shared student run), a float16-AMP distiller with student EMA trained one epoch,
+    then resumed to two by tools/train.py, its exported student, plain state dicts.
+
+    Each training is one iteration per epoch (32 samples): that already writes every piece of
+    state these checks read (weights, Adam moments, the AMP loss scaler, the EMA copy, the
+    message hub, RNG states), and the payload checks only need some real checkpoint file.
+    """
     root = str(tmp_path_factory.mktemp('runs'))
-    for name, config in (('teacher', TEACHER), ('classifier', STUDENT)):
-        Runner.from_cfg(small_run_cfg(config, osp.join(root, name), epochs=1,
-                                      train_samples=64, val_samples=32)).train()
+    Runner.from_cfg(small_run_cfg(TEACHER, osp.join(root, 'teacher'), epochs=1,
+                                  train_samples=32, val_samples=16)).train()
     teacher = osp.join(root, 'teacher', 'epoch_1.pth')
 
     def distiller_cfg():
         cfg = small_run_cfg(THREE_D, osp.join(root, 'distiller'), epochs=1,
-                            train_samples=64, val_samples=32, schedule_epochs=2)
+                            train_samples=32, val_samples=16, schedule_epochs=2)
         cfg.model.teacher_ckpt = teacher
         cfg.optim_wrapper.update(type='MixedPrecisionOptimWrapper', dtype='float16')
         cfg.custom_hooks = list(cfg.custom_hooks) + [
@@ -91,15 +95,17 @@ def runs(tmp_path_factory):
     Runner.from_cfg(distiller_cfg()).train()
     # Resumed by the tool as a user would, with torch forced to weights-only loading everywhere.
     resume = run_tool('tools/train.py', THREE_D, '--resume',
-                       osp.join(root, 'distiller', 'epoch_1.pth'), '--amp',
-                       '--work-dir', osp.join(root, 'distiller'),
-                       '--cfg-options', *SMALL_TOOL_RUN, 'train_cfg.max_epochs=2',
-                       'optim_wrapper.dtype=float16', f'model.teacher_ckpt={teacher}',
-                       env={'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'})
+                      osp.join(root, 'distiller', 'epoch_1.pth'), '--amp',
+                      '--work-dir', osp.join(root, 'distiller'),
+                      '--cfg-options', *SMALL_TOOL_RUN, 'train_cfg.max_epochs=2',
+                      'train_dataloader.dataset.num_samples=32',
+                      'val_dataloader.dataset.num_samples=16',
+                      'optim_wrapper.dtype=float16', f'model.teacher_ckpt={teacher}',
+                      env={'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'})
     assert resume.returncode == 0, resume.stderr[-3000:]
 
     paths = {'teacher': teacher,
-             'classifier': osp.join(root, 'classifier', 'epoch_1.pth'),
+             'classifier': student_run['checkpoint'],
              'distiller_amp_ema': osp.join(root, 'distiller', 'epoch_1.pth'),
              'distiller_resumed': osp.join(root, 'distiller', 'epoch_2.pth'),
              'exported_student': osp.join(root, 'student.pth'),
