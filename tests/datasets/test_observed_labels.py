@@ -153,17 +153,11 @@ def test_cole_file_errors_name_the_file(tmp_path):
 
 def test_single_positive_leaf_trains_with_tools_train(tmp_path):
     """The shipped leaf, as a user runs it: one observed positive per image reaches the loss."""
-    import os
     import re
-    import subprocess
-    import sys
 
-    from conftest import REPO, SMALL_TOOL_RUN
-    out = subprocess.run(
-        [sys.executable, 'tools/train.py',
-         config_path('multidigits', 'resnet_student_single_positive.py'),
-         '--work-dir', str(tmp_path / 'work'), '--cfg-options', *SMALL_TOOL_RUN],
-        cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO}, capture_output=True, text=True)
+    from conftest import SMALL_TOOL_RUN, run_tool
+    out = run_tool('tools/train.py', config_path('multidigits', 'resnet_student_single_positive.py'),
+                   '--work-dir', str(tmp_path / 'work'), '--cfg-options', *SMALL_TOOL_RUN)
     log = out.stdout + out.stderr
     assert out.returncode == 0, log[-3000:]
     assert 'MultiDigits: observed labels (single_positive): 64 of' in log

@@ -2,18 +2,14 @@
 import json
 import os
 import os.path as osp
-import subprocess
-import sys
 
-from conftest import REPO, SMALL_TOOL_RUN
+from conftest import REPO, SMALL_TOOL_RUN, run_tool
 
 
 def test_demo_prints_test_table_and_writes_chart(tmp_path):
     work = str(tmp_path / 'demo')
-    cmd = [sys.executable, 'tools/demo.py', '--stages', 'teacher', 'student', '3D', '--seeds', '0',
-           '1', '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN]
-    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO},
-                          capture_output=True, text=True, timeout=600)
+    proc = run_tool('tools/demo.py', '--stages', 'teacher', 'student', '3D', '--seeds', '0', '1',
+                    '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = proc.stdout
     assert 'MultiDigits test split, 2 seed(s) (mean ± std)' in out

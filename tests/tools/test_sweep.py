@@ -7,23 +7,20 @@ import os
 import os.path as osp
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO, SMALL_TOOL_RUN, load_tool
+from conftest import REPO, SMALL_TOOL_RUN, load_tool, run_tool
 
-SWEEP = osp.join(REPO, 'tools', 'analysis_tools', 'sweep.py')
+SWEEP = 'tools/analysis_tools/sweep.py'
 PD, NDD = 'model.distill_losses.pd.loss_weight', 'model.distill_losses.ndd.loss_weight'
 
 
 def _sweep(work_dir: str) -> subprocess.CompletedProcess:
     # A random teacher (teacher_ckpt=None) is enough to exercise the tool.
-    cmd = [sys.executable, SWEEP, 'configs/demo/3d.py', '--x', PD, '1', '100', '--y', NDD, '0.5',
-           '10', '--seeds', '0', '--work-dir', work_dir, '--cfg-options', *SMALL_TOOL_RUN,
-           'model.teacher_ckpt=None', 'model.allow_random_teacher=True']
-    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO},
-                          capture_output=True, text=True, timeout=600)
+    proc = run_tool(SWEEP, 'configs/demo/3d.py', '--x', PD, '1', '100', '--y', NDD, '0.5', '10',
+                    '--seeds', '0', '--work-dir', work_dir, '--cfg-options', *SMALL_TOOL_RUN,
+                    'model.teacher_ckpt=None', 'model.allow_random_teacher=True')
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
 
@@ -67,10 +64,8 @@ def test_grid_writes_table_csv_heatmap_and_resumes(tmp_path):
 
 
 def test_unknown_key_is_named(tmp_path):
-    cmd = [sys.executable, SWEEP, 'configs/demo/3d.py', '--x', 'model.distill_losses.pd.nope',
-           '1', '--y', NDD, '1', '--work-dir', str(tmp_path)]
-    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO},
-                          capture_output=True, text=True, timeout=300)
+    proc = run_tool(SWEEP, 'configs/demo/3d.py', '--x', 'model.distill_losses.pd.nope', '1',
+                    '--y', NDD, '1', '--work-dir', str(tmp_path))
     assert proc.returncode != 0 and 'model.distill_losses.pd.nope' in proc.stderr
 
 
@@ -95,12 +90,10 @@ def test_teacher_cache_is_written_once_per_seed_then_read(tmp_path):
 
 def test_sweep_with_a_teacher_cache_runs_the_teacher_for_the_first_cell_only(tmp_path):
     work, cache = str(tmp_path / 'sweep'), str(tmp_path / 'cache')
-    cmd = [sys.executable, SWEEP, 'configs/demo/3d.py', '--x', PD, '1', '100', '--y', NDD, '0.5',
-           '--seeds', '0', '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN,
-           'model.teacher_ckpt=None', 'model.allow_random_teacher=True',
-           f'model.teacher_cache.dir={cache}']
-    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO},
-                          capture_output=True, text=True, timeout=600)
+    proc = run_tool(SWEEP, 'configs/demo/3d.py', '--x', PD, '1', '100', '--y', NDD, '0.5',
+                    '--seeds', '0', '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN,
+                    'model.teacher_ckpt=None', 'model.allow_random_teacher=True',
+                    f'model.teacher_cache.dir={cache}')
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert os.listdir(cache) == ['seed0']
     manifest = json.load(open(osp.join(cache, 'seed0', 'manifest.json')))

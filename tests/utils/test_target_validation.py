@@ -1,9 +1,5 @@
 """Targets are validated once per batch, on the host, in the data preprocessor; the losses read
 them without a host-device synchronisation."""
-import os
-import subprocess
-import sys
-
 import pytest
 import torch
 from mmpretrain.structures import DataSample
@@ -17,7 +13,7 @@ from mlkd.models.losses import (AssumeNegativeLoss, AsymmetricFocalLoss, Asymmet
                                 WeakAssumeNegativeLoss)
 from mlkd.utils.targets import check_batch_labels
 
-from conftest import REPO, SMALL_TOOL_RUN
+from conftest import REPO, SMALL_TOOL_RUN, run_tool
 
 #: Every way a tensor's value reaches Python (each waits for the device).
 SYNCING = ('__bool__', '__int__', '__float__', '__index__', 'item', 'tolist', 'numpy', 'cpu')
@@ -73,10 +69,8 @@ def test_a_user_adding_mixup_to_a_hard_target_loss_gets_the_error_from_tools_tra
     config.write_text(f"_base_ = ['{REPO}/configs/task_losses/resnet_student_two_way.py']\n"
                       "data_preprocessor = dict(batch_augments=dict(augments=dict("
                       "type='Mixup', alpha=0.8)))\n")
-    run = subprocess.run(
-        [sys.executable, 'tools/train.py', str(config), '--work-dir', str(tmp_path / 'work'),
-         '--cfg-options', *SMALL_TOOL_RUN],
-        cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO}, capture_output=True, text=True)
+    run = run_tool('tools/train.py', str(config), '--work-dir', str(tmp_path / 'work'),
+                   '--cfg-options', *SMALL_TOOL_RUN)
     assert run.returncode != 0
     assert 'batch_augments mix the labels into soft targets; set soft_targets=True' in run.stderr
 
