@@ -625,12 +625,13 @@ def test_dist_train_on_a_busy_port_names_the_port(tmp_path):
     assert 'EADDRINUSE' in out.stderr and f'port: {port}' in out.stderr, out.stderr[-3000:]
 
 
-def test_resume_with_a_checkpoint_of_another_architecture_names_file_and_keys(tmp_path):
-    """Issue 11: this failed deep in the optimizer ("different number of parameter groups")."""
+def test_resume_with_a_checkpoint_of_another_architecture_names_file_and_keys(tmp_path,
+                                                                           student_run):
+    """Issue 11: this failed deep in the optimizer ("different number of parameter groups").
+    The classifier checkpoint is the session's shared one (a full training checkpoint with
+    optimizer state, as a resume reads)."""
     from mlkd.utils.checkpoint import CheckpointMismatchError
-    classifier = _classifier_runner(tmp_path / 'classifier')
-    classifier.train()
-    checkpoint = osp.join(classifier.work_dir, 'epoch_1.pth')
+    checkpoint = student_run['checkpoint']
     cfg = small_run_cfg(DISTILLER, str(tmp_path / 'distiller'), epochs=2, train_samples=16,
                         val_samples=16, batch_size=16)
     cfg.model.update(teacher_ckpt=None, allow_random_teacher=True)

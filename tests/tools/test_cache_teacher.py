@@ -12,7 +12,10 @@ from mlkd.models.distillers.teacher_cache import TeacherCacheError
 from mlkd.utils.cli import load_config
 
 CONFIG = 'configs/kd/kd_multidigits.py'
+#: Two epochs of two shuffled batches each: the cache is extended by an epoch, and a read run has
+#: to find every sample of every epoch's own order; more batches would check nothing more.
 OPTIONS = [*SMALL_TOOL_RUN, 'train_cfg.max_epochs=2', 'train_cfg.val_interval=2',
+           'train_dataloader.dataset.num_samples=32', 'val_dataloader.dataset.num_samples=16',
            'train_dataloader.batch_size=16', 'default_hooks.logger.interval=1',
            'model.teacher_ckpt=None', 'model.allow_random_teacher=True', 'randomness.seed=4']
 
