@@ -146,9 +146,19 @@ def run_python(args: list[str], cwd: str, env: dict, timeout: float = 600,
     return _server.run(args, cwd, env, timeout)
 
 
+#: Variables of the test process that no tool reads and that change from test to test: pytest
+#: names the running test and phase in PYTEST_CURRENT_TEST. Were they passed on, the environment
+#: of every request after the one that started the server would differ from the server's, and
+#: every such run would go to a fresh interpreter.
+PER_TEST_VARIABLES = ('PYTEST_CURRENT_TEST',)
+
+
 def server_env(repo: str) -> dict:
-    """The environment of a plain tool run: this process's, with the checkout on the path."""
-    return {**os.environ, 'PYTHONPATH': repo}
+    """The environment of a plain tool run: this process's (less the variables that name the
+    running test), with the checkout on the path."""
+    env = {k: v for k, v in os.environ.items() if k not in PER_TEST_VARIABLES}
+    env['PYTHONPATH'] = repo
+    return env
 
 
 def close() -> None:
