@@ -133,17 +133,21 @@ _server: ToolServer | None = None
 def run_python(args: list[str], cwd: str, env: dict, timeout: float = 600,
                fresh: bool = False) -> subprocess.CompletedProcess:
     """``subprocess.run([python, *args], cwd=cwd, env=env, capture_output=True, text=True)``,
-    served by the preloaded interpreter where that cannot differ (see the module docstring)."""
+    served by the preloaded interpreter where that cannot differ (see the module docstring). The
+    result's ``served`` attribute says which way it ran."""
     global _server
-    if fresh or os.environ.get('MLKD_TEST_FRESH_TOOLS') == '1' or not args[0].endswith('.py'):
-        return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
-                              timeout=timeout, env=env)
-    if _server is None:
-        _server = ToolServer(server_env(cwd))
-    if not _server.serves(env):
-        return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
-                              timeout=timeout, env=env)
-    return _server.run(args, cwd, env, timeout)
+    if not (fresh or os.environ.get('MLKD_TEST_FRESH_TOOLS') == '1'
+            or not args[0].endswith('.py')):
+        if _server is None:
+            _server = ToolServer(server_env(cwd))
+        if _server.serves(env):
+            completed = _server.run(args, cwd, env, timeout)
+            completed.served = True
+            return completed
+    completed = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
+                               timeout=timeout, env=env)
+    completed.served = False  # tests check that runs are served where they should be
+    return completed
 
 
 #: Variables of the test process that no tool reads and that change from test to test: pytest

@@ -9,12 +9,15 @@ exercises every piece of state a run carries: one iteration (an Adam step, so op
 and a one-cycle scheduler step), a validation pass; the test pass is tools/test.py on its
 checkpoint. Only the fresh-interpreter runs are made here.
 """
+import os
 import os.path as osp
 import re
 
+import pytest
+
 import tool_server
 from conftest import (REPO, SMALL_TOOL_RUN, STUDENT_RUN_CONFIG, STUDENT_RUN_OPTIONS,
-                      assert_same_nested)
+                      assert_same_nested, run_tool)
 from mlkd.utils.checkpoint import load_local_checkpoint
 
 
@@ -63,3 +66,16 @@ def test_a_failing_run_fails_the_same_way():
     usage = _both('tools/train.py', '--no-such-flag')
     assert usage[0].returncode == usage[1].returncode == 2
     assert usage[0].stderr == usage[1].stderr
+
+
+@pytest.mark.parametrize('turn', ['first', 'second'])
+def test_tool_runs_of_later_tests_are_served(turn):
+    """The server only pays if it serves: once, pytest's per-test ``PYTEST_CURRENT_TEST`` (and
+    variables torch and sklearn add in-process) made every run after the first test's differ from
+    the server's environment, so each went to a fresh interpreter, and the comparison above
+    passed trivially. Runs in two tests (two values of that variable), both must be served."""
+    out = run_tool('tools/misc/print_config.py', STUDENT_RUN_CONFIG)
+    assert out.returncode == 0, out.stderr[-2000:]
+    if os.environ.get('MLKD_TEST_FRESH_TOOLS') != '1':
+        assert out.served, (turn, sorted(set(tool_server.server_env(REPO).items())
+                                         ^ set(tool_server._server.env.items())))
