@@ -607,21 +607,6 @@ def parse_shipped_configs_once():
         yield
 
 
-@pytest.fixture(scope='module')
-def frozen_gc():
-    """The module's tests run with the objects that exist when it starts frozen (``gc.freeze``):
-    a full garbage collection then skips them. mmengine's ``BaseDataset`` runs one per dataset
-    build (``_serialize_data``); in a test process holding torch, mmengine and mmpretrain it
-    walks millions of objects, ~0.3 s each time. Only objects made by the module's tests are
-    collected until it ends (then everything is unfrozen)."""
-    import gc
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
 
 @functools.lru_cache(maxsize=2)
 def _uniform_pool(size: int, seed: int) -> torch.Tensor:
