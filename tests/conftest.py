@@ -607,7 +607,6 @@ def parse_shipped_configs_once():
         yield
 
 
-
 @functools.lru_cache(maxsize=2)
 def _uniform_pool(size: int, seed: int) -> torch.Tensor:
     """``size`` numbers drawn from U(0, 1) with ``seed`` (made once per test process)."""
