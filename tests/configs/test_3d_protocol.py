@@ -12,12 +12,14 @@ from mmengine.registry import DefaultScope
 import mlkd
 from mlkd.registry import MODELS
 
-from conftest import REPO, step_on_own_data, write_nus_wide
+from conftest import REPO, cheap_default_init, step_on_own_data, write_nus_wide
 
 #: The method folders of the comparison (3D and its baselines) and the networks they train.
 FOLDERS = ('3d', 'l2d', 'mdkd', 'mld', 'mse', 'ps', 'rkd', 'pkt', 'reviewkd', 'kd', 'teachers',
            'students')
 DATASETS = ('coco', 'voc', 'nuswide')
+
+pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
 
 
 def comparison_configs() -> list[str]:
@@ -91,7 +93,7 @@ def test_table_c4_resnet101_teachers_build_and_score(dataset, num_classes):
     assert cfg.train_cfg.max_epochs == 30   # the L2D / 3D teacher recipe: 30 of 80 epochs
     cfg.model.backbone.pop('init_cfg', None)   # no weight download in tests
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'):
+    with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
         model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor)).eval()
     with torch.no_grad():
         assert model(torch.rand(1, 3, 64, 64), mode='tensor').shape == (1, num_classes)
@@ -102,7 +104,8 @@ def test_nus_wide_leaf_takes_a_step_on_a_fixture_release(tmp_path):
     without any concept included, as the official lists keep it) and train on it."""
     images = {'a\\1.jpg': [0, 80], 'a\\2.jpg': [], 'b\\3.jpg': [5]}
     write_nus_wide(tmp_path / 'nuswide', images, images)
-    losses = step_on_own_data(
-        osp.join(REPO, 'configs', '3d', '3d_nuswide_resnet101_to_resnet34.py'),
-        dict(data_root=str(tmp_path / 'nuswide')))
+    with cheap_default_init():
+        losses = step_on_own_data(
+            osp.join(REPO, 'configs', '3d', '3d_nuswide_resnet101_to_resnet34.py'),
+            dict(data_root=str(tmp_path / 'nuswide'), serialize_data=False))
     assert {'loss_cls', 'loss_pd', 'loss_ndd'} <= set(losses)

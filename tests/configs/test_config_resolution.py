@@ -8,6 +8,8 @@ import pytest
 
 from make_config_snapshots import CONFIGS, SAMPLE, encode, resolve, snapshot_path
 
+pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
+
 
 def _first_difference(expected, actual, path: str = '') -> str | None:
     """Where ``actual`` departs from ``expected`` (key order included), or ``None``."""

@@ -10,9 +10,11 @@ from mmengine.registry import DefaultScope
 import mlkd
 from mlkd.registry import MODELS
 
-from conftest import config_path
+from conftest import cheap_default_init, config_path
 
 MODEL_FILES = sorted(glob.glob(config_path('_base_', 'models', '*.py')))
+
+pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
 
 
 def test_the_source_papers_backbones_are_covered():
@@ -31,7 +33,7 @@ def test_model_builds_and_scores(path):
     model_cfg.backbone.pop('init_cfg', None)   # no weight download in tests
     digits = 'digits' in path
     size = 32 if digits else 224
-    with DefaultScope.overwrite_default_scope('mlkd'):
+    with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
         model = MODELS.build(model_cfg)
     model.eval()
     with torch.no_grad():

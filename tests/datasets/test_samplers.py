@@ -85,11 +85,16 @@ def test_epochs_and_samples_get_different_augmentations(reference):
 
 
 def test_two_processes_give_each_sample_the_augmentation_of_one_process(reference, monkeypatch):
+    """Each rank's loader (persistent workers, as shipped) runs every epoch, as in training;
+    fresh workers at a later epoch are the resumed-loader test's subject."""
+    shards = {}
+    for rank in (0, 1):
+        monkeypatch.setattr(mmengine_sampler, 'get_dist_info', lambda rank=rank: (rank, 2))
+        shards[rank] = _augmented(_loader(2, True))
     for epoch in range(EPOCHS):
         merged = {}
         for rank in (0, 1):
-            monkeypatch.setattr(mmengine_sampler, 'get_dist_info', lambda rank=rank: (rank, 2))
-            shard = _augmented(_loader(2, True), epochs=[epoch])[epoch]
+            shard = shards[rank][epoch]
             assert len(shard) == (NUM_SAMPLES + 1) // 2            # rank 1 repeats one index
             for index, seen in shard.items():
                 _assert_same(merged.setdefault(index, seen), seen)

@@ -15,6 +15,8 @@ from conftest import REPO, load_tool
 
 render_reproduction = load_tool('misc/render_reproduction')
 
+pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
+
 
 @pytest.fixture(scope='module')
 def paper_cells():
