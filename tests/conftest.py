@@ -180,21 +180,26 @@ def assert_png(path: str) -> None:
     assert image.std() > 0, f'{path} is blank'
 
 
-def whole_and_resumed_runs(make_cfg, root, epochs: int = 2):
-    """Train ``epochs`` epochs in one go, and ``epochs - 1`` epochs then resume to ``epochs``.
+def whole_and_resumed_runs(make_cfg, root, epochs: int = 2, resume_from: int | None = None):
+    """Train ``epochs`` epochs in one go, then resume that run from its own checkpoint of epoch
+    ``resume_from`` (``epochs - 1`` by default), as a run killed once that epoch was saved is
+    resumed, in a work dir of its own, to ``epochs``.
 
-    ``make_cfg(work_dir, epochs, schedule_epochs)`` returns a run config; the schedule always
-    spans ``epochs`` so both runs follow the same learning-rate curve. The loaders are whatever
-    ``make_cfg`` sets up (``small_run_cfg(..., num_workers=None)`` keeps a config's own). Returns
-    both runners.
+    The resumed Runner starts from nothing but the checkpoint (it is built from the config like
+    any other run), so it ends where the whole run did only if the checkpoint carries, and resume
+    restores, everything the rest of the run depends on: weights, buffers and loss states,
+    optimizer, schedulers, step, random generators, the sampler's epoch. ``make_cfg(work_dir,
+    epochs)`` returns a run config whose schedule spans ``epochs`` and which saves a checkpoint
+    every epoch; the loaders are whatever it sets up (``small_run_cfg(..., num_workers=None)``
+    keeps a config's own). Returns both runners.
     """
     from mmengine.runner import Runner
-    whole = Runner.from_cfg(make_cfg(osp.join(str(root), 'whole'), epochs, epochs))
+    resume_from = epochs - 1 if resume_from is None else resume_from
+    assert 1 <= resume_from < epochs, (resume_from, epochs)
+    whole = Runner.from_cfg(make_cfg(osp.join(str(root), 'whole'), epochs))
     whole.train()
-    part = make_cfg(osp.join(str(root), 'part'), epochs - 1, epochs)
-    Runner.from_cfg(part).train()
-    again = make_cfg(part.work_dir, epochs, epochs)
-    again.resume, again.load_from = True, osp.join(part.work_dir, f'epoch_{epochs - 1}.pth')
+    again = make_cfg(osp.join(str(root), 'resumed'), epochs)
+    again.resume, again.load_from = True, osp.join(whole.work_dir, f'epoch_{resume_from}.pth')
     assert osp.isfile(again.load_from)
     resumed = Runner.from_cfg(again)
     resumed.train()
@@ -707,3 +712,17 @@ def cheap_default_init(pool_size: int = 1_000_003, seed: int = 0):
         yield
     finally:
         torch.Tensor.uniform_ = original
+
+
+@pytest.fixture(scope='session')
+def multidigits_teacher_ckpt(tmp_path_factory) -> str:
+    """A trained teacher checkpoint: ``configs/multidigits/mldecoder_teacher.py``, one epoch on
+    64 samples (``small_run_cfg``), trained once per session (also under pytest-xdist) for the
+    distillation tests that load a real teacher. Read it; never write next to it."""
+    with shared_across_workers(tmp_path_factory, 'multidigits_teacher') as (root, done):
+        if not done:
+            from mmengine.runner import Runner
+            Runner.from_cfg(small_run_cfg(config_path('multidigits', 'mldecoder_teacher.py'),
+                                          str(root), epochs=1, train_samples=64,
+                                          val_samples=32)).train()
+    return str(root / 'epoch_1.pth')
