@@ -4,16 +4,12 @@ PyTorch runs float16 autocast and loss scaling on CPU too, so the whole ``--amp`
 activations in teacher and student, fp32 losses, dynamic loss scaling with skipped steps, the
 scaler in checkpoints, resume) is exercised here without a GPU.
 """
-import os
 import os.path as osp
-import subprocess
-import sys
 
 import pytest
 import torch
 from mmengine.hooks import Hook
 from mmengine.optim import AmpOptimWrapper
-from mmengine.runner import Runner
 from torch import nn
 
 from mlkd.engine.optimizers import MixedPrecisionOptimWrapper
@@ -21,10 +17,9 @@ from mlkd.models.losses import full_precision
 from mlkd.models.losses.base import RoutedLoss
 from mlkd.registry import HOOKS, MODELS
 
-from conftest import (REPO, SMALL_TOOL_RUN, assert_same_state, config_path, small_run_cfg,
+from conftest import (SMALL_TOOL_RUN, assert_same_state, config_path, run_tool, small_run_cfg,
                       whole_and_resumed_runs)
 
-TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 STUDENT = config_path('multidigits', 'resnet_student.py')
 THREE_D = config_path('3d', '3d_multidigits.py')
 
@@ -150,10 +145,12 @@ class _AutocastProbeLoss(RoutedLoss):
 
 
 class _DtypeProbeHook(Hook):
-    """Records the scale and the dtype of the first conv outputs of student and teacher."""
+    """Records the student's weights at the start, the loss scale after every iteration and the
+    dtype of the first conv outputs of student and teacher."""
 
     def before_run(self, runner):
         model = runner.model
+        self.start = {k: v.clone() for k, v in model.student.state_dict().items()}
         self.scales, self.dtypes, self._last = [], set(), {}
         for role in ('student', 'teacher'):
             conv = next(m for m in getattr(model, role).modules() if isinstance(m, nn.Conv2d))
@@ -169,25 +166,16 @@ class _DtypeProbeHook(Hook):
 HOOKS.register_module(module=_DtypeProbeHook, force=True)
 
 
-@pytest.fixture(scope='module')
-def teacher_ckpt(tmp_path_factory):
-    work = str(tmp_path_factory.mktemp('teacher'))
-    Runner.from_cfg(small_run_cfg(TEACHER, work, epochs=1, train_samples=64,
-                                  val_samples=32)).train()
-    return osp.join(work, 'epoch_1.pth')
-
-
-def _amp_distill_cfg(work_dir, teacher_ckpt, epochs, schedule_epochs=None, extra_loss=False):
+def _amp_distill_cfg(work_dir, teacher_ckpt, epochs):
     cfg = small_run_cfg(THREE_D, work_dir, epochs=epochs, train_samples=64, batch_size=16,
-                        val_samples=32, schedule_epochs=schedule_epochs)
+                        val_samples=32)
     cfg.model.teacher_ckpt = teacher_ckpt
     # A small initial scale and fast growth so that a few steps overflow and are skipped and a
     # few grow the scale within eight iterations.
     cfg.optim_wrapper.update(type='MixedPrecisionOptimWrapper', dtype='float16',
                              loss_scale=dict(init_scale=2.0 ** 10, growth_interval=2))
-    if extra_loss:
-        cfg.model.distill_losses['probe'] = dict(type='_AutocastProbeLoss')
-    cfg.custom_hooks = list(cfg.get('custom_hooks', [])) + [dict(type='_DtypeProbeHook')]
+    cfg.model.distill_losses['probe'] = dict(type='_AutocastProbeLoss')   # adds 0: a witness
+    cfg.custom_hooks = list(cfg.custom_hooks) + [dict(type='_DtypeProbeHook')]
     return cfg
 
 
@@ -195,12 +183,18 @@ def _probe(runner):
     return next(h for h in runner.hooks if isinstance(h, _DtypeProbeHook))
 
 
-def test_distillation_trains_in_fp16_with_losses_in_fp32(tmp_path, teacher_ckpt):
+@pytest.fixture(scope='module')
+def fp16_runs(tmp_path_factory, multidigits_teacher_ckpt):
+    """fp16 distillation from a trained teacher, 2 epochs of 4 iterations, and the same run
+    killed after epoch 1 and resumed: the two tests below read these runs."""
     _AutocastProbeLoss.seen.clear()
-    runner = Runner.from_cfg(_amp_distill_cfg(str(tmp_path), teacher_ckpt, epochs=1,
-                                              extra_loss=True))
-    start = {k: v.clone() for k, v in runner.model.student.state_dict().items()}
-    runner.train()
+    return whole_and_resumed_runs(
+        lambda work, epochs: _amp_distill_cfg(work, multidigits_teacher_ckpt, epochs),
+        tmp_path_factory.mktemp('fp16'))
+
+
+def test_distillation_trains_in_fp16_with_losses_in_fp32(fp16_runs):
+    runner = fp16_runs[0]
     probe = _probe(runner)
     assert probe.dtypes == {('student', torch.float16), ('teacher', torch.float16)}
     # The networks ran under autocast, the losses with autocast off.
@@ -208,18 +202,16 @@ def test_distillation_trains_in_fp16_with_losses_in_fp32(tmp_path, teacher_ckpt)
         seen == (False, torch.float32) for seen in _AutocastProbeLoss.seen)
     assert min(probe.scales) < 2.0 ** 10 or max(probe.scales) > 2.0 ** 10
     changed = [k for k, v in runner.model.student.state_dict().items()
-               if v.is_floating_point() and not torch.equal(v, start[k])]
+               if v.is_floating_point() and not torch.equal(v, probe.start[k])]
     assert any(k.endswith('weight') for k in changed)
-    ckpt = torch.load(osp.join(str(tmp_path), 'epoch_1.pth'), map_location='cpu',
+    ckpt = torch.load(osp.join(runner.work_dir, 'epoch_2.pth'), map_location='cpu',
                       weights_only=False)
     assert ckpt['optimizer']['loss_scaler']['scale'] == probe.scales[-1]
 
 
-def test_fp16_distillation_resume_equals_uninterrupted_run(tmp_path, teacher_ckpt):
+def test_fp16_distillation_resume_equals_uninterrupted_run(fp16_runs):
     """Needs the loss scaler restored: another scale would skip other steps."""
-    whole, resumed = whole_and_resumed_runs(
-        lambda work, epochs, schedule: _amp_distill_cfg(work, teacher_ckpt, epochs, schedule),
-        tmp_path)
+    whole, resumed = fp16_runs
     scales = _probe(whole).scales
     assert len(set(scales)) > 1, scales  # the run did skip steps and grow the scale
     assert _probe(resumed).scales == scales[len(scales) // 2:]
@@ -228,9 +220,9 @@ def test_fp16_distillation_resume_equals_uninterrupted_run(tmp_path, teacher_ckp
 
 def test_train_tool_amp_runs_on_cpu(tmp_path):
     work = str(tmp_path / 'work')
-    out = subprocess.run([sys.executable, 'tools/train.py', STUDENT, '--amp', '--work-dir', work,
-                          '--cfg-options', *SMALL_TOOL_RUN], capture_output=True, text=True,
-                         cwd=REPO, timeout=600, env={**os.environ, 'CUDA_VISIBLE_DEVICES': ''})
+    # No GPU visible, also on a GPU machine (a fresh interpreter, since the environment differs).
+    out = run_tool('tools/train.py', STUDENT, '--amp', '--work-dir', work,
+                   '--cfg-options', *SMALL_TOOL_RUN, env={'CUDA_VISIBLE_DEVICES': ''})
     assert out.returncode == 0, out.stderr[-3000:]
     assert 'mixed precision: autocast cpu to torch.bfloat16, loss scaling off' in \
         out.stdout + out.stderr

@@ -25,11 +25,10 @@ SHIPPED_CONFIGS = [*sorted(glob.glob(config_path('multidigits', '*.py'))),
                    config_path('3d', '3d_multidigits.py')]
 
 
-def _shipped_run_cfg(config, work_dir, epochs, schedule_epochs):
+def _shipped_run_cfg(config, work_dir, epochs):
     """``config`` as shipped (augmentation, 2 persistent workers per loader), tiny data."""
-    cfg = small_run_cfg(config, work_dir, epochs=epochs, schedule_epochs=schedule_epochs,
-                        train_samples=32, val_samples=16, batch_size=16, augment=True,
-                        num_workers=None)
+    cfg = small_run_cfg(config, work_dir, epochs=epochs, train_samples=32, val_samples=16,
+                        batch_size=16, augment=True, num_workers=None)
     if 'teacher_ckpt' in cfg.model:
         # a random teacher, the same in every run (same seed)
         cfg.model.teacher_ckpt, cfg.model.allow_random_teacher = None, True
@@ -38,26 +37,39 @@ def _shipped_run_cfg(config, work_dir, epochs, schedule_epochs):
 
 @pytest.mark.parametrize('config', SHIPPED_CONFIGS, ids=osp.basename)
 def test_resumed_run_equals_uninterrupted_run(config, tmp_path):
-    """2 epochs + resume to 3 equals 3 epochs bit for bit, with the shipped loaders."""
-    whole, resumed = whole_and_resumed_runs(
-        functools.partial(_shipped_run_cfg, config), tmp_path, epochs=3)
+    """A run killed after epoch 1 and resumed to 2 equals the uninterrupted 2 epochs bit for bit,
+    with the shipped loaders. One resumed epoch is enough: everything the checkpoint must carry
+    (optimizer, schedulers mid-cycle, generators, sampler epoch) is used in it, and the whole
+    run's second epoch reuses its persistent workers while the resumed run starts new ones.
+    ``test_train_tool_resume_equals_uninterrupted_run`` resumes over an epoch boundary."""
+    whole, resumed = whole_and_resumed_runs(functools.partial(_shipped_run_cfg, config), tmp_path)
     loader = whole.train_dataloader
     assert (loader.num_workers, loader.persistent_workers) == (2, True)
-    assert resumed.epoch == whole.epoch == 3
+    assert resumed.epoch == whole.epoch == 2
     assert_same_run_state(resumed, whole)
 
 
-def test_train_tool_resume_equals_uninterrupted_run(tmp_path):
-    """As a user runs it: 3 epochs, or 2 epochs then --resume, of the 12-epoch schedule."""
-    whole, part = str(tmp_path / 'whole'), str(tmp_path / 'part')
-    options = ['randomness.seed=0', 'train_dataloader.batch_size=16', *TINY_TOOL_DATA]
-    for work_dir, epochs, resume in ((whole, 3, []), (part, 2, []),
-                                     (part, 3, ['--resume', osp.join(part, 'epoch_2.pth')])):
+@pytest.fixture(scope='module')
+def train_tool_runs(tmp_path_factory):
+    """tools/train.py as a user runs it (the shipped loaders, the 12-epoch schedule): 3 epochs
+    in ``whole``, and in ``resumed`` a ``--resume`` from the whole run's epoch-1 checkpoint (a
+    run killed after epoch 1) to 3, which continues over an epoch boundary."""
+    root = tmp_path_factory.mktemp('train_tool')
+    whole, resumed = str(root / 'whole'), str(root / 'resumed')
+    options = ['train_cfg.max_epochs=3', 'randomness.seed=0', 'train_dataloader.batch_size=16',
+               *TINY_TOOL_DATA]
+    for work_dir, resume in ((whole, []), (resumed, ['--resume', osp.join(whole, 'epoch_1.pth')])):
         out = run_tool('tools/train.py', STUDENT, '--work-dir', work_dir, *resume,
-                        '--cfg-options', f'train_cfg.max_epochs={epochs}', *options)
+                       '--cfg-options', *options)
         assert out.returncode == 0, out.stderr[-3000:]
-    expected = load_local_checkpoint(osp.join(whole, 'epoch_3.pth'))
-    resumed = load_local_checkpoint(osp.join(part, 'epoch_3.pth'))
+    return {'whole': whole, 'resumed': resumed}
+
+
+def test_train_tool_resume_equals_uninterrupted_run(train_tool_runs):
+    """As a user runs it: 3 epochs, or 1 epoch then --resume to 3, of the 12-epoch schedule."""
+    expected = load_local_checkpoint(osp.join(train_tool_runs['whole'], 'epoch_3.pth'))
+    resumed = load_local_checkpoint(osp.join(train_tool_runs['resumed'], 'epoch_3.pth'))
+    assert not osp.exists(osp.join(train_tool_runs['resumed'], 'epoch_1.pth'))  # it did resume
     for key in ('state_dict', 'optimizer', 'param_schedulers'):
         assert_same_nested(resumed[key], expected[key], key)
 
@@ -82,17 +94,13 @@ def test_train_tool_reports_a_missing_resume_checkpoint(tmp_path):
     assert '--resume checkpoint not found' in out.stderr and 'gone.pth' in out.stderr
 
 
-def test_train_then_test_tool_with_out_file(tmp_path):
-    """train.py writes a checkpoint that test.py (torch >= 2.6) loads, evaluates and dumps."""
-    work = str(tmp_path / 'work')
-    out = run_tool('tools/train.py', STUDENT, '--work-dir', work, '--cfg-options',
-                    *SMALL_TOOL_RUN)
-    assert out.returncode == 0, out.stderr[-3000:]
-    ckpt = osp.join(work, 'epoch_1.pth')
-    assert osp.isfile(ckpt)
+def test_train_then_test_tool_with_out_file(train_tool_runs, tmp_path):
+    """A checkpoint tools/train.py wrote (the 3-epoch run above) is loaded by tools/test.py
+    (torch >= 2.6), evaluated and dumped."""
+    ckpt = osp.join(train_tool_runs['whole'], 'epoch_3.pth')
     dump = str(tmp_path / 'scores.npz')
-    out = run_tool('tools/test.py', STUDENT, ckpt, '--work-dir', work, '--out', dump,
-                    '--cfg-options', *SMALL_TOOL_RUN)
+    out = run_tool('tools/test.py', STUDENT, ckpt, '--work-dir', train_tool_runs['whole'],
+                   '--out', dump, '--cfg-options', *SMALL_TOOL_RUN)
     assert out.returncode == 0, out.stderr[-3000:]
     log = out.stdout + out.stderr
     assert f'Loaded checkpoint {ckpt}' in log
