@@ -1,5 +1,5 @@
 """Single-positive configs on MultiDigits: each builds and trains; per-sample state survives resume;
-the heatmap tool runs on a tiny SCL run made with tools/train.py."""
+the heatmap tool runs on a tiny SCL run."""
 import csv
 import glob
 import math
@@ -67,30 +67,44 @@ def test_config_builds_and_takes_steps(name, tmp_path):
             assert loss.known[:32].any(dim=(1, 2)).all() and not loss.known[32:].any()
 
 
+@pytest.fixture(scope='module')
+def resume_runs(tmp_path_factory):
+    """``resume_runs(method)``: 2 epochs of the method's config (48 samples, augmentation), and
+    the same run killed after epoch 1 and resumed (made once per module)."""
+    made = {}
+
+    def runs(method):
+        if method not in made:
+            config = config_path('spml', f'{method}_multidigits.py')
+            made[method] = whole_and_resumed_runs(
+                lambda work, epochs: small_run_cfg(config, work, epochs=epochs, train_samples=48,
+                                                   val_samples=16, batch_size=16, augment=True),
+                tmp_path_factory.mktemp(f'resume_{method}'))
+        return made[method]
+    return runs
+
+
 @pytest.mark.parametrize('method', ['role', 'scl'])   # parameter + buffer; host store
-def test_resume_keeps_the_per_sample_state(method, tmp_path):
-    config = config_path('spml', f'{method}_multidigits.py')
-    whole, resumed = whole_and_resumed_runs(
-        lambda work, epochs, schedule: small_run_cfg(
-            config, work, epochs=epochs, schedule_epochs=schedule, train_samples=48,
-            val_samples=16, batch_size=16, augment=True), tmp_path, epochs=3)
-    assert resumed.iter == whole.iter == 9
+def test_resume_keeps_the_per_sample_state(method, resume_runs):
+    whole, resumed = resume_runs(method)
+    assert resumed.iter == whole.iter == 6
     assert_same_state(resumed.model, whole.model, atol=0)
     state = resumed.model.state_dict()
     key = {'role': 'losses.role.label_logits', 'scl': 'losses.scl.heatmaps'}[method]
     assert key in state and state[key][:48].float().abs().sum() > 0
 
 
-def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
+def test_heatmap_overlays_tool_on_a_tiny_scl_run(resume_runs, tmp_path):
+    """The tool on the last checkpoint of the SCL run above (48 training images, 2 epochs)."""
     config = config_path('spml', 'scl_multidigits.py')
-    work, out = str(tmp_path / 'work'), str(tmp_path / 'overlays')
-    run = run_tool('tools/train.py', config, '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert 'SpatialConsistencyLoss: heatmap store 1500 images x 10 classes x 8x8 uint8' in \
-        run.stdout + run.stderr
-    ckpt = osp.join(work, 'epoch_1.pth')
+    work, out = resume_runs('scl')[0].work_dir, str(tmp_path / 'overlays')
+    logs = glob.glob(osp.join(work, '*', '*.log'))
+    assert logs and 'SpatialConsistencyLoss: heatmap store 1500 images x 10 classes x 8x8 uint8' \
+        in open(logs[0]).read()
+    ckpt = osp.join(work, 'epoch_2.pth')
     run = run_tool('tools/visualization/heatmap_overlays.py', config, ckpt, '--out-dir', out,
-                   '--indices', '0', '3', '--top-k', '3', '--cfg-options', *SMALL_TOOL_RUN)
+                   '--indices', '0', '3', '--top-k', '3', '--cfg-options', *SMALL_TOOL_RUN,
+                   'train_dataloader.dataset.num_samples=48')
     assert run.returncode == 0, run.stderr[-3000:]
     assert osp.getsize(osp.join(out, 'heatmap_overlays.png')) > 1000
     with open(osp.join(out, 'heatmap_overlays.csv')) as f:
@@ -107,7 +121,7 @@ def test_heatmap_overlays_tool_on_a_tiny_scl_run(tmp_path):
     from mlkd.datasets.multidigits import MultiDigits
     train = Config.fromfile(config).train_dataloader.dataset.to_dict()   # the run's training set
     train.pop('type')
-    data = MultiDigits(**{**train, 'num_samples': 64, 'pipeline': []})
+    data = MultiDigits(**{**train, 'num_samples': 48, 'pipeline': []})
     for r in rows:   # the true column is the clean label set of that training image
         truth = int(r['cls']) in data.get_data_info(int(r['sample_idx']))['gt_label_full']
         assert r['true'] == str(truth)

@@ -19,12 +19,9 @@ TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 MLD = config_path('mld', 'mld_multidigits.py')
 
 
-@pytest.fixture(scope='module')
-def teacher_ckpt(tmp_path_factory):
-    work = str(tmp_path_factory.mktemp('teacher'))
-    cfg = small_run_cfg(TEACHER, work, epochs=1, train_samples=64, val_samples=32)
-    Runner.from_cfg(cfg).train()
-    return osp.join(work, 'epoch_1.pth')
+@pytest.fixture
+def teacher_ckpt(multidigits_teacher_ckpt):
+    return multidigits_teacher_ckpt
 
 
 def _distill_cfg(work_dir, teacher_ckpt, epochs=1, **kw):
@@ -33,36 +30,42 @@ def _distill_cfg(work_dir, teacher_ckpt, epochs=1, **kw):
     return cfg
 
 
-def test_teacher_is_evaluated_before_the_first_step(tmp_work_dir, teacher_ckpt):
-    runner = Runner.from_cfg(_distill_cfg(tmp_work_dir, teacher_ckpt))
-    runner.train()
+@pytest.fixture(scope='module')
+def with_and_without_teacher_evaluation(tmp_path_factory, multidigits_teacher_ckpt):
+    """One epoch of MLD with augmentation, with and without the TeacherEvalHook."""
+    root = tmp_path_factory.mktemp('teacher_eval')
+    runners = {}
+    for name, keep in (('with', True), ('without', False)):
+        cfg = _distill_cfg(str(root / name), multidigits_teacher_ckpt, augment=True)
+        if not keep:
+            cfg.custom_hooks = [h for h in cfg.custom_hooks if h['type'] != 'TeacherEvalHook']
+        runners[name] = Runner.from_cfg(cfg)
+        runners[name].train()
+    return runners
+
+
+def test_teacher_is_evaluated_before_the_first_step(with_and_without_teacher_evaluation,
+                                                    teacher_ckpt, tmp_work_dir):
+    runner = with_and_without_teacher_evaluation['with']
     teacher_map = runner.message_hub.get_scalar('teacher/mAP').current()
     # Independent check: evaluate the same checkpoint as a plain classifier.
-    cfg = small_run_cfg(TEACHER, tmp_work_dir + '_t', epochs=1, train_samples=64,
-                        val_samples=32)
+    cfg = small_run_cfg(TEACHER, tmp_work_dir, epochs=1, train_samples=64, val_samples=32)
     cfg.load_from = teacher_ckpt
     metrics = Runner.from_cfg(cfg).val()
     assert teacher_map == pytest.approx(metrics['mAP'], abs=1e-6)
 
 
-def test_teacher_evaluation_does_not_change_training(tmp_path, teacher_ckpt):
+def test_teacher_evaluation_does_not_change_training(with_and_without_teacher_evaluation):
     """The hook's val pass must leave the RNG streams alone: same weights with and without it."""
-    runners = []
-    for name, keep in (('with', True), ('without', False)):
-        cfg = _distill_cfg(str(tmp_path / name), teacher_ckpt, augment=True)
-        if not keep:
-            cfg.custom_hooks = [h for h in cfg.custom_hooks if h['type'] != 'TeacherEvalHook']
-        runner = Runner.from_cfg(cfg)
-        runner.train()
-        runners.append(runner)
-    assert 'teacher/mAP' in runners[0].message_hub.log_scalars
-    assert_same_state(runners[0].model, runners[1].model, atol=0)
+    runners = with_and_without_teacher_evaluation
+    assert 'teacher/mAP' in runners['with'].message_hub.log_scalars
+    assert 'teacher/mAP' not in runners['without'].message_hub.log_scalars
+    assert_same_state(runners['with'].model, runners['without'].model, atol=0)
 
 
 def test_distiller_resume_equals_uninterrupted_run(tmp_path, teacher_ckpt):
     whole, resumed = whole_and_resumed_runs(
-        lambda work, epochs, schedule: _distill_cfg(work, teacher_ckpt, epochs,
-                                                    schedule_epochs=schedule), tmp_path)
+        lambda work, epochs: _distill_cfg(work, teacher_ckpt, epochs), tmp_path)
     assert_same_state(resumed.model, whole.model)
 
 

@@ -9,11 +9,10 @@ import json
 import os
 import os.path as osp
 import subprocess
-import sys
 
 import torch
 
-from conftest import REPO, config_path, free_port, write_tiny_distiller_config
+from conftest import REPO, config_path, free_port, run_tool, write_tiny_distiller_config
 
 
 def _write_config(tmp_path):
@@ -29,6 +28,12 @@ def _write_config(tmp_path):
         randomness = dict(seed=5)
         default_hooks = dict(logger=dict(interval=1), checkpoint=dict(interval=2))
         custom_hooks = [dict(type='TeacherCacheHook')]
+        # 32 samples: one batch of 16 per rank, or of 32 in one process, per epoch
+        train_dataloader = dict(batch_size=16, num_workers=0, persistent_workers=False,
+                                dataset=dict(num_samples=32))
+        val_dataloader = dict(num_workers=0, persistent_workers=False,
+                              dataset=dict(num_samples=16))
+        test_dataloader = val_dataloader
     ''')
 
 
@@ -45,16 +50,17 @@ def test_two_process_write_then_one_process_read_equals_live(tmp_path):
           '--cfg-options', f'model.teacher_cache.dir={cache}', 'model.teacher_cache.mode=write'],
          env)
     manifest = json.load(open(osp.join(cache, 'manifest.json')))
-    assert manifest['epochs'] == {'0': {'rows': 64, 'world_size': 2},
-                                  '1': {'rows': 64, 'world_size': 2}}
+    assert manifest['epochs'] == {'0': {'rows': 32, 'world_size': 2},
+                                  '1': {'rows': 32, 'world_size': 2}}
     assert sorted(os.listdir(osp.join(cache, 'epoch_0001'))) == [
         'shard_00000_of_00002', 'shard_00001_of_00002']
     runs = {}
     for name, options in (('live', []), ('read', [f'model.teacher_cache.dir={cache}',
                                                    'model.teacher_cache.mode=read'])):
         work_dir = str(tmp_path / name)
-        _run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
-              '--cfg-options', 'train_dataloader.batch_size=32', *options], env)
+        out = run_tool('tools/train.py', config, '--work-dir', work_dir,
+                       '--cfg-options', 'train_dataloader.batch_size=32', *options)
+        assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
         runs[name] = torch.load(osp.join(work_dir, 'epoch_2.pth'), weights_only=False)
     live, read = runs['live']['state_dict'], runs['read']['state_dict']
     assert live.keys() == read.keys()

@@ -233,10 +233,9 @@ def test_two_ranks_keep_the_state_of_one_process(tmp_path):
 def test_resume_continues_the_state_bit_for_bit(tmp_path):
     from conftest import assert_same_run_state, config_path, small_run_cfg, whole_and_resumed_runs
 
-    def make_cfg(work_dir, epochs, schedule_epochs):
+    def make_cfg(work_dir, epochs):
         cfg = small_run_cfg(config_path('spml', 'an_multidigits.py'), work_dir, epochs=epochs,
-                            schedule_epochs=schedule_epochs, train_samples=64, val_samples=32,
-                            num_workers=None)
+                            train_samples=64, val_samples=32, num_workers=None)
         cfg.model.losses['toy'] = dict(type='ToyRunningMeanLoss', num_samples=64)
         return cfg
 
