@@ -19,11 +19,6 @@ TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 MLD = config_path('mld', 'mld_multidigits.py')
 
 
-@pytest.fixture
-def teacher_ckpt(multidigits_teacher_ckpt):
-    return multidigits_teacher_ckpt
-
-
 def _distill_cfg(work_dir, teacher_ckpt, epochs=1, **kw):
     cfg = small_run_cfg(MLD, work_dir, epochs=epochs, train_samples=64, val_samples=32, **kw)
     cfg.model.teacher_ckpt = teacher_ckpt
@@ -45,12 +40,12 @@ def with_and_without_teacher_evaluation(tmp_path_factory, multidigits_teacher_ck
 
 
 def test_teacher_is_evaluated_before_the_first_step(with_and_without_teacher_evaluation,
-                                                    teacher_ckpt, tmp_work_dir):
+                                                    multidigits_teacher_ckpt, tmp_work_dir):
     runner = with_and_without_teacher_evaluation['with']
     teacher_map = runner.message_hub.get_scalar('teacher/mAP').current()
     # Independent check: evaluate the same checkpoint as a plain classifier.
     cfg = small_run_cfg(TEACHER, tmp_work_dir, epochs=1, train_samples=64, val_samples=32)
-    cfg.load_from = teacher_ckpt
+    cfg.load_from = multidigits_teacher_ckpt
     metrics = Runner.from_cfg(cfg).val()
     assert teacher_map == pytest.approx(metrics['mAP'], abs=1e-6)
 
@@ -63,14 +58,15 @@ def test_teacher_evaluation_does_not_change_training(with_and_without_teacher_ev
     assert_same_state(runners['with'].model, runners['without'].model, atol=0)
 
 
-def test_distiller_resume_equals_uninterrupted_run(tmp_path, teacher_ckpt):
+def test_distiller_resume_equals_uninterrupted_run(tmp_path, multidigits_teacher_ckpt):
     whole, resumed = whole_and_resumed_runs(
-        lambda work, epochs: _distill_cfg(work, teacher_ckpt, epochs), tmp_path)
+        lambda work, epochs: _distill_cfg(work, multidigits_teacher_ckpt, epochs), tmp_path)
     assert_same_state(resumed.model, whole.model)
 
 
-def test_student_ema_and_export_load_into_plain_mmpretrain(tmp_work_dir, teacher_ckpt, tmp_path):
-    cfg = _distill_cfg(tmp_work_dir, teacher_ckpt)
+def test_student_ema_and_export_load_into_plain_mmpretrain(tmp_work_dir, multidigits_teacher_ckpt,
+                                                           tmp_path):
+    cfg = _distill_cfg(tmp_work_dir, multidigits_teacher_ckpt)
     cfg.custom_hooks = list(cfg.custom_hooks) + [
         dict(type='StudentEMAHook', momentum=0.5, priority='ABOVE_NORMAL')]
     runner = Runner.from_cfg(cfg)
@@ -101,14 +97,14 @@ def test_student_ema_and_export_load_into_plain_mmpretrain(tmp_work_dir, teacher
     assert exported['meta']['classes'] == [str(i) for i in range(10)]
 
 
-def test_export_refuses_a_plain_classifier_checkpoint(teacher_ckpt, tmp_path):
+def test_export_refuses_a_plain_classifier_checkpoint(multidigits_teacher_ckpt, tmp_path):
     import importlib.util
     spec = importlib.util.spec_from_file_location(
         'export_student', osp.join(REPO, 'tools', 'export_student.py'))
     export = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(export)
     with pytest.raises(ValueError, match='not a distiller checkpoint'):
-        export.export_student(teacher_ckpt, str(tmp_path / 'x.pth'))
+        export.export_student(multidigits_teacher_ckpt, str(tmp_path / 'x.pth'))
 
 
 def test_two_view_batches_are_normalised_per_view():
