@@ -40,8 +40,7 @@ def test_resumed_run_equals_uninterrupted_run(config, tmp_path):
     """A run killed after epoch 1 and resumed to 2 equals the uninterrupted 2 epochs bit for bit,
     with the shipped loaders. One resumed epoch is enough: everything the checkpoint must carry
     (optimizer, schedulers mid-cycle, generators, sampler epoch) is used in it, and the whole
-    run's second epoch reuses its persistent workers while the resumed run starts new ones.
-    ``test_train_tool_resume_equals_uninterrupted_run`` resumes over an epoch boundary."""
+    run's second epoch reuses its persistent workers while the resumed run starts new ones."""
     whole, resumed = whole_and_resumed_runs(functools.partial(_shipped_run_cfg, config), tmp_path)
     loader = whole.train_dataloader
     assert (loader.num_workers, loader.persistent_workers) == (2, True)
@@ -52,13 +51,13 @@ def test_resumed_run_equals_uninterrupted_run(config, tmp_path):
 @pytest.fixture(scope='module')
 def train_tool_runs(tmp_path_factory):
     """tools/train.py as a user runs it (the shipped loaders, the 12-epoch schedule): 3 epochs
-    in ``whole``, and in ``resumed`` a ``--resume`` from the whole run's epoch-1 checkpoint (a
-    run killed after epoch 1) to 3, which continues over an epoch boundary."""
+    in ``whole``, and in ``resumed`` a ``--resume`` from the whole run's epoch-2 checkpoint (a
+    run killed after epoch 2; the shipped hook keeps the last two) to 3."""
     root = tmp_path_factory.mktemp('train_tool')
     whole, resumed = str(root / 'whole'), str(root / 'resumed')
     options = ['train_cfg.max_epochs=3', 'randomness.seed=0', 'train_dataloader.batch_size=16',
                *TINY_TOOL_DATA]
-    for work_dir, resume in ((whole, []), (resumed, ['--resume', osp.join(whole, 'epoch_1.pth')])):
+    for work_dir, resume in ((whole, []), (resumed, ['--resume', osp.join(whole, 'epoch_2.pth')])):
         out = run_tool('tools/train.py', STUDENT, '--work-dir', work_dir, *resume,
                        '--cfg-options', *options)
         assert out.returncode == 0, out.stderr[-3000:]
@@ -66,10 +65,10 @@ def train_tool_runs(tmp_path_factory):
 
 
 def test_train_tool_resume_equals_uninterrupted_run(train_tool_runs):
-    """As a user runs it: 3 epochs, or 1 epoch then --resume to 3, of the 12-epoch schedule."""
+    """As a user runs it: 3 epochs, or 2 epochs then --resume to 3, of the 12-epoch schedule."""
     expected = load_local_checkpoint(osp.join(train_tool_runs['whole'], 'epoch_3.pth'))
     resumed = load_local_checkpoint(osp.join(train_tool_runs['resumed'], 'epoch_3.pth'))
-    assert not osp.exists(osp.join(train_tool_runs['resumed'], 'epoch_1.pth'))  # it did resume
+    assert not osp.exists(osp.join(train_tool_runs['resumed'], 'epoch_2.pth'))  # it did resume
     for key in ('state_dict', 'optimizer', 'param_schedulers'):
         assert_same_nested(resumed[key], expected[key], key)
 
