@@ -220,9 +220,10 @@ def test_fp16_distillation_resume_equals_uninterrupted_run(fp16_runs):
 
 def test_train_tool_amp_runs_on_cpu(tmp_path):
     work = str(tmp_path / 'work')
-    # No GPU visible, also on a GPU machine (a fresh interpreter, since the environment differs).
+    # A GPU machine hides its GPUs (a fresh interpreter then, since the environment differs).
+    hide_gpus = {'CUDA_VISIBLE_DEVICES': ''} if torch.cuda.is_available() else None
     out = run_tool('tools/train.py', STUDENT, '--amp', '--work-dir', work,
-                   '--cfg-options', *SMALL_TOOL_RUN, env={'CUDA_VISIBLE_DEVICES': ''})
+                   '--cfg-options', *SMALL_TOOL_RUN, env=hide_gpus)
     assert out.returncode == 0, out.stderr[-3000:]
     assert 'mixed precision: autocast cpu to torch.bfloat16, loss scaling off' in \
         out.stdout + out.stderr
