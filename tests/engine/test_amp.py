@@ -167,8 +167,9 @@ HOOKS.register_module(module=_DtypeProbeHook, force=True)
 
 
 def _amp_distill_cfg(work_dir, teacher_ckpt, epochs):
-    cfg = small_run_cfg(THREE_D, work_dir, epochs=epochs, train_samples=64, batch_size=16,
-                        val_samples=32)
+    # 4 iterations an epoch; batches of 8, since float16 convolutions are slow on a CPU
+    cfg = small_run_cfg(THREE_D, work_dir, epochs=epochs, train_samples=32, batch_size=8,
+                        val_samples=16)
     cfg.model.teacher_ckpt = teacher_ckpt
     # A small initial scale and fast growth so that a few steps overflow and are skipped and a
     # few grow the scale within eight iterations.
