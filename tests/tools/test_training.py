@@ -26,9 +26,11 @@ SHIPPED_CONFIGS = [*sorted(glob.glob(config_path('multidigits', '*.py'))),
 
 
 def _shipped_run_cfg(config, work_dir, epochs):
-    """``config`` as shipped (augmentation, 2 persistent workers per loader), tiny data."""
+    """``config`` as shipped (augmentation, 2 persistent workers per loader), tiny data, no
+    validation (it runs after the last checkpoint, so it cannot affect what is compared)."""
     cfg = small_run_cfg(config, work_dir, epochs=epochs, train_samples=32, val_samples=16,
                         batch_size=16, augment=True, num_workers=None)
+    cfg.train_cfg.val_interval = epochs + 1
     if 'teacher_ckpt' in cfg.model:
         # a random teacher, the same in every run (same seed)
         cfg.model.teacher_ckpt, cfg.model.allow_random_teacher = None, True
