@@ -29,9 +29,9 @@ def _write_config(tmp_path, per_process_batch):
         model = dict(backbone=dict(norm_cfg=dict(type='GN', num_groups=4)))
         train_dataloader = dict(batch_size={per_process_batch}, num_workers=0,
                                 persistent_workers=False,
-                                dataset=dict(num_samples=64, pipeline=[dict(type='PackInputs')]))
+                                dataset=dict(num_samples=256, pipeline=[dict(type='PackInputs')]))
         val_dataloader = dict(num_workers=0, persistent_workers=False,
-                              dataset=dict(num_samples=64))
+                              dataset=dict(num_samples=128))
         test_dataloader = val_dataloader
         param_scheduler = [
             dict(type='OneCycleLR', eta_max=2e-3, total_steps=2, end=2, pct_start=0.2, by_epoch=True,
@@ -61,9 +61,6 @@ def _final_metrics(work_dir):
 
 
 def test_two_process_cpu_ddp_matches_single_process(tmp_path):
-    """Two epochs of 2 global batches of 32 (64 samples): the second epoch's steps follow
-    optimizer state built in the first, so a gradient or state that differs between one process
-    and two would show in the weights."""
     env = dict(os.environ, OMP_NUM_THREADS='1', PORT=str(29500 + os.getpid() % 1000))
     single_dir, dist_dir = str(tmp_path / 'single'), str(tmp_path / 'dist')
     single = run_tool('tools/train.py', _write_config(tmp_path, 32), '--work-dir', single_dir)
