@@ -12,6 +12,8 @@ REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
+import tool_server  # noqa: E402,F401  (records the environment the session started with)
+
 # Keep the 2-core CI machine responsive: tests, and the tools they run, are single-threaded
 # (pytest-xdist runs one test process per core).
 os.environ.setdefault('OMP_NUM_THREADS', '1')

@@ -155,12 +155,19 @@ def run_python(args: list[str], cwd: str, env: dict, timeout: float = 600,
 #: of every request after the one that started the server would differ from the server's, and
 #: every such run would go to a fresh interpreter.
 PER_TEST_VARIABLES = ('PYTEST_CURRENT_TEST',)
+#: Variables that code run *inside* the test process sets as a side effect (tools/train.py's and
+#: tools/test.py's ``main`` and ``mlkd.utils.dist`` set ``LOCAL_RANK`` when a test calls them
+#: in-process). A user's shell does not have them, so neither does a tool run, unless the test
+#: session itself started with them (then they are the user's and are kept).
+IN_PROCESS_VARIABLES = ('LOCAL_RANK',)
+_STARTING_ENV = dict(os.environ)  # this module is imported by conftest, before any test runs
 
 
 def server_env(repo: str) -> dict:
     """The environment of a plain tool run: this process's (less the variables that name the
-    running test), with the checkout on the path."""
-    env = {k: v for k, v in os.environ.items() if k not in PER_TEST_VARIABLES}
+    running test or that in-process test code set), with the checkout on the path."""
+    env = {k: v for k, v in os.environ.items() if k not in PER_TEST_VARIABLES and not (
+        k in IN_PROCESS_VARIABLES and _STARTING_ENV.get(k) != v)}
     env['PYTHONPATH'] = repo
     return env
 
