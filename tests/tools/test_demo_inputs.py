@@ -26,6 +26,7 @@ def run_demo(monkeypatch, *args: str) -> None:
     (['--stages', 'teacher', 'teacher'], 'lists a stage twice'),
     (['--stages', 'teacher', 'Distill'], "invalid choice: 'Distill'"),
     (['--resume', '--overwrite'], 'pick one'),
+    (['--jobs', '0'], '--jobs must be at least 1'),
 ])
 def test_bad_seeds_and_stages_are_refused(monkeypatch, tmp_path, capsys, args, message):
     with pytest.raises(SystemExit) as exit_info:
