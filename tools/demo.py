@@ -1,24 +1,31 @@
-"""The main job: what distillation does on the bundled MultiDigits data, end to end, on one CPU.
+"""The main job: what distillation does on the bundled MultiDigits data, end to end, on CPUs.
 
-    python tools/demo.py [--seeds 0] [--stages teacher student MLD 3D L2D] [--work-dir DIR]
+    python tools/demo.py [--seeds 0] [--stages teacher student KD ...] [--jobs N] [--work-dir DIR]
 
 Protocol (docs/demo.md): train / val / test images are built from disjoint pools of handwritten
 scans (4 x 4 mosaics of 8-pixel digits); teacher and student backbones start from the bundled
-MultiGlyphs pretraining (mlkd/weights, sha256-checked); every stage trains 12 epochs with the same
-recipe and reports its **test** metrics (mAP, CF1 and OF1 at threshold 0.5) after the last epoch;
-nothing is selected on test. The teacher is trained once (with the first seed) and shared by all
-seeds; each seed then trains the plain student and every distilled student (KD, MSE, PS, MLD,
-MDKD, 3D, L2D; ``configs/demo/*.py``, weights fixed a priori). ``3D-paper`` / ``L2D-paper`` apply
-the papers' weights literally.
+MultiGlyphs pretraining (mlkd/weights, sha256-checked); every stage trains with its config's
+recipe (students 12 epochs, the teacher 6) and reports its **test** metrics (mAP, CF1 and OF1 at
+threshold 0.5) after the last epoch; nothing is selected on test. The teacher is trained once
+(with the first seed) and shared by all seeds; each seed then trains the plain student and every
+distilled student (KD, MSE, PS, MLD, MDKD, 3D, L2D; ``configs/demo/*.py``, weights chosen on val).
+``3D-paper`` / ``L2D-paper`` apply the papers' weights literally.
 
-Each stage shows a progress line; at the end a table (mean ± std over seeds) is printed and
-``<work-dir>/demo.png`` (test mAP per model, one dot per seed) and ``<work-dir>/results.json``
-(every stage's val and test metrics per seed, with the protocol: commit and config digests) are
-written. Every stage is an ordinary config run through mmengine's Runner; the same configs work
-with ``tools/train.py``. Before any training the tool refuses duplicate or negative seeds,
-repeated stages and a work dir holding results of another protocol; ``--resume`` reuses the
-finished stages of an earlier call of the same protocol (a stage of another config is refused),
-``--overwrite`` retrains them; without either, what an earlier call left is refused.
+The teacher runs once per seed for all distilled students: its outputs on that seed's training
+batches are cached in ``<work-dir>/seed<S>/teacher_cache`` (docs/teacher_cache.md; exact) and every
+distilled stage reads them. Every stage computes on one thread; ``--jobs N`` (default: the number
+of CPU cores) trains N stages side by side in worker processes, as soon as what they need (the
+teacher, the seed's cache) is there; a stage gives the same numbers whatever N.
+
+With one job each stage shows a progress line, with several one line per start and end; at the
+end a table (mean ± std over seeds) is printed and ``<work-dir>/demo.png`` (test mAP per model,
+one dot per seed) and ``<work-dir>/results.json`` (every stage's val and test metrics per seed,
+with the protocol: commit and config digests) are written. Every stage is an ordinary config run
+through mmengine's Runner; the same configs work with ``tools/train.py``. Before any training the
+tool refuses duplicate or negative seeds, repeated stages and a work dir holding results of
+another protocol (another commit, or another resolved config of a stage); ``--resume`` reuses the
+finished stages of an earlier call of the same protocol, ``--overwrite`` retrains them; without
+either, what an earlier call left is refused.
 """
 from __future__ import annotations
 
@@ -62,7 +69,7 @@ STAGES = {
     '3D-paper': 'configs/demo/3d_paper_weights.py',
     'L2D-paper': 'configs/demo/l2d_paper_weights.py',
 }
-DEFAULT_STAGES = ['teacher', 'student', 'MLD', '3D', 'L2D']
+DEFAULT_STAGES = ['teacher', 'student', 'KD', 'MSE', 'PS', 'MLD', 'MDKD', '3D', 'L2D']
 #: Per-term diagnostics of the distilled stages, once per epoch (MultiDigits: 24 iterations).
 DIAGNOSTICS = dict(type='LossDiagnosticsHook', interval=24)
 
