@@ -2,7 +2,8 @@
 # scan pools; 1500 train / 500 val / 1000 test mosaics) laid out as 4 x 4 grids of 8-pixel cells
 # holding 1-8 digits, and its students' peak learning rate. On the 2 x 2 layout both pretrained
 # networks reach ~99.8 val mAP, leaving no room to distil; on this one the teacher keeps 96-99.6
-# and the student drops to ~78 (val, chosen before any test number was read). Variables only; a leaf sets
+# and the student drops to ~78 (val, chosen before any test number was read). Variables only;
+# a leaf sets
 #   train_dataloader = dict(dataset=_base_.benchmark_train)   (and the same for val / test)
 _base_ = ['../datasets/multidigits_heldout_splits.py']
 benchmark_layout = dict(grid=4, max_digits=8)
