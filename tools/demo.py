@@ -124,12 +124,13 @@ def config_digest(cfg: Config, work_dir: str, given_checkpoint: str | None = Non
 def protocol_of(stages: list[str], seeds: list[int], options: dict, work_dir: str,
                 given_teacher: str | None = None) -> dict:
     """What a result depends on: the code's commit and each stage's resolved config (for the
-    teacher, also the checkpoint given with ``--teacher-ckpt``)."""
+    teacher and the distilled stages, also the teacher checkpoint given with ``--teacher-ckpt``:
+    a distilled result of another teacher is not this protocol's)."""
     configs = {}
     for name in stages:
         cfg = stage_config(name, osp.join(work_dir, 'seed0', name), 0, 'teacher.pth', options)
         configs[name] = config_digest(cfg, osp.join(work_dir, 'seed0', name),
-                                      given_teacher if name == 'teacher' else None)
+                                      given_teacher if name != 'student' else None)
     return dict(commit=git_commit(), configs=configs)
 
 
