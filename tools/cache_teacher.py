@@ -112,43 +112,59 @@ class TeacherCacheWriter:
         return rows, busy
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    cfg = load_config(args.config, args.cfg_options)
+def fill_cache(cfg, cache_dir: str, epochs: int, *, dtype: str = 'float32',
+               amp: str | None = None, channels_last: bool = False, device: str = 'cpu',
+               log=print) -> TeacherOutputCache:
+    """Cache the teacher outputs of the distillation config ``cfg`` for epochs ``0 .. epochs-1``.
+
+    Epochs already in ``cache_dir`` are skipped (a cache of another setting is refused by its
+    fingerprint). ``cfg`` must fix ``randomness.seed``: the cache is keyed by it.
+
+    Returns:
+        the closed cache.
+    """
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     seed = (cfg.get('randomness') or {}).get('seed')
     if seed is None:
-        raise TeacherCacheError(f'{args.config}: randomness.seed is None; a cache is keyed by the '
-                                'seed, so the config (or --cfg-options randomness.seed=S) must '
-                                'fix it')
+        raise TeacherCacheError(f'{cfg.filename}: randomness.seed is None; a cache is keyed by '
+                                'the seed, so the config (or --cfg-options randomness.seed=S) '
+                                'must fix it')
     # As the Runner does before building the model (a randomly initialised teacher then matches).
     set_random_seed(seed, deterministic=cfg.randomness.get('deterministic', False))
     model_cfg = cfg.model.to_dict()
     model_cfg['teacher_cache'] = None  # the writer drives the cache itself
     if cfg.get('data_preprocessor') is not None:  # merged into the model as the Runner does
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor.to_dict())
-    model = MODELS.build(model_cfg).to(args.device).train()
+    model = MODELS.build(model_cfg).to(device).train()
     if not hasattr(model, 'run_teacher'):
-        raise TypeError(f'{args.config}: model type {cfg.model.get("type")!r} has no teacher '
+        raise TypeError(f'{cfg.filename}: model type {cfg.model.get("type")!r} has no teacher '
                         '(a SingleTeacherDistiller config is needed)')
     loader = Runner.build_dataloader(cfg.train_dataloader, seed=seed)
-    amp_dtype = AMP_DTYPES.get(args.amp)
-    cache = TeacherOutputCache(args.cache_dir, 'write', args.dtype)
+    amp_dtype = AMP_DTYPES.get(amp)
+    cache = TeacherOutputCache(cache_dir, 'write', dtype)
     cache.open(run_fingerprint(model, loader, cfg.train_dataloader.dataset,
-                               teacher_precision(amp_dtype=amp_dtype), args.channels_last),
+                               teacher_precision(amp_dtype=amp_dtype), channels_last),
                model.teacher_outputs)
-    writer = TeacherCacheWriter(model, loader, cache, args.device, amp_dtype, args.channels_last)
-    todo = [e for e in range(args.epochs) if e not in cache.epochs_written]
-    print(f'{cache}: caching {model.teacher_outputs} for epochs {todo} '
-          f'({len(writer.sampler)} samples each; already written: {cache.epochs_written})',
-          flush=True)
+    writer = TeacherCacheWriter(model, loader, cache, device, amp_dtype, channels_last)
+    todo = [e for e in range(epochs) if e not in cache.epochs_written]
+    log(f'{cache}: caching {model.teacher_outputs} for epochs {todo} '
+        f'({len(writer.sampler)} samples each; already written: {cache.epochs_written})')
     try:
         for number, epoch in enumerate(todo):
             rows, busy = writer.write_epoch(epoch, epochs_ahead=len(todo) - number)
-            print(f'epoch {epoch}: {rows} samples in {busy:.1f} s '
-                  f'({rows / max(busy, 1e-9):.1f} samples/s)', flush=True)
+            log(f'epoch {epoch}: {rows} samples in {busy:.1f} s '
+                f'({rows / max(busy, 1e-9):.1f} samples/s)')
     finally:
         cache.close()
+    return cache
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    cfg = load_config(args.config, args.cfg_options)
+    cache = fill_cache(cfg, args.cache_dir, args.epochs, dtype=args.dtype, amp=args.amp,
+                       channels_last=args.channels_last, device=args.device,
+                       log=lambda text: print(text, flush=True))
     size = sum(osp.getsize(osp.join(d, f)) for d, _, files in os.walk(args.cache_dir)
                for f in files)
     print(f'done: epochs {cache.epochs_written} in {args.cache_dir} ({size / 2**20:.1f} MiB)')

@@ -1,24 +1,31 @@
-"""The main job: what distillation does on the bundled MultiDigits data, end to end, on one CPU.
+"""The main job: what distillation does on the bundled MultiDigits data, end to end, on CPUs.
 
-    python tools/demo.py [--seeds 0] [--stages teacher student MLD 3D L2D] [--work-dir DIR]
+    python tools/demo.py [--seeds 0] [--stages teacher student KD ...] [--jobs N] [--work-dir DIR]
 
 Protocol (docs/demo.md): train / val / test images are built from disjoint pools of handwritten
 scans (4 x 4 mosaics of 8-pixel digits); teacher and student backbones start from the bundled
-MultiGlyphs pretraining (mlkd/weights, sha256-checked); every stage trains 12 epochs with the same
-recipe and reports its **test** metrics (mAP, CF1 and OF1 at threshold 0.5) after the last epoch;
-nothing is selected on test. The teacher is trained once (with the first seed) and shared by all
-seeds; each seed then trains the plain student and every distilled student (KD, MSE, PS, MLD,
-MDKD, 3D, L2D; ``configs/demo/*.py``, weights fixed a priori). ``3D-paper`` / ``L2D-paper`` apply
-the papers' weights literally.
+MultiGlyphs pretraining (mlkd/weights, sha256-checked); every stage trains with its config's
+recipe (students 12 epochs, the teacher 6) and reports its **test** metrics (mAP, CF1 and OF1 at
+threshold 0.5) after the last epoch; nothing is selected on test. The teacher is trained once
+(with the first seed) and shared by all seeds; each seed then trains the plain student and every
+distilled student (KD, MSE, PS, MLD, MDKD, 3D, L2D; ``configs/demo/*.py``, weights chosen on val).
+``3D-paper`` / ``L2D-paper`` apply the papers' weights literally.
 
-Each stage shows a progress line; at the end a table (mean ± std over seeds) is printed and
-``<work-dir>/demo.png`` (test mAP per model, one dot per seed) and ``<work-dir>/results.json``
-(every stage's val and test metrics per seed, with the protocol: commit and config digests) are
-written. Every stage is an ordinary config run through mmengine's Runner; the same configs work
-with ``tools/train.py``. Before any training the tool refuses duplicate or negative seeds,
-repeated stages and a work dir holding results of another protocol; ``--resume`` reuses the
-finished stages of an earlier call of the same protocol (a stage of another config is refused),
-``--overwrite`` retrains them; without either, what an earlier call left is refused.
+The teacher runs once per seed for all distilled students: its outputs on that seed's training
+batches are cached in ``<work-dir>/seed<S>/teacher_cache`` (docs/teacher_cache.md; exact) and every
+distilled stage reads them. Every stage computes on one thread; ``--jobs N`` (default: the number
+of CPU cores) trains N stages side by side in worker processes, as soon as what they need (the
+teacher, the seed's cache) is there; a stage gives the same numbers whatever N.
+
+With one job each stage shows a progress line, with several one line per start and end; at the
+end a table (mean ± std over seeds) is printed and ``<work-dir>/demo.png`` (test mAP per model,
+one dot per seed) and ``<work-dir>/results.json`` (every stage's val and test metrics per seed,
+with the protocol: commit and config digests) are written. Every stage is an ordinary config run
+through mmengine's Runner; the same configs work with ``tools/train.py``. Before any training the
+tool refuses duplicate or negative seeds, repeated stages and a work dir holding results of
+another protocol (another commit, or another resolved config of a stage); ``--resume`` reuses the
+finished stages of an earlier call of the same protocol, ``--overwrite`` retrains them; without
+either, what an earlier call left is refused.
 """
 from __future__ import annotations
 
@@ -26,23 +33,26 @@ import argparse
 import glob
 import hashlib
 import json
+import multiprocessing
+import os
 import os.path as osp
 import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+for path in (ROOT, osp.join(ROOT, 'tools')):  # the package, and cache_teacher's filler
+    if path not in sys.path:
+        sys.path.insert(0, path)
 
 import mlkd  # noqa: E402,F401
 from mmengine.config import Config, DictAction  # noqa: E402
 
-from mlkd.engine.runs import (METRICS, evaluate_checkpoint, load_finished_run,  # noqa: E402
-                              save_finished_run, train_and_evaluate, write_json_atomic)
+from mlkd.engine.runs import (METRICS, evaluate_checkpoint, train_and_evaluate,  # noqa: E402
+                              write_json_atomic)
 from mlkd.utils.cli import load_config  # noqa: E402
-from mlkd.utils.config_fingerprint import flatten_config  # noqa: E402
 from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
                                       save_figure)
 
@@ -59,20 +69,30 @@ STAGES = {
     '3D-paper': 'configs/demo/3d_paper_weights.py',
     'L2D-paper': 'configs/demo/l2d_paper_weights.py',
 }
-DEFAULT_STAGES = ['teacher', 'student', 'MLD', '3D', 'L2D']
+DEFAULT_STAGES = ['teacher', 'student', 'KD', 'MSE', 'PS', 'MLD', 'MDKD', '3D', 'L2D']
 #: Per-term diagnostics of the distilled stages, once per epoch (MultiDigits: 24 iterations).
 DIAGNOSTICS = dict(type='LossDiagnosticsHook', interval=24)
 
 
 def stage_config(name: str, work_dir: str, seed: int, teacher_ckpt: str | None,
                  options: dict | None = None) -> Config:
+    """The resolved config of stage ``name`` for ``seed``, training in ``work_dir``
+    (``<demo work dir>/seed<S>/<stage>``). A distilled stage reads its teacher's outputs from the
+    seed's teacher cache (``<demo work dir>/seed<S>/teacher_cache``, filled once per seed)."""
     cfg = load_config(osp.join(ROOT, STAGES[name]), options)  # --cfg-options keys checked
     cfg.work_dir = work_dir
     cfg.randomness = dict(seed=seed, deterministic=False)
     if cfg.model.type == 'SingleTeacherDistiller':
         cfg.model.teacher_ckpt = teacher_ckpt
+        cfg.model.teacher_cache = dict(dir=teacher_cache_dir(osp.dirname(work_dir)),
+                                       mode='read')
         cfg.custom_hooks = list(cfg.custom_hooks) + [dict(DIAGNOSTICS)]
     return cfg
+
+
+def teacher_cache_dir(seed_dir: str) -> str:
+    """Where the distilled stages of one seed (``seed_dir``) share their teacher's outputs."""
+    return osp.join(seed_dir, 'teacher_cache')
 
 
 def git_commit() -> str:
@@ -87,19 +107,30 @@ def git_commit() -> str:
     return head + ('+dirty' if dirty.strip() else '')
 
 
-def config_digest(cfg: Config, work_dir: str) -> str:
-    """sha256 of a stage's resolved config, independent of where the repository and work dir are."""
+def config_digest(cfg: Config, work_dir: str, given_checkpoint: str | None = None) -> str:
+    """sha256 of a stage's resolved config (and of the checkpoint path it evaluates instead of
+    training, if any), independent of where the repository and work dir are."""
     text = cfg.pretty_text.replace(osp.abspath(work_dir), '<work-dir>').replace(work_dir,
                                                                                 '<work-dir>')
+    if given_checkpoint is not None:
+        text += f'\ngiven_checkpoint = {osp.abspath(given_checkpoint)!r}'
+    work_root = osp.dirname(osp.dirname(work_dir))  # the demo's work dir (cache paths)
+    text = text.replace(osp.abspath(work_root), '<demo-dir>')
+    if work_root not in ('', '.'):
+        text = text.replace(work_root, '<demo-dir>')
     return hashlib.sha256(text.replace(ROOT, '<repo>').encode()).hexdigest()
 
 
-def protocol_of(stages: list[str], seeds: list[int], options: dict, work_dir: str) -> dict:
-    """What a result depends on: the code's commit and each stage's resolved config."""
+def protocol_of(stages: list[str], seeds: list[int], options: dict, work_dir: str,
+                given_teacher: str | None = None) -> dict:
+    """What a result depends on: the code's commit and each stage's resolved config (for the
+    teacher and the distilled stages, also the teacher checkpoint given with ``--teacher-ckpt``:
+    a distilled result of another teacher is not this protocol's)."""
     configs = {}
     for name in stages:
         cfg = stage_config(name, osp.join(work_dir, 'seed0', name), 0, 'teacher.pth', options)
-        configs[name] = config_digest(cfg, osp.join(work_dir, 'seed0', name))
+        configs[name] = config_digest(cfg, osp.join(work_dir, 'seed0', name),
+                                      given_teacher if name != 'student' else None)
     return dict(commit=git_commit(), configs=configs)
 
 
@@ -193,6 +224,68 @@ def plot(results: dict[str, list[dict]], path: str, **policy) -> None:
     plt.close(fig)
 
 
+def run_stage(job: dict) -> dict:
+    """Train (or, with ``job['given']``, evaluate) one stage of one seed and store its
+    ``result.json``; runs in the demo's process (``--jobs 1``) or in a worker process.
+
+    ``job``: ``name``, ``seed``, ``root`` (the demo's work dir), ``teacher`` (checkpoint),
+    ``given``, ``options``, ``protocol``, ``verbose``, ``overwrite``, ``progress``.
+    """
+    work_dir = osp.join(job['root'], f'seed{job["seed"]}', job['name'])
+    label = f'[seed {job["seed"]}] {job["name"]:9s}'
+    cfg = stage_config(job['name'], work_dir, job['seed'], job['teacher'], job['options'])
+    if job['given'] is None:
+        result = train_and_evaluate(cfg, label, test=True, verbose=job['verbose'],
+                                    progress=job['progress'], overwrite=job['overwrite'])
+    else:
+        result = evaluate_checkpoint(cfg, job['given'], label, verbose=job['verbose'])
+    result.update(seed=job['seed'], protocol=job['protocol'])
+    write_json_atomic(osp.join(work_dir, 'result.json'), result)
+    return result
+
+
+def fill_seed_cache(job: dict) -> str:
+    """Run the teacher once over every training batch of one seed and store its outputs in the
+    seed's teacher cache, which that seed's distilled stages then read (bit-identically to a live
+    teacher, docs/teacher_cache.md). The cache is filled with the outputs of the stage that reads
+    the most of them (L2D also reads the label embeddings), so every stage finds its own.
+
+    ``job``: ``seed``, ``root``, ``teacher``, ``options``, ``stages`` (the distilled ones).
+    Returns the cache folder.
+    """
+    from cache_teacher import fill_cache
+    from mmengine.registry import DefaultScope
+
+    from mlkd.registry import MODELS
+
+    seed_dir = osp.join(job['root'], f'seed{job["seed"]}')
+    configs = {name: stage_config(name, osp.join(seed_dir, name), job['seed'], job['teacher'],
+                                  job['options']) for name in job['stages']}
+    outputs = {}
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        for name, cfg in configs.items():
+            model_cfg = dict(cfg.model.to_dict(), teacher_cache=None, teacher_ckpt=None,
+                             allow_random_teacher=True)  # only the taps are wanted here
+            outputs[name] = set(MODELS.build(model_cfg).teacher_outputs)
+    widest = max(outputs, key=lambda name: len(outputs[name]))
+    missing = {name: sorted(taps - outputs[widest]) for name, taps in outputs.items()
+               if not taps <= outputs[widest]}
+    if missing:
+        raise SystemExit(f'demo.py: no single stage reads every teacher output the others read '
+                         f'({missing} are not read by {widest}); one teacher cache cannot serve '
+                         'them all')
+    cfg = configs[widest]
+    fill_cache(cfg, teacher_cache_dir(seed_dir), cfg.train_cfg.max_epochs, log=lambda text: None)
+    return teacher_cache_dir(seed_dir)
+
+
+def single_thread_worker() -> None:
+    """Every stage computes on one thread, whatever ``--jobs``: the float sums then run in one
+    order and a stage gives the same bits alone or beside others."""
+    import torch
+    torch.set_num_threads(1)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--work-dir', default='work_dirs/demo')
@@ -209,8 +302,14 @@ def main(argv: list[str] | None = None) -> None:
                            'files)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
                         help='config overrides applied to every stage (e.g. a shorter run)')
+    parser.add_argument('--jobs', type=int, default=os.cpu_count() or 1,
+                        help='stages trained side by side, one process and one thread each '
+                        '(default: the number of CPU cores); every stage gives the same result '
+                        'whatever the number')
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f'--jobs must be at least 1, got {args.jobs}')
 
     if any(seed < 0 for seed in args.seeds):
         parser.error(f'--seeds must be non-negative, got {args.seeds}')
@@ -226,9 +325,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error('distilled stages need a teacher: add the teacher stage or --teacher-ckpt')
 
     # Every check below happens before any training.
-    protocol = protocol_of(args.stages, args.seeds, args.cfg_options, args.work_dir)
-    finished = sorted(glob.glob(osp.join(args.work_dir, 'seed*', '*', 'result.json')))
-    for path in [osp.join(args.work_dir, 'results.json')] + finished:
+    protocol = protocol_of(args.stages, args.seeds, args.cfg_options, args.work_dir,
+                           teacher_ckpt)
+    stored = sorted(glob.glob(osp.join(args.work_dir, 'seed*', '*', 'result.json')))
+    for path in [osp.join(args.work_dir, 'results.json')] + stored:
         if osp.isfile(path):
             with open(path, encoding='utf-8') as f:
                 try:
@@ -246,7 +346,6 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f'{len(done)} stage(s) of this call are already finished in '
                      f'{args.work_dir} (e.g. {done[0]}): pass --resume to reuse them or '
                      '--overwrite to retrain them')
-    results: dict[str, list[dict]] = {name: [] for name in args.stages}
     total = time.perf_counter()
     outputs = [osp.join(args.work_dir, name) for name in ('demo.png', 'results.json')]
     # What an earlier call left is replaced only with --overwrite; --resume reuses its finished
@@ -256,36 +355,90 @@ def main(argv: list[str] | None = None) -> None:
         check_outputs(outputs + [osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
                                  for seed in args.seeds for name in args.stages], **policy)
 
-    def run(name: str, seed: int, teacher: str | None, given: str | None = None) -> dict:
-        work_dir = osp.join(args.work_dir, f'seed{seed}', name)
-        done_file = osp.join(work_dir, 'result.json')
-        label = f'[seed {seed}] {name:9s}'
-        cfg = stage_config(name, work_dir, seed, teacher, args.cfg_options)
-        stage_values = dict(flatten_config(cfg), given_checkpoint=repr(given))
-        result = load_finished_run(done_file, stage_values, what=f'[seed {seed}] {name}',
-                                   overwrite=args.overwrite) if args.resume else None
-        if result is not None:
-            print(f'[seed {seed}] {name}: reused {done_file}', flush=True)
-        else:
-            if given is None:
-                result = train_and_evaluate(cfg, label, test=True, verbose=args.verbose,
-                                            overwrite=args.overwrite)
-            else:
-                result = evaluate_checkpoint(cfg, given, label, verbose=args.verbose)
-            result.update(seed=seed, protocol=protocol)
-            save_finished_run(done_file, result, stage_values)
-        took = ('given' if result['seconds'] is None else f'{result["seconds"]:.0f} s wall, '
-                f'{result.get("cpu_seconds", float("nan")):.0f} s CPU')
-        print(f'[seed {seed}] {name}: test ' + '  '.join(
-            f'{k} {v:.2f}' for k, v in result['test'].items()) + f'  ({took})', flush=True)
-        results[name].append(result)
-        return result
-
+    common = dict(root=args.work_dir, options=args.cfg_options)
+    order = []  # tasks (kind, stage, seed) in the order a single process runs them
     if 'teacher' in args.stages:
-        teacher_ckpt = run('teacher', args.seeds[0], None, given=teacher_ckpt)['checkpoint']
-    for seed in args.seeds:
+        order.append(('stage', 'teacher', args.seeds[0]))
+    distilled = [name for name in students if name != 'student']
+    for seed in args.seeds:  # the seed's teacher cache is filled before its distilled stages
         for name in students:
-            run(name, seed, teacher_ckpt)
+            if name in distilled and ('cache', None, seed) not in order:
+                order.append(('cache', None, seed))
+            order.append(('stage', name, seed))
+    finished = {}  # task key -> result
+    for kind, name, seed in order:
+        done_file = osp.join(args.work_dir, f'seed{seed}', str(name), 'result.json')
+        if kind == 'stage' and args.resume and osp.isfile(done_file):  # protocol checked above
+            with open(done_file, encoding='utf-8') as f:
+                finished[(kind, name, seed)] = json.load(f)
+            print(f'[seed {seed}] {name}: reused {done_file}', flush=True)
+    # A seed whose distilled stages are all reused needs no teacher outputs.
+    todo = [key for key in order if key not in finished and not (
+        key[0] == 'cache' and all(('stage', name, key[2]) in finished for name in distilled))]
+    teacher_key = ('stage', 'teacher', args.seeds[0])
+
+    def ready(key: tuple) -> bool:
+        kind, name, seed = key
+        if kind == 'cache' or name in distilled:
+            if teacher_key in order and teacher_key not in finished:
+                return False
+        if kind == 'stage' and name in distilled:
+            return ('cache', None, seed) in finished or ('cache', None, seed) not in todo
+        return True
+
+    def job_of(key: tuple) -> tuple:
+        kind, name, seed = key
+        teacher = finished[teacher_key]['checkpoint'] if teacher_key in finished else teacher_ckpt
+        if kind == 'cache':
+            return fill_seed_cache, dict(common, seed=seed, teacher=teacher, stages=distilled)
+        return run_stage, dict(common, name=name, seed=seed, teacher=teacher,
+                               given=teacher_ckpt if name == 'teacher' else None,
+                               protocol=protocol, verbose=args.verbose,
+                               overwrite=args.overwrite, progress=workers <= 1)
+
+    def report(key: tuple, value, seconds: float) -> None:
+        kind, name, seed = key
+        finished[key] = value
+        if kind == 'cache':
+            print(f'[seed {seed}] teacher outputs cached in {value} ({seconds:.0f} s)',
+                  flush=True)
+            return
+        took = ('given' if value['seconds'] is None else f'{value["seconds"]:.0f} s wall, '
+                f'{value.get("cpu_seconds", float("nan")):.0f} s CPU')
+        print(f'[seed {seed}] {name}: test ' + '  '.join(
+            f'{k} {v:.2f}' for k, v in value['test'].items()) + f'  ({took})', flush=True)
+
+    workers = min(args.jobs, max(len(todo), 1))
+    if workers <= 1:  # in this process, one stage after the other, with a progress line
+        single_thread_worker()
+        for key in todo:
+            function, job = job_of(key)
+            start = time.perf_counter()
+            report(key, function(job), time.perf_counter() - start)
+    else:  # stages side by side, one thread each; the progress is one line per start and end
+        context = multiprocessing.get_context('spawn')
+        pending, running = list(todo), {}
+        with ProcessPoolExecutor(workers, mp_context=context,
+                                 initializer=single_thread_worker) as pool:
+            while pending or running:
+                if not running and not any(ready(k) for k in pending):
+                    raise RuntimeError(f'demo.py: tasks {pending} wait for tasks that never ran')
+                for key in [k for k in pending if ready(k)][:workers - len(running)]:
+                    pending.remove(key)
+                    function, job = job_of(key)
+                    running[pool.submit(function, job)] = (key, time.perf_counter())
+                    what = 'caching the teacher outputs' if key[0] == 'cache' else key[1]
+                    print(f'[seed {key[2]}] {what}: started ({len(finished)} of {len(order)} '
+                          f'tasks done, {time.perf_counter() - total:.0f} s)', flush=True)
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    key, start = running.pop(future)
+                    report(key, future.result(), time.perf_counter() - start)
+    results = {name: [finished[('stage', name, seed)]
+                      for seed in (args.seeds[:1] if name == 'teacher' else args.seeds)]
+               for name in args.stages}
+    teacher_ckpt = (results['teacher'][0]['checkpoint'] if 'teacher' in args.stages
+                    else teacher_ckpt)
     print(summarise(results))
     plot(results, outputs[0], **policy)
     summary = dict(seeds=args.seeds, stages=args.stages, protocol=protocol,

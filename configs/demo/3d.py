@@ -1,5 +1,7 @@
-# The demo's 3D student: the paper's weights rescaled to MultiDigits by the rule (fixed a priori
-# from docs/diagnosis.md, not tuned); 3d_paper_weights.py applies them literally.
+# The demo's 3D student: the paper's weights (alpha = 100 for L_PD, beta = 10 for L_NDD) rescaled
+# to MultiDigits by the rule of docs/diagnosis.md (weight_reference); alpha kept: chosen on val
+# from 10 / 30 / 100 (docs/demo.md, "Loss weight of each method"). 3d_paper_weights.py applies the
+# paper's weights literally.
 _base_ = ['../_base_/demo/multidigits_heldout_pair.py', '../_base_/methods/3d.py']
 losses = _base_.method.distill_losses
 model = dict(distill_losses=dict(

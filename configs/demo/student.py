@@ -6,3 +6,5 @@ _base_ = ['../_base_/models/digits_resnet_student_mldecoder_pretrained.py',
 train_dataloader = dict(dataset=_base_.benchmark_train)
 val_dataloader = dict(dataset=_base_.benchmark_val)
 test_dataloader = dict(dataset=_base_.benchmark_test)
+param_scheduler = [dict(_base_.param_scheduler[0], eta_max=_base_.student_peak_lr),
+                   _base_.param_scheduler[1]]

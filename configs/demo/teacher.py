@@ -1,7 +1,13 @@
 # The demo's teacher on the benchmark's MultiDigits splits (4 x 4 layout), backbone pretrained
-# on MultiGlyphs (tools/demo.py; docs/demo.md).
+# on MultiGlyphs (tools/demo.py; docs/demo.md). Half the students' schedule (6 epochs, same
+# one-cycle shape): 95.9 val mAP, 16 points above the student, at half the cost of the README's
+# first command's longest stage (12 epochs gave 99.6; docs/demo.md, protocol 2).
 _base_ = ['../_base_/models/digits_resnet_teacher_mldecoder_pretrained.py',
           '../_base_/recipes/multidigits.py', '../_base_/demo/benchmark_splits.py']
 train_dataloader = dict(dataset=_base_.benchmark_train)
 val_dataloader = dict(dataset=_base_.benchmark_val)
 test_dataloader = dict(dataset=_base_.benchmark_test)
+teacher_epochs = 6
+param_scheduler = [dict(_base_.param_scheduler[0], total_steps=teacher_epochs, end=teacher_epochs),
+                   dict(_base_.param_scheduler[1], total_steps=teacher_epochs, end=teacher_epochs)]
+train_cfg = dict(max_epochs=teacher_epochs, val_interval=teacher_epochs)

@@ -2,18 +2,24 @@
 import json
 import os
 import os.path as osp
+import subprocess
 
 from conftest import REPO, SMALL_TOOL_RUN, run_tool
 
 
+def run_demo(*args: str) -> subprocess.CompletedProcess:
+    proc = run_tool('tools/demo.py', *args, '--cfg-options', *SMALL_TOOL_RUN)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
 def test_demo_prints_test_table_and_writes_chart(tmp_path):
     work = str(tmp_path / 'demo')
-    proc = run_tool('tools/demo.py', '--stages', 'teacher', 'student', '3D', '--seeds', '0', '1',
-                    '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    proc = run_demo('--stages', 'teacher', 'student', '3D', '--seeds', '0', '1', '--work-dir',
+                    work, '--jobs', '2')
     out = proc.stdout
     assert 'MultiDigits test split, 2 seed(s) (mean ± std)' in out
-    assert 'epoch 1/1' in out and 'ETA' in out  # the progress line
+    assert '[seed 1] 3D: started' in out  # side by side: one line per start and end
     assert 'mmengine - INFO' not in out + proc.stderr  # no log flood
     saved = json.load(open(osp.join(work, 'results.json')))
     assert [len(saved['results'][k]) for k in ('teacher', 'student', '3D')] == [1, 2, 2]
@@ -38,6 +44,17 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
     student_map = saved['results']['student'][1]['test']['mAP']
     assert f'{student_map:.2f}' in out
+    # 3D read its teacher from the seed's cache (filled once per seed, never written by 3D).
+    assert os.listdir(osp.join(work, 'seed1', 'teacher_cache', 'epoch_0000'))
+    # One stage after the other in this process (progress line) gives the same numbers.
+    alone = str(tmp_path / 'alone')
+    out = run_demo('--stages', 'student', '3D', '--seeds', '1', '--work-dir', alone,
+                   '--teacher-ckpt', saved['teacher_ckpt'], '--jobs', '1').stdout
+    assert 'epoch 1/1' in out and 'ETA' in out  # the progress line
+    again = json.load(open(osp.join(alone, 'results.json')))['results']
+    for name in ('student', '3D'):
+        assert again[name][0]['val'] == saved['results'][name][1]['val']
+        assert again[name][0]['test'] == saved['results'][name][1]['test']
 
 
 def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monkeypatch, capsys):

@@ -26,6 +26,7 @@ def run_demo(monkeypatch, *args: str) -> None:
     (['--stages', 'teacher', 'teacher'], 'lists a stage twice'),
     (['--stages', 'teacher', 'Distill'], "invalid choice: 'Distill'"),
     (['--resume', '--overwrite'], 'pick one'),
+    (['--jobs', '0'], '--jobs must be at least 1'),
 ])
 def test_bad_seeds_and_stages_are_refused(monkeypatch, tmp_path, capsys, args, message):
     with pytest.raises(SystemExit) as exit_info:
@@ -53,6 +54,10 @@ def test_results_of_another_commit_or_config_are_refused_even_with_resume(monkey
     with pytest.raises(SystemExit, match='another protocol: the student config'):
         run_demo(monkeypatch, '--work-dir', work, '--stages', 'student', '--resume',
                  '--cfg-options', 'train_cfg.max_epochs=3')
+    # Distilled results made with another (given) teacher are another protocol's.
+    given = demo.protocol_of(['student', 'KD'], [0], {}, work, 'other_teacher.pth')['configs']
+    trained = demo.protocol_of(['student', 'KD'], [0], {}, work)['configs']
+    assert given['student'] == trained['student'] and given['KD'] != trained['KD']
     # A results.json of another protocol is refused as well.
     demo.write_json_atomic(osp.join(work, 'results.json'),
                            dict(protocol=dict(here, commit='f' * 40)))

@@ -6,6 +6,8 @@ _base_ = ['../pairs/multidigits.py', './benchmark_splits.py']
 train_dataloader = dict(dataset=_base_.benchmark_train)
 val_dataloader = dict(dataset=_base_.benchmark_val)
 test_dataloader = dict(dataset=_base_.benchmark_test)
+param_scheduler = [dict(_base_.param_scheduler[0], eta_max=_base_.student_peak_lr),
+                   _base_.param_scheduler[1]]
 model = dict(
     # The demo's networks (backbones pretrained on MultiGlyphs), not pairs/multidigits.py's.
     student='{{fileDirname}}/../../demo/student.py',
