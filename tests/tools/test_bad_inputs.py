@@ -522,12 +522,15 @@ def test_a_run_stopped_by_a_signal_leaves_loadable_checkpoints_and_resumes(tmp_p
                'train_dataloader.num_workers=0', 'train_dataloader.persistent_workers=False']
     process = subprocess.Popen(
         [sys.executable, 'tools/train.py', CLASSIFIER, '--work-dir', str(work_dir),
-         '--no-validate', '--cfg-options', 'train_cfg.max_epochs=200', *options],
+         '--no-validate', '--cfg-options', 'train_cfg.max_epochs=100000', *options],
         cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO}, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 240
-        while not (work_dir / 'epoch_1.pth').exists() and process.poll() is None \
+        # Wait for the first finished checkpoint: ``last_checkpoint`` is written once one is
+        # complete and stays, while ``epoch_1.pth`` itself is deleted two epochs later (the
+        # shipped hook keeps two), which a poll can miss when epochs take a fraction of a second.
+        while not (work_dir / 'last_checkpoint').exists() and process.poll() is None \
                 and time.time() < deadline:
             time.sleep(0.2)
         assert process.poll() is None, process.stderr.read()[-2000:]
