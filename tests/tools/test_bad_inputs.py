@@ -524,7 +524,11 @@ def test_a_run_stopped_by_a_signal_leaves_loadable_checkpoints_and_resumes(tmp_p
         [sys.executable, 'tools/train.py', CLASSIFIER, '--work-dir', str(work_dir),
          '--no-validate', '--cfg-options', 'train_cfg.max_epochs=100000', *options],
         cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True)
+        stderr=subprocess.PIPE, text=True,
+        # A user's shell starts the tool with Ctrl-C at its default; a pytest-xdist process
+        # ignores SIGINT, and an ignored signal stays ignored in children (and Python then
+        # installs no KeyboardInterrupt handler), so the run would go on regardless.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 240
         # Wait for the first finished checkpoint: ``last_checkpoint`` is written once one is
