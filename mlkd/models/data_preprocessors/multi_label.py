@@ -37,22 +37,29 @@ class MultiLabelDataPreprocessor(ClsDataPreprocessor):
             augmentations (Mixup, CutMix) that mix labels. Off by default: the losses that pick
             sets with ``gt == 1`` / ``gt == 0`` (Two-way, ASL, Focal, Hill, SPLC, the
             single-positive losses) would count a soft entry in neither set; BCE reads them.
+        channels_last: hand the images on in channels-last memory order (same values, other
+            strides). CPU convolutions (oneDNN) of small networks then run ~30 % faster
+            (docs/demo.md); the kernels differ, so the last bits of a run do too. A teacher cache
+            records it (:func:`~mlkd.models.distillers.teacher_cache.run_fingerprint`).
     """
 
     def __init__(self, *args, to_onehot: bool = True, soft_targets: bool = False,
-                 **kwargs) -> None:
+                 channels_last: bool = False, **kwargs) -> None:
         if kwargs.get('batch_augments') and not soft_targets:
             raise ValueError('MultiLabelDataPreprocessor: batch_augments mix the labels into soft '
                              'targets; set soft_targets=True (and train with a loss that reads '
                              'soft targets, e.g. BinaryCrossEntropySumLoss)')
         super().__init__(*args, to_onehot=to_onehot, **kwargs)
         self.soft_targets = bool(soft_targets)
+        self.channels_last = bool(channels_last)
 
     def forward(self, data: dict, training: bool = False) -> dict:
         samples = data.get('data_samples')
         if samples and isinstance(samples[0], DataSample):
             check_batch_labels(samples, self.num_classes, self.soft_targets)
         data = super().forward(data, training)
+        if self.channels_last and torch.is_tensor(data['inputs']) and data['inputs'].dim() == 4:
+            data['inputs'] = data['inputs'].contiguous(memory_format=torch.channels_last)
         samples = data.get('data_samples')
         if not samples or not isinstance(samples[0], DataSample) or 'gt_score' not in samples[0]:
             return data

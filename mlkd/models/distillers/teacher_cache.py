@@ -167,15 +167,18 @@ def run_fingerprint(distiller: Any, loader: Any, dataset_cfg: Mapping | None, pr
         loader: the training data loader (sampler, dataset).
         dataset_cfg: the config the training dataset was built from (pipeline included).
         precision: :func:`teacher_precision` of the teacher forward.
-        channels_last: whether the teacher ran on channels-last inputs (other kernels, other
-            rounding: a cache written so is refused by a run whose teacher does not).
+        channels_last: whether the teacher was made to run on channels-last inputs (other
+            kernels, other rounding: a cache written so is refused by a run whose teacher does
+            not). A data preprocessor with ``channels_last=True`` hands every network such
+            inputs, so it counts too.
     """
     seed = keyed_sampling_seed(loader)
     check_no_batch_augments(distiller.data_preprocessor)
     return dict(teacher_weights_sha256=teacher_weights_sha256(distiller.teacher),
                 dataset_sha256=dataset_sha256(dataset_cfg, loader.dataset), seed=seed,
                 teacher_view=(distiller.views or {}).get('teacher'),
-                teacher_precision=precision, teacher_channels_last=bool(channels_last))
+                teacher_precision=precision, teacher_channels_last=bool(
+                    channels_last or getattr(distiller.data_preprocessor, 'channels_last', False)))
 
 
 def written_epochs(folder: str) -> list[int]:

@@ -71,3 +71,16 @@ def test_task_loss_distillation_loss_and_metrics_all_ignore_the_difficult_entry(
         metric.process(None, records)
         return metric.evaluate(4)['mAP']
     assert metric_with(0.0) == metric_with(1.0)
+
+
+def test_channels_last_changes_the_memory_order_only():
+    g = torch.Generator().manual_seed(1)
+    batch = {'inputs': list(torch.randint(0, 256, (3, 3, 8, 8), generator=g, dtype=torch.uint8)),
+             'data_samples': [DataSample().set_gt_label([i]) for i in range(3)]}
+    common = dict(type='MultiLabelDataPreprocessor', num_classes=C, mean=[0.0] * 3,
+                  std=[255.0] * 3)
+    plain = _build(common)(dict(batch), training=True)['inputs']
+    fast = _build(dict(common, channels_last=True))(dict(batch), training=True)['inputs']
+    assert plain.is_contiguous() and not plain.is_contiguous(memory_format=torch.channels_last)
+    assert fast.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(fast, plain)
