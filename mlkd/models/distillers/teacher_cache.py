@@ -13,6 +13,7 @@ round the targets).
 Layout of a cache folder::
 
     manifest.json                      what the cache was made from (see below)
+    .manifest.lock                     locked around each manifest update (see below)
     epoch_0000/shard_00000_of_00002/   one shard per writing process and epoch
         index.bin                      int64 [rows]: dataset index of each row
         t_logits.bin                   <dtype> [rows, *shape] raw little-endian arrays
@@ -34,6 +35,15 @@ manifest (itself replaced atomically) once every rank's shard exists. A crash le
 shard or a temporary folder, and the epoch is missing from the manifest: reading it is refused.
 Under DDP each rank writes its own shard; reading looks rows up by sample index in all shards of
 the epoch, so any number of processes can read a cache written by any other number.
+
+Several independent processes may write **disjoint epochs** of one cache folder at the same time
+(``tools/demo.py`` fills a seed's epochs in shards side by side): every read-modify-write of the
+manifest (creating or checking it in :meth:`TeacherOutputCache.open`, recording an epoch in
+:meth:`TeacherOutputCache.end_epoch`) holds an exclusive ``fcntl.flock`` on ``.manifest.lock`` in
+the folder and re-reads the manifest from disk, so no writer loses another's epochs and no writer
+takes another's half-created cache for a foreign folder. Two processes writing the *same* epoch at
+once are not supported (the later one removes the other's unfinished shard). Where ``fcntl`` is
+missing (Windows) there is no lock: only one writer process (or the ranks of one DDP run) per cache.
 """
 from __future__ import annotations
 
@@ -45,13 +55,18 @@ import os
 import os.path as osp
 import shutil
 import uuid
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 import torch
 from mmengine.dist import barrier, get_rank, get_world_size
 
 from mlkd.utils.atomic import atomic_write
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; one writer process per cache (module doc)
+    fcntl = None
 
 __all__ = ['CACHE_DTYPES', 'CACHE_MODES', 'TeacherCacheError', 'TeacherOutputCache',
            'check_no_batch_augments', 'dataset_sha256', 'keyed_sampling_seed', 'run_fingerprint',
@@ -65,6 +80,8 @@ CACHE_DTYPES = {'float32': (np.float32, torch.float32),
                 'float16': (np.float16, torch.float16),
                 'bfloat16': (np.uint16, torch.bfloat16)}
 MANIFEST = 'manifest.json'
+#: Held (``fcntl.flock``) around every read-modify-write of the manifest; not part of the cache.
+LOCK_FILE = '.manifest.lock'
 SHARD_META = 'shard.json'
 INDEX_FILE = 'index.bin'
 FORMAT = 'mlkd-teacher-cache'
@@ -416,40 +433,77 @@ class TeacherOutputCache:
         """
         self._rank, self._world_size = get_rank(), get_world_size()
         fingerprint = json.loads(json.dumps(dict(fingerprint)))  # tuples -> lists, as stored
-        exists = osp.isfile(self.manifest_path)
-        if exists:
-            manifest = _read_json(self.manifest_path, 'manifest')
-            if manifest.get('format') != FORMAT:
-                raise TeacherCacheError(f'teacher cache: {self.manifest_path} is not an mlkd '
-                                        'teacher-cache manifest')
-            self._check_fingerprint(manifest, fingerprint)
-            if manifest.get('dtype') != self.dtype:
-                raise TeacherCacheError(
-                    f'teacher cache {self.dir}: dtype differs: the cache stores '
-                    f"{manifest.get('dtype')!r}, model.teacher_cache.dtype is {self.dtype!r}")
-        elif self.mode == 'read':
-            what = ('does not exist' if not osp.exists(self.dir) else
-                    f'is not a teacher cache (no {MANIFEST})')
-            raise TeacherCacheError(f'teacher cache: {self.dir} {what}; fill it first with '
-                                    "mode='write' or tools/cache_teacher.py")
+        if self.mode == 'write':
+            manifest = self._create_or_check_manifest(fingerprint)
         else:
-            if osp.isdir(self.dir) and os.listdir(self.dir):
-                raise TeacherCacheError(f'teacher cache: {self.dir} is a non-empty folder that is '
-                                        f'not a teacher cache (no {MANIFEST}); choose an empty '
-                                        'or new folder')
-            manifest = dict(format=FORMAT, version=VERSION, fingerprint=fingerprint,
-                            dtype=self.dtype, taps={}, epochs={})
-            barrier()  # every rank has looked at the folder before rank 0 fills it
-            if self._rank == 0:
-                _write_json(self.manifest_path, manifest)
-            barrier()
-        if self.mode == 'read':
+            manifest = self._checked_manifest(fingerprint)
+            if manifest is None:
+                what = ('does not exist' if not osp.exists(self.dir) else
+                        f'is not a teacher cache (no {MANIFEST})')
+                raise TeacherCacheError(f'teacher cache: {self.dir} {what}; fill it first with '
+                                        "mode='write' or tools/cache_teacher.py")
             missing = [t for t in taps if t not in manifest['taps']]
             if missing:
                 raise TeacherCacheError(f'teacher cache {self.dir}: taps differ: the losses read '
                                         f'{missing}, the cache holds {sorted(manifest["taps"])}')
         self.taps = list(taps)
         self.manifest = manifest
+
+    def _create_or_check_manifest(self, fingerprint: dict) -> dict:
+        """The manifest of a cache opened for writing: checked if it exists, else created by rank
+        0 in an empty folder; under the folder's lock, so that of several processes opening a
+        new cache at once one creates it and the others check it."""
+        os.makedirs(self.dir, exist_ok=True)
+        with self._manifest_lock():
+            manifest = self._checked_manifest(fingerprint)
+            if manifest is None:
+                self._refuse_foreign_folder()
+        barrier()  # every rank has looked at the folder before rank 0 fills it
+        if manifest is None and self._rank == 0:
+            with self._manifest_lock():  # another process may have created it meanwhile
+                manifest = self._checked_manifest(fingerprint)
+                if manifest is None:
+                    self._refuse_foreign_folder()
+                    manifest = dict(format=FORMAT, version=VERSION, fingerprint=fingerprint,
+                                    dtype=self.dtype, taps={}, epochs={})
+                    _write_json(self.manifest_path, manifest)
+        barrier()
+        if manifest is None:  # a rank that looked before rank 0 created it
+            manifest = self._checked_manifest(fingerprint)
+        return manifest
+
+    def _checked_manifest(self, fingerprint: Mapping[str, Any]) -> dict | None:
+        """The manifest on disk after checking that it is this run's cache (format, every
+        fingerprint field, storage dtype); ``None`` when the folder has none."""
+        if not osp.isfile(self.manifest_path):
+            return None
+        manifest = _read_json(self.manifest_path, 'manifest')
+        if manifest.get('format') != FORMAT:
+            raise TeacherCacheError(f'teacher cache: {self.manifest_path} is not an mlkd '
+                                    'teacher-cache manifest')
+        self._check_fingerprint(manifest, fingerprint)
+        if manifest.get('dtype') != self.dtype:
+            raise TeacherCacheError(
+                f'teacher cache {self.dir}: dtype differs: the cache stores '
+                f"{manifest.get('dtype')!r}, model.teacher_cache.dtype is {self.dtype!r}")
+        return manifest
+
+    def _refuse_foreign_folder(self) -> None:
+        if any(name != LOCK_FILE for name in os.listdir(self.dir)):
+            raise TeacherCacheError(f'teacher cache: {self.dir} is a non-empty folder that is '
+                                    f'not a teacher cache (no {MANIFEST}); choose an empty '
+                                    'or new folder')
+
+    @contextlib.contextmanager
+    def _manifest_lock(self) -> Iterator[None]:
+        """Hold the cache folder's exclusive lock (:data:`LOCK_FILE`) for the block; a no-op
+        without ``fcntl`` (module doc)."""
+        if fcntl is None:
+            yield
+            return
+        with open(osp.join(self.dir, LOCK_FILE), 'a') as handle:  # closing it releases the lock
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            yield
 
     def _check_fingerprint(self, manifest: Mapping, fingerprint: Mapping) -> None:
         stored = manifest.get('fingerprint', {})
@@ -532,7 +586,8 @@ class TeacherOutputCache:
         return out
 
     def end_epoch(self) -> None:
-        """Commit this process's shard; rank 0 then records the epoch in the manifest."""
+        """Commit this process's shard; rank 0 then records the epoch in the manifest on disk
+        (under the folder's lock, keeping what other writer processes recorded meanwhile)."""
         if self.mode == 'read' or self._writer is None:
             self._reader = None
             return
@@ -543,16 +598,24 @@ class TeacherOutputCache:
             epoch_dir = _epoch_dir(self.dir, self.epoch)
             shards = [_read_json(osp.join(epoch_dir, _shard_name(r, self._world_size), SHARD_META),
                                  'shard file') for r in range(self._world_size)]
-            taps = dict(self.manifest.get('taps') or {})
-            for shard in shards:
-                for name, spec in shard['taps'].items():
-                    if taps.setdefault(name, spec) != spec:
-                        raise TeacherCacheError(f'teacher cache: tap {name!r} was {taps[name]} in '
-                                                f'earlier epochs, now {spec}')
-            self.manifest['taps'] = taps
-            self.manifest['epochs'][str(self.epoch)] = dict(
-                world_size=self._world_size, rows=sum(s['rows'] for s in shards))
-            _write_json(self.manifest_path, self.manifest)
+            with self._manifest_lock():
+                # Other processes may have recorded their epochs since open(): add this one to
+                # the manifest on disk, not to the copy read then.
+                manifest = self._checked_manifest(self.manifest['fingerprint'])
+                if manifest is None:
+                    raise TeacherCacheError(f'teacher cache: {self.manifest_path} disappeared '
+                                            f'while epoch {self.epoch} was being written')
+                taps = dict(manifest.get('taps') or {})
+                for shard in shards:
+                    for name, spec in shard['taps'].items():
+                        if taps.setdefault(name, spec) != spec:
+                            raise TeacherCacheError(f'teacher cache: tap {name!r} was '
+                                                    f'{taps[name]} in earlier epochs, now {spec}')
+                manifest['taps'] = taps
+                manifest['epochs'][str(self.epoch)] = dict(
+                    world_size=self._world_size, rows=sum(s['rows'] for s in shards))
+                _write_json(self.manifest_path, manifest)
+            self.manifest = manifest
         barrier()
         if self._rank != 0:
             self.manifest = _read_json(self.manifest_path, 'manifest')

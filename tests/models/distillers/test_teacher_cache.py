@@ -1,12 +1,16 @@
 """TeacherOutputCache on its own: round trips, shards of several writers, and every refusal."""
+import contextlib
 import json
 import os
 import os.path as osp
+import threading
 from collections import namedtuple
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
+import torch.multiprocessing as mp
 
 from mlkd.models.distillers import teacher_cache as tc
 from mlkd.models.distillers.teacher_cache import TeacherCacheError, TeacherOutputCache
@@ -229,3 +233,128 @@ def test_raw_files_are_plain_little_endian_arrays(tmp_path):
     assert np.fromfile(osp.join(shard, 'index.bin'), '<i8').tolist() == [4, 2]
     logits = np.fromfile(osp.join(shard, 't_logits.bin'), '<f4').reshape(2, 5)
     assert np.array_equal(logits, _outputs(torch.tensor([4, 2]))['t_logits'].numpy())
+
+
+def _write_own_epochs(number, root, epochs_of_writer, start):
+    """One of several independent writer processes (no DDP): opens the cache when all are ready,
+    then writes its own epochs of it."""
+    cache = TeacherOutputCache(root, 'write')
+    start.wait(timeout=120)  # every writer opens the new folder at the same moment
+    cache.open(FINGERPRINT, TAPS)
+    indices = torch.tensor([3, 0, 2, 1])
+    for epoch in epochs_of_writer[number]:
+        cache.begin_epoch(epoch, len(indices))
+        for part in indices.split(3):
+            cache.store(part, _outputs(part, epoch))
+        cache.end_epoch()
+    cache.close()
+
+
+def test_processes_writing_disjoint_epochs_of_one_new_cache_at_once_keep_every_epoch(tmp_path):
+    root = str(tmp_path / 'cache')
+    # Forked, as the other multi-process tests: a spawned process would import mlkd (~5 s).
+    start = mp.get_context('fork').Barrier(2)
+    mp.start_processes(_write_own_epochs, args=(root, [[0, 2], [1, 3]], start), nprocs=2,
+                       join=True, start_method='fork')
+    manifest = json.load(open(osp.join(root, 'manifest.json')))
+    assert manifest['epochs'] == {str(e): {'rows': 4, 'world_size': 1} for e in range(4)}
+    cache = _reader(root)
+    for epoch in range(4):
+        cache.begin_epoch(epoch, 4)
+        wanted = torch.tensor([1, 3, 0, 2])
+        got = cache.load(wanted, 'cpu')
+        for name, value in _outputs(wanted, epoch).items():
+            assert torch.equal(got[name], value), (epoch, name)
+        cache.end_epoch()
+
+
+def _race(monkeypatch, locked, first, second):
+    """Run ``first`` in a thread and pause it inside its manifest write (the new file written,
+    not yet moved into place) until ``second``, run in this thread, has reached the manifest:
+    blocked on the lock (``locked``), or done (the lock removed). Returns what ``second``
+    raised (``None`` if nothing)."""
+    fcntl = pytest.importorskip('fcntl')
+    paused, second_arrived, errors = threading.Event(), threading.Event(), []
+    manifest_writes = tc.atomic_write
+
+    @contextlib.contextmanager
+    def pausing_write(path):
+        with manifest_writes(path) as file:
+            yield file
+            if threading.current_thread() is thread and osp.basename(path) == tc.MANIFEST:
+                paused.set()
+                assert second_arrived.wait(30), 'the second writer never reached the manifest'
+
+    def flock_noting_second(descriptor, operation):
+        if threading.current_thread() is not thread:
+            second_arrived.set()  # ... and blocks here until the first writer is done
+        fcntl.flock(descriptor, operation)
+
+    def run_first():
+        try:
+            first()
+        except BaseException as error:  # noqa: B036 -- handed to the test's thread
+            errors.append(error)
+            paused.set()
+
+    monkeypatch.setattr(tc, 'atomic_write', pausing_write)
+    monkeypatch.setattr(tc, 'fcntl', SimpleNamespace(flock=flock_noting_second,
+                                                     LOCK_EX=fcntl.LOCK_EX) if locked else None)
+    thread = threading.Thread(target=run_first)
+    thread.start()
+    assert paused.wait(30), 'the first writer never wrote the manifest'
+    raised = None
+    try:
+        second()
+    except TeacherCacheError as error:
+        raised = error
+    finally:
+        second_arrived.set()
+        thread.join(30)
+    if errors:
+        raise errors[0]
+    return raised
+
+
+@pytest.mark.parametrize('locked', [True, False], ids=['locked', 'without_lock'])
+def test_two_writers_recording_epochs_at_once_keep_both(tmp_path, monkeypatch, locked):
+    """Each writer re-reads the manifest under the lock before adding its epoch; without the
+    lock (checked here, so that the forced interleaving is known to matter) one epoch is lost."""
+    root = str(tmp_path / 'cache')
+    writers = [TeacherOutputCache(root, 'write') for _ in range(2)]
+    for epoch, writer in enumerate(writers):
+        writer.open(FINGERPRINT, TAPS)
+        writer.begin_epoch(epoch, 2)
+        writer.store(torch.tensor([1, 0]), _outputs(torch.tensor([1, 0]), epoch))
+    assert _race(monkeypatch, locked, writers[0].end_epoch, writers[1].end_epoch) is None
+    written = tc.written_epochs(root)
+    if not locked:
+        assert len(written) == 1  # the lost update the lock prevents
+        return
+    assert written == [0, 1]
+    assert writers[1].epochs_written == [0, 1]  # the later writer's manifest holds both
+    cache = _reader(root)
+    for epoch in (0, 1):
+        cache.begin_epoch(epoch, 2)
+        assert torch.equal(cache.load(torch.tensor([0]), 'cpu')['t_logits'],
+                           _outputs(torch.tensor([0]), epoch)['t_logits'])
+
+
+@pytest.mark.parametrize('locked', [True, False], ids=['locked', 'without_lock'])
+def test_two_writers_creating_one_cache_at_once_share_it(tmp_path, monkeypatch, locked):
+    """The second writer looks at the folder while the first is creating the manifest: under the
+    lock it finds the finished manifest; without it, the first one's unfinished file, and takes
+    the folder for a foreign one."""
+    root = str(tmp_path / 'cache')
+    writers = [TeacherOutputCache(root, 'write') for _ in range(2)]
+    raised = _race(monkeypatch, locked, *(lambda w=w: w.open(FINGERPRINT, TAPS)
+                                          for w in writers))
+    if not locked:
+        assert 'non-empty folder that is not a teacher cache' in str(raised)
+        return
+    assert raised is None
+    assert writers[0].manifest == writers[1].manifest
+    assert writers[1].manifest['fingerprint'] == FINGERPRINT
+    # The lock file is the cache's own: the folder is not taken for a foreign one afterwards.
+    assert sorted(os.listdir(root)) == [tc.LOCK_FILE, 'manifest.json']
+    TeacherOutputCache(root, 'write').open(FINGERPRINT, TAPS)
