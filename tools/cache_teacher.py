@@ -18,10 +18,12 @@ also records channels-last (refused otherwise); it is offered for measuring.
 from __future__ import annotations
 
 import argparse
+import numbers
 import os
 import os.path as osp
 import sys
 import time
+from typing import Sequence
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 if ROOT not in sys.path:
@@ -112,17 +114,23 @@ class TeacherCacheWriter:
         return rows, busy
 
 
-def fill_cache(cfg, cache_dir: str, epochs: int, *, dtype: str = 'float32',
+def fill_cache(cfg, cache_dir: str, epochs: int | Sequence[int], *, dtype: str = 'float32',
                amp: str | None = None, channels_last: bool = False, device: str = 'cpu',
                log=print) -> TeacherOutputCache:
-    """Cache the teacher outputs of the distillation config ``cfg`` for epochs ``0 .. epochs-1``.
+    """Cache the teacher outputs of the distillation config ``cfg`` for epochs ``0 .. epochs-1``
+    (``epochs`` an int) or for the listed epoch numbers.
 
     Epochs already in ``cache_dir`` are skipped (a cache of another setting is refused by its
-    fingerprint). ``cfg`` must fix ``randomness.seed``: the cache is keyed by it.
+    fingerprint). An epoch's outputs do not depend on the epochs written before it, so several
+    processes may fill disjoint epochs of one cache at the same time (``tools/demo.py`` does).
+    ``cfg`` must fix ``randomness.seed``: the cache is keyed by it.
 
     Returns:
         the closed cache.
     """
+    wanted = range(epochs) if isinstance(epochs, int) else sorted(set(epochs))
+    if any(not isinstance(epoch, numbers.Integral) or epoch < 0 for epoch in wanted):
+        raise ValueError(f'fill_cache: epochs must be non-negative epoch numbers, got {epochs!r}')
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     seed = (cfg.get('randomness') or {}).get('seed')
     if seed is None:
@@ -146,7 +154,7 @@ def fill_cache(cfg, cache_dir: str, epochs: int, *, dtype: str = 'float32',
                                teacher_precision(amp_dtype=amp_dtype), channels_last),
                model.teacher_outputs)
     writer = TeacherCacheWriter(model, loader, cache, device, amp_dtype, channels_last)
-    todo = [e for e in range(epochs) if e not in cache.epochs_written]
+    todo = [e for e in wanted if e not in cache.epochs_written]
     log(f'{cache}: caching {model.teacher_outputs} for epochs {todo} '
         f'({len(writer.sampler)} samples each; already written: {cache.epochs_written})')
     try:

@@ -1,4 +1,5 @@
 """tools/cache_teacher.py fills a cache that a training run reads bit-identically to live."""
+import glob
 import json
 import os.path as osp
 
@@ -87,3 +88,26 @@ def test_unseeded_config_is_refused(tmp_path):
     with pytest.raises(TeacherCacheError, match='randomness.seed is None'):
         tool.main([CONFIG, '--cache-dir', str(tmp_path / 'c'), '--epochs', '1',
                    '--cfg-options', *OPTIONS, 'randomness.seed=None'])
+
+
+def test_epochs_filled_out_of_order_hold_the_bytes_of_a_fill_in_order(tmp_path):
+    """tools/demo.py fills the epochs of a cache in shards (1, 3, ... beside 0, 2, ...): an epoch
+    written without those before it must hold the same bytes."""
+    tool = load_tool('cache_teacher')
+    cfg = load_config(CONFIG, _parsed())
+    in_order, shards = str(tmp_path / 'in_order'), str(tmp_path / 'shards')
+    tool.fill_cache(cfg, in_order, 2, log=lambda text: None)
+    tool.fill_cache(cfg, shards, [1], log=lambda text: None)
+    logged = []
+    tool.fill_cache(cfg, shards, [1, 0], log=logged.append)
+    assert 'for epochs [0]' in logged[0]  # epoch 1 is there already
+    names = sorted(osp.relpath(p, in_order)
+                   for p in glob.glob(osp.join(in_order, 'epoch_*', '*', '*.bin')))
+    assert len(names) == 4  # index.bin and t_logits.bin of two epochs
+    for name in names:
+        with open(osp.join(in_order, name), 'rb') as a, open(osp.join(shards, name), 'rb') as b:
+            assert a.read() == b.read(), name
+    assert json.load(open(osp.join(in_order, 'manifest.json'))) == \
+        json.load(open(osp.join(shards, 'manifest.json')))
+    with pytest.raises(ValueError, match=r'non-negative epoch numbers, got \[-1\]'):
+        tool.fill_cache(cfg, shards, [-1])
