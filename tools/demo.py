@@ -15,7 +15,9 @@ The teacher runs once per seed for all distilled students: its outputs on that s
 batches are cached in ``<work-dir>/seed<S>/teacher_cache`` (docs/teacher_cache.md; exact) and every
 distilled stage reads them. Every stage computes on one thread; ``--jobs N`` (default: the number
 of CPU cores) trains N stages side by side in worker processes, as soon as what they need (the
-teacher, the seed's cache) is there; a stage gives the same numbers whatever N.
+teacher, the seed's cache) is there; a stage gives the same numbers whatever N. A seed's cache is
+filled the same way, by ``min(N, epochs)`` tasks side by side (task k of N: epochs k, k + N, ...;
+the bytes do not depend on the split).
 
 With one job each stage shows a progress line, with several one line per start and end; at the
 end a table (mean ± std over seeds) is printed and ``<work-dir>/demo.png`` (test mAP per model,
@@ -244,14 +246,22 @@ def run_stage(job: dict) -> dict:
     return result
 
 
-def fill_seed_cache(job: dict) -> str:
-    """Run the teacher once over every training batch of one seed and store its outputs in the
-    seed's teacher cache, which that seed's distilled stages then read (bit-identically to a live
-    teacher, docs/teacher_cache.md). The cache is filled with the outputs of the stage that reads
-    the most of them (L2D also reads the label embeddings), so every stage finds its own.
+def cache_epochs(stages: list[str], options: dict | None) -> int:
+    """How many epochs of teacher outputs the distilled ``stages`` read: the most any trains."""
+    return max(load_config(osp.join(ROOT, STAGES[name]), options).train_cfg.max_epochs
+               for name in stages)
 
-    ``job``: ``seed``, ``root``, ``teacher``, ``options``, ``stages`` (the distilled ones).
-    Returns the cache folder.
+
+def fill_seed_cache(job: dict) -> str:
+    """Run the teacher once over the training batches of some epochs of one seed and store its
+    outputs in the seed's teacher cache, which that seed's distilled stages then read
+    (bit-identically to a live teacher, docs/teacher_cache.md). Several processes fill disjoint
+    epochs of one cache at once (the cache locks its manifest). The cache is filled with the
+    outputs of the stage that reads the most of them (L2D also reads the label embeddings), so
+    every stage finds its own.
+
+    ``job``: ``seed``, ``root``, ``teacher``, ``options``, ``stages`` (the distilled ones),
+    ``epochs`` (the epoch numbers this task fills). Returns the cache folder.
     """
     from cache_teacher import fill_cache
     from mmengine.registry import DefaultScope
@@ -275,7 +285,7 @@ def fill_seed_cache(job: dict) -> str:
                          f'({missing} are not read by {widest}); one teacher cache cannot serve '
                          'them all')
     cfg = configs[widest]
-    fill_cache(cfg, teacher_cache_dir(seed_dir), cfg.train_cfg.max_epochs, log=lambda text: None)
+    fill_cache(cfg, teacher_cache_dir(seed_dir), job['epochs'], log=lambda text: None)
     return teacher_cache_dir(seed_dir)
 
 
@@ -356,14 +366,17 @@ def main(argv: list[str] | None = None) -> None:
                                  for seed in args.seeds for name in args.stages], **policy)
 
     common = dict(root=args.work_dir, options=args.cfg_options)
-    order = []  # tasks (kind, stage, seed) in the order a single process runs them
+    order = []  # tasks (kind, stage or cache shard, seed) in the order one process runs them
     if 'teacher' in args.stages:
         order.append(('stage', 'teacher', args.seeds[0]))
     distilled = [name for name in students if name != 'student']
+    # A seed's cache is filled by `shards` tasks side by side, shard k with epochs k, k + shards...
+    epochs = cache_epochs(distilled, args.cfg_options) if distilled else 0
+    shards = max(min(args.jobs, epochs), 1)
     for seed in args.seeds:  # the seed's teacher cache is filled before its distilled stages
         for name in students:
-            if name in distilled and ('cache', None, seed) not in order:
-                order.append(('cache', None, seed))
+            if name in distilled and ('cache', 0, seed) not in order:
+                order.extend(('cache', shard, seed) for shard in range(shards))
             order.append(('stage', name, seed))
     finished = {}  # task key -> result
     for kind, name, seed in order:
@@ -383,14 +396,22 @@ def main(argv: list[str] | None = None) -> None:
             if teacher_key in order and teacher_key not in finished:
                 return False
         if kind == 'stage' and name in distilled:
-            return ('cache', None, seed) in finished or ('cache', None, seed) not in todo
+            return all(('cache', shard, seed) in finished or ('cache', shard, seed) not in todo
+                       for shard in range(shards))
         return True
+
+    def shard_epochs(shard: int) -> list[int]:
+        return list(range(shard, epochs, shards))
+
+    def cache_task(shard: int) -> str:
+        return 'teacher outputs' + (f' (shard {shard + 1} of {shards})' if shards > 1 else '')
 
     def job_of(key: tuple) -> tuple:
         kind, name, seed = key
         teacher = finished[teacher_key]['checkpoint'] if teacher_key in finished else teacher_ckpt
         if kind == 'cache':
-            return fill_seed_cache, dict(common, seed=seed, teacher=teacher, stages=distilled)
+            return fill_seed_cache, dict(common, seed=seed, teacher=teacher, stages=distilled,
+                                         epochs=shard_epochs(name))
         return run_stage, dict(common, name=name, seed=seed, teacher=teacher,
                                given=teacher_ckpt if name == 'teacher' else None,
                                protocol=protocol, verbose=args.verbose,
@@ -400,7 +421,7 @@ def main(argv: list[str] | None = None) -> None:
         kind, name, seed = key
         finished[key] = value
         if kind == 'cache':
-            print(f'[seed {seed}] teacher outputs cached in {value} ({seconds:.0f} s)',
+            print(f'[seed {seed}] {cache_task(name)} cached in {value} ({seconds:.0f} s)',
                   flush=True)
             return
         took = ('given' if value['seconds'] is None else f'{value["seconds"]:.0f} s wall, '
@@ -427,7 +448,8 @@ def main(argv: list[str] | None = None) -> None:
                     pending.remove(key)
                     function, job = job_of(key)
                     running[pool.submit(function, job)] = (key, time.perf_counter())
-                    what = 'caching the teacher outputs' if key[0] == 'cache' else key[1]
+                    what = (f'caching the {cache_task(key[1])}, epochs {shard_epochs(key[1])}'
+                            if key[0] == 'cache' else key[1])
                     print(f'[seed {key[2]}] {what}: started ({len(finished)} of {len(order)} '
                           f'tasks done, {time.perf_counter() - total:.0f} s)', flush=True)
                 done, _ = wait(running, return_when=FIRST_COMPLETED)

@@ -1,4 +1,5 @@
 """tools/demo.py as a newcomer runs it, shortened with --cfg-options: table, bar chart, results."""
+import glob
 import json
 import os
 import os.path as osp
@@ -7,8 +8,13 @@ import subprocess
 from conftest import REPO, SMALL_TOOL_RUN, run_tool
 
 
-def run_demo(*args: str) -> subprocess.CompletedProcess:
-    proc = run_tool('tools/demo.py', *args, '--cfg-options', *SMALL_TOOL_RUN)
+#: Two epochs of half SMALL_TOOL_RUN's training samples (as many steps as its one epoch): with
+#: ``--jobs 2`` a seed's teacher cache is then filled by two tasks side by side, an epoch each.
+TWO_EPOCHS = ['train_cfg.max_epochs=2', 'train_dataloader.dataset.num_samples=32']
+
+
+def run_demo(*args: str, options: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    proc = run_tool('tools/demo.py', *args, '--cfg-options', *SMALL_TOOL_RUN, *options)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
 
@@ -16,10 +22,15 @@ def run_demo(*args: str) -> subprocess.CompletedProcess:
 def test_demo_prints_test_table_and_writes_chart(tmp_path):
     work = str(tmp_path / 'demo')
     proc = run_demo('--stages', 'teacher', 'student', '3D', '--seeds', '0', '1', '--work-dir',
-                    work, '--jobs', '2')
+                    work, '--jobs', '2', options=TWO_EPOCHS)
     out = proc.stdout
     assert 'MultiDigits test split, 2 seed(s) (mean ± std)' in out
     assert '[seed 1] 3D: started' in out  # side by side: one line per start and end
+    # Each seed's teacher cache is filled by two tasks, an epoch each, into one folder.
+    for shard in (1, 2):
+        assert (f'[seed 1] caching the teacher outputs (shard {shard} of 2), epochs '
+                f'[{shard - 1}]: started') in out
+        assert f'[seed 1] teacher outputs (shard {shard} of 2) cached in' in out
     assert 'mmengine - INFO' not in out + proc.stderr  # no log flood
     saved = json.load(open(osp.join(work, 'results.json')))
     assert [len(saved['results'][k]) for k in ('teacher', 'student', '3D')] == [1, 2, 2]
@@ -45,16 +56,25 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
     student_map = saved['results']['student'][1]['test']['mAP']
     assert f'{student_map:.2f}' in out
     # 3D read its teacher from the seed's cache (filled once per seed, never written by 3D).
-    assert os.listdir(osp.join(work, 'seed1', 'teacher_cache', 'epoch_0000'))
+    manifest = json.load(open(osp.join(work, 'seed1', 'teacher_cache', 'manifest.json')))
+    assert sorted(manifest['epochs']) == ['0', '1']
     # One stage after the other in this process (progress line) gives the same numbers.
     alone = str(tmp_path / 'alone')
     out = run_demo('--stages', 'student', '3D', '--seeds', '1', '--work-dir', alone,
-                   '--teacher-ckpt', saved['teacher_ckpt'], '--jobs', '1').stdout
-    assert 'epoch 1/1' in out and 'ETA' in out  # the progress line
+                   '--teacher-ckpt', saved['teacher_ckpt'], '--jobs', '1',
+                   options=TWO_EPOCHS).stdout
+    assert 'epoch 2/2' in out and 'ETA' in out  # the progress line
+    assert '[seed 1] teacher outputs cached in' in out  # one task, both epochs
     again = json.load(open(osp.join(alone, 'results.json')))['results']
     for name in ('student', '3D'):
         assert again[name][0]['val'] == saved['results'][name][1]['val']
         assert again[name][0]['test'] == saved['results'][name][1]['test']
+    # The cache filled by two tasks holds the bytes of the one filled by one.
+    files = glob.glob(osp.join('seed1', 'teacher_cache', 'epoch_*', '*', '*.bin'), root_dir=work)
+    assert len(files) >= 4  # an index and the logits of each of two epochs, at least
+    for path in files:
+        with open(osp.join(work, path), 'rb') as two, open(osp.join(alone, path), 'rb') as one:
+            assert two.read() == one.read(), path
 
 
 def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monkeypatch, capsys):
