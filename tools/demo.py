@@ -53,7 +53,7 @@ import mlkd  # noqa: E402,F401
 from mmengine.config import Config, DictAction  # noqa: E402
 
 from mlkd.engine.runs import (METRICS, evaluate_checkpoint, train_and_evaluate,  # noqa: E402
-                              write_json_atomic)
+                              set_run_seed, write_json_atomic)
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
                                       save_figure)
@@ -83,7 +83,7 @@ def stage_config(name: str, work_dir: str, seed: int, teacher_ckpt: str | None,
     seed's teacher cache (``<demo work dir>/seed<S>/teacher_cache``, filled once per seed)."""
     cfg = load_config(osp.join(ROOT, STAGES[name]), options)  # --cfg-options keys checked
     cfg.work_dir = work_dir
-    cfg.randomness = dict(seed=seed, deterministic=False)
+    set_run_seed(cfg, seed)
     if cfg.model.type == 'SingleTeacherDistiller':
         cfg.model.teacher_ckpt = teacher_ckpt
         cfg.model.teacher_cache = dict(dir=teacher_cache_dir(osp.dirname(work_dir)),

@@ -4,9 +4,10 @@
 # first command's longest stage (12 epochs gave 99.6; docs/demo.md, protocol 2).
 _base_ = ['../_base_/models/digits_resnet_teacher_mldecoder_pretrained.py',
           '../_base_/recipes/multidigits.py', '../_base_/demo/benchmark_splits.py']
-train_dataloader = dict(dataset=_base_.benchmark_train)
-val_dataloader = dict(dataset=_base_.benchmark_val)
-test_dataloader = dict(dataset=_base_.benchmark_test)
+train_dataloader = dict(dataset=_base_.benchmark_train, **_base_.benchmark_loader)
+val_dataloader = dict(dataset=_base_.benchmark_val, **_base_.benchmark_loader)
+test_dataloader = dict(dataset=_base_.benchmark_test, **_base_.benchmark_loader)
+data_preprocessor = _base_.benchmark_preprocessor
 teacher_epochs = 6
 param_scheduler = [dict(_base_.param_scheduler[0], total_steps=teacher_epochs, end=teacher_epochs),
                    dict(_base_.param_scheduler[1], total_steps=teacher_epochs, end=teacher_epochs)]

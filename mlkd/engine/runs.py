@@ -38,6 +38,37 @@ def quiet() -> Iterator[None]:
             logger.setLevel(level)
 
 
+#: Where a run's seed goes unless its config names another key in ``seed_key``.
+DEFAULT_SEED_KEY = 'randomness.seed'
+
+
+def set_run_seed(cfg: Config, seed: int) -> str:
+    """Give ``cfg`` the run seed ``seed`` at the key its ``seed_key`` names (dotted; default
+    ``randomness.seed``, which seeds everything: initialisation, data order, augmentation,
+    dropout). A config may instead name ``train_dataloader.sampler.seed``: the tools' seeds then
+    vary the data order and augmentation only, and ``randomness.seed`` keeps the initialisation
+    the same in every run (the MultiDigits benchmark, docs/demo.md). Returns the key.
+
+    Raises:
+        KeyError: ``seed_key`` is not a string or leads nowhere in the config.
+    """
+    key = cfg.get('seed_key', DEFAULT_SEED_KEY)
+    if key == DEFAULT_SEED_KEY:
+        cfg.randomness = dict(seed=seed, deterministic=False)
+        return key
+    node = cfg
+    parts = key.split('.') if isinstance(key, str) else []
+    for depth, part in enumerate(parts[:-1]):
+        node = node.get(part) if hasattr(node, 'get') else None
+        if node is None:
+            break
+    if len(parts) < 2 or not hasattr(node, 'get'):
+        raise KeyError(f'{cfg.filename}: seed_key={key!r} does not lead to a config dict '
+                       '(a dotted key such as train_dataloader.sampler.seed is expected)')
+    node[parts[-1]] = seed
+    return key
+
+
 def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: bool = False,
                        progress: bool = True, overwrite: bool = False) -> dict:
     """Train ``cfg``; return its final validation (and test) metrics and wall time.

@@ -8,11 +8,12 @@
 
 Every cell (x value, y value, seed) is one ordinary training run of the config with the two keys
 set (as ``--cfg-options`` would set them; list entries by index, ``model.losses.0.loss_weight``)
-and ``randomness.seed``; cells run one after the other, and a value given twice is refused. Its
-validation metrics are written atomically to ``<work-dir>/results/<cell>.json`` with a fingerprint
-of the cell's config when it ends, so an interrupted sweep started again with the same arguments
-skips the finished cells; a finished cell of another config is refused (``--overwrite`` trains it
-again), as are the tables of another sweep in the work dir. The sweep
+and the seed (``randomness.seed``, or the key the config's ``seed_key`` names:
+:func:`mlkd.engine.runs.set_run_seed`); cells run one after the other, and a value given twice
+is refused. Its validation metrics are written atomically to ``<work-dir>/results/<cell>.json``
+with a fingerprint of the cell's config when it ends, so an interrupted sweep started again with
+the same arguments skips the finished cells; a finished cell of another config is refused
+(``--overwrite`` trains it again), as are the tables of another sweep in the work dir. The sweep
 selects weights, so it reports the validation split only (never test). Outputs, refreshed after
 every cell: ``sweep.md`` (mean ± std per cell, the same table as the heatmap), ``sweep.csv`` (one
 row per run) and ``sweep.png`` (heatmap of the mean, std annotated).
@@ -44,7 +45,7 @@ from mmengine.config import DictAction  # noqa: E402
 
 from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
 from mlkd.engine.runs import (METRICS, load_finished_run, save_finished_run,  # noqa: E402
-                              train_and_evaluate, write_json_atomic)
+                              set_run_seed, train_and_evaluate, write_json_atomic)
 from mlkd.models.distillers.teacher_cache import written_epochs  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.config_fingerprint import flatten_config  # noqa: E402
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
         cfg = base.copy()
         cfg.merge_from_dict({x_key: x, y_key: y})
         cfg.work_dir = osp.join(args.work_dir, 'runs', name)
-        cfg.randomness = dict(seed=seed, deterministic=False)
+        set_run_seed(cfg, seed)
         configs[name] = cfg
         result = load_finished_run(osp.join(results_dir, f'{name}.json'), flatten_config(cfg),
                                    what=f'sweep cell {name}', overwrite=args.overwrite)

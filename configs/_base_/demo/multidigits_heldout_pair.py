@@ -3,9 +3,10 @@
 # `tools/train.py configs/demo/teacher.py` writes the teacher named here; tools/demo.py passes its
 # own.
 _base_ = ['../pairs/multidigits.py', './benchmark_splits.py']
-train_dataloader = dict(dataset=_base_.benchmark_train)
-val_dataloader = dict(dataset=_base_.benchmark_val)
-test_dataloader = dict(dataset=_base_.benchmark_test)
+train_dataloader = dict(dataset=_base_.benchmark_train, **_base_.benchmark_loader)
+val_dataloader = dict(dataset=_base_.benchmark_val, **_base_.benchmark_loader)
+test_dataloader = dict(dataset=_base_.benchmark_test, **_base_.benchmark_loader)
+data_preprocessor = _base_.benchmark_preprocessor
 param_scheduler = [dict(_base_.param_scheduler[0], eta_max=_base_.student_peak_lr),
                    _base_.param_scheduler[1]]
 model = dict(
