@@ -65,7 +65,7 @@ def set_run_seed(cfg: Config, seed: int) -> str:
     if len(parts) < 2 or not hasattr(node, 'get'):
         raise KeyError(f'{cfg.filename}: seed_key={key!r} does not lead to a config dict '
                        '(a dotted key such as train_dataloader.sampler.seed is expected)')
-    node[parts[-1]] = seed
+    cfg.merge_from_dict({key: seed})  # copies the dicts on the path: a cfg.copy() keeps its own
     return key
 
 

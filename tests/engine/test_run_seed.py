@@ -21,6 +21,10 @@ def test_the_benchmark_varies_the_data_order_and_keeps_the_initialisation():
     assert set_run_seed(cfg, 3) == 'train_dataloader.sampler.seed'
     assert cfg.train_dataloader.sampler.seed == 3
     assert cfg.randomness.seed == 0  # every run of every seed starts from the same weights
+    # A copy (a sweep's cell) gets its own seed; the config it was copied from keeps its own.
+    cell = cfg.copy()
+    set_run_seed(cell, 4)
+    assert (cell.train_dataloader.sampler.seed, cfg.train_dataloader.sampler.seed) == (4, 3)
 
 
 @pytest.mark.parametrize('key', ['train_dataloader.nowhere.seed', 'seed', 5])
