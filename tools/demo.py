@@ -6,10 +6,12 @@ Protocol (docs/demo.md): train / val / test images are built from disjoint pools
 scans (4 x 4 mosaics of 8-pixel digits); teacher and student backbones start from the bundled
 MultiGlyphs pretraining (mlkd/weights, sha256-checked); every stage trains with its config's
 recipe (students 12 epochs, the teacher 6) and reports its **test** metrics (mAP, CF1 and OF1 at
-threshold 0.5) after the last epoch; nothing is selected on test. The teacher is trained once
-(with the first seed) and shared by all seeds; each seed then trains the plain student and every
-distilled student (KD, MSE, PS, MLD, MDKD, 3D, L2D; ``configs/demo/*.py``, weights chosen on val).
-``3D-paper`` / ``L2D-paper`` apply the papers' weights literally.
+threshold 0.5) after the last epoch; nothing is selected on test. A seed sets the data order and
+augmentation (the configs' ``seed_key``); every run starts from the same initialisation. The
+teacher is trained once (with the first seed) and shared by all seeds; each seed then trains the
+plain student and every distilled student (KD, MSE, PS, MLD, MDKD, 3D, L2D;
+``configs/demo/*.py``, weights chosen on val). ``3D-paper`` / ``L2D-paper`` apply the papers'
+weights literally.
 
 The teacher runs once per seed for all distilled students: its outputs on that seed's training
 batches are cached in ``<work-dir>/seed<S>/teacher_cache`` (docs/teacher_cache.md; exact) and every
