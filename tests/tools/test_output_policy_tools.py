@@ -77,7 +77,7 @@ CASES = {
     'spml_results': _case('analysis_tools/spml_results', ['{runs}', '--out', '{o}/spml'],
                           '{o}/spml.png'),
     'sweep': _case('analysis_tools/sweep', ['{config}', '--x', 'train_cfg.max_epochs', '1', '--y',
-                                            'randomness.seed', '2', '--work-dir', '{o}'],
+                                            'train_cfg.val_interval', '1', '--work-dir', '{o}'],
                    '{o}/sweep.md'),
     'heatmap_overlays': _case('visualization/heatmap_overlays',
                               ['{config}', '{checkpoint}', '--out-dir', '{o}'],
