@@ -25,3 +25,23 @@ def test_every_demo_stage_builds(stage):
     with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
         model = MODELS.build(cfg.model)
     assert model.data_preprocessor is not None
+
+
+METHOD_BASES = {'KD': 'kd', 'MSE': 'mse', 'PS': 'ps', 'MLD': 'mld', 'MDKD': 'mdkd', '3D': '3d',
+                'L2D': 'l2d', '3D-paper': '3d', 'L2D-paper': 'l2d'}
+
+
+@pytest.mark.parametrize('stage', sorted(METHOD_BASES))
+def test_every_demo_method_keeps_all_terms_of_its_method(stage):
+    """A leaf that changes one weight must not drop the method's other terms (an MDKD leaf that
+    set the dependency weight once trained without MLD)."""
+    cfg = load_config(osp.join(REPO, STAGES[stage]))
+    method = load_config(osp.join(REPO, 'configs', '_base_', 'methods',
+                                  f'{METHOD_BASES[stage]}.py')).method
+    assert set(cfg.model.distill_losses) == set(method.distill_losses)
+    for name, loss in cfg.model.distill_losses.items():
+        assert loss['type'] == method.distill_losses[name]['type'], name
+
+
+def test_every_distilled_demo_stage_is_listed():
+    assert {s for s in STAGES if s not in ('teacher', 'student')} == set(METHOD_BASES)
