@@ -43,5 +43,17 @@ def test_every_demo_method_keeps_all_terms_of_its_method(stage):
         assert loss['type'] == method.distill_losses[name]['type'], name
 
 
+@pytest.mark.parametrize('stage', ['3D-paper', 'L2D-paper'])
+def test_paper_weight_stages_apply_the_method_weights_literally(stage):
+    """A ``*-paper`` leaf inherits the val-chosen leaf; it must undo its weights and rescaling."""
+    cfg = load_config(osp.join(REPO, STAGES[stage]))
+    method = load_config(osp.join(REPO, 'configs', '_base_', 'methods',
+                                  f'{METHOD_BASES[stage]}.py')).method
+    for name, loss in cfg.model.distill_losses.items():
+        assert loss.get('weight_reference') is None, name
+        assert loss.get('loss_weight', 1.0) == (method.distill_losses[name].get('loss_weight')
+                                                or 1.0), name
+
+
 def test_every_distilled_demo_stage_is_listed():
     assert {s for s in STAGES if s not in ('teacher', 'student')} == set(METHOD_BASES)
