@@ -56,6 +56,7 @@ from mmengine.config import Config, DictAction  # noqa: E402
 
 from mlkd.engine.runs import (METRICS, evaluate_checkpoint, train_and_evaluate,  # noqa: E402
                               set_run_seed, write_json_atomic)
+from mlkd.models.distillers import teacher_cache as cache_format  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
                                       save_figure)
@@ -374,7 +375,8 @@ def main(argv: list[str] | None = None) -> None:
     distilled = [name for name in students if name != 'student']
     # A seed's cache is filled by `shards` tasks side by side, shard k with epochs k, k + shards...
     epochs = cache_epochs(distilled, args.cfg_options) if distilled else 0
-    shards = max(min(args.jobs, epochs), 1)
+    # Without fcntl (Windows) a cache takes one writer process (teacher_cache's module doc).
+    shards = max(min(args.jobs, epochs), 1) if cache_format.fcntl is not None else 1
     for seed in args.seeds:  # the seed's teacher cache is filled before its distilled stages
         for name in students:
             if name in distilled and ('cache', 0, seed) not in order:

@@ -42,29 +42,47 @@ def quiet() -> Iterator[None]:
 DEFAULT_SEED_KEY = 'randomness.seed'
 
 
+def seed_key_of(cfg: Config) -> str:
+    """The dotted key a config's run seed goes to (``seed_key``, default ``randomness.seed``).
+
+    Raises:
+        KeyError: ``seed_key`` is not a dotted string.
+    """
+    key = cfg.get('seed_key', DEFAULT_SEED_KEY)
+    if not isinstance(key, str) or len(key.split('.')) < 2:
+        raise KeyError(f'{cfg.filename}: seed_key={key!r} is not a dotted config key (such as '
+                       'train_dataloader.sampler.seed)')
+    return key
+
+
 def set_run_seed(cfg: Config, seed: int) -> str:
     """Give ``cfg`` the run seed ``seed`` at the key its ``seed_key`` names (dotted; default
     ``randomness.seed``, which seeds everything: initialisation, data order, augmentation,
-    dropout). A config may instead name ``train_dataloader.sampler.seed``: the tools' seeds then
-    vary the data order and augmentation only, and ``randomness.seed`` keeps the initialisation
-    the same in every run (the MultiDigits benchmark, docs/demo.md). Returns the key.
+    dropout; the whole ``randomness`` dict is then replaced by ``dict(seed=seed,
+    deterministic=False)``). A config may instead name ``train_dataloader.sampler.seed``: the
+    tools' seeds then vary the data order and augmentation only, and ``randomness.seed`` keeps the
+    initialisation the same in every run (the MultiDigits benchmark, docs/demo.md). Returns the
+    key.
 
     Raises:
-        KeyError: ``seed_key`` is not a string or leads nowhere in the config.
+        KeyError: ``seed_key`` is not a dotted string or leads nowhere in the config.
+        ValueError: ``seed_key`` is not ``randomness.seed`` and ``randomness.seed`` is unset (the
+            initialisation would then differ from run to run).
     """
-    key = cfg.get('seed_key', DEFAULT_SEED_KEY)
+    key = seed_key_of(cfg)
     if key == DEFAULT_SEED_KEY:
         cfg.randomness = dict(seed=seed, deterministic=False)
         return key
+    parts = key.split('.')
     node = cfg
-    parts = key.split('.') if isinstance(key, str) else []
-    for depth, part in enumerate(parts[:-1]):
+    for part in parts[:-1]:
         node = node.get(part) if hasattr(node, 'get') else None
-        if node is None:
-            break
-    if len(parts) < 2 or not hasattr(node, 'get'):
+    if not hasattr(node, 'get'):
         raise KeyError(f'{cfg.filename}: seed_key={key!r} does not lead to a config dict '
-                       '(a dotted key such as train_dataloader.sampler.seed is expected)')
+                       f'({".".join(parts[:-1])!r} is missing)')
+    if (cfg.get('randomness') or {}).get('seed') is None:
+        raise ValueError(f'{cfg.filename}: seed_key={key!r} keeps the initialisation of every run '
+                         'at randomness.seed, which is unset; set randomness.seed')
     cfg.merge_from_dict({key: seed})  # copies the dicts on the path: a cfg.copy() keeps its own
     return key
 

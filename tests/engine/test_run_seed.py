@@ -29,6 +29,14 @@ def test_the_benchmark_varies_the_data_order_and_keeps_the_initialisation():
 
 @pytest.mark.parametrize('key', ['train_dataloader.nowhere.seed', 'seed', 5])
 def test_a_seed_key_leading_nowhere_is_refused(key):
-    cfg = Config(dict(seed_key=key, train_dataloader=dict(sampler=dict())))
+    cfg = Config(dict(seed_key=key, randomness=dict(seed=0),
+                      train_dataloader=dict(sampler=dict())))
     with pytest.raises(KeyError, match='seed_key'):
+        set_run_seed(cfg, 1)
+
+
+def test_a_sampler_seed_without_a_fixed_initialisation_is_refused():
+    cfg = Config(dict(seed_key='train_dataloader.sampler.seed', randomness=dict(seed=None),
+                      train_dataloader=dict(sampler=dict())))
+    with pytest.raises(ValueError, match='randomness.seed'):
         set_run_seed(cfg, 1)

@@ -120,9 +120,9 @@ def test_duplicate_grid_points_are_refused(tmp_path, monkeypatch, capsys):
                            (['--x', PD, '1', '--y', PD, '2'], 'set the same key'),
                            # the demo's seeds go to the sampler: an axis there would be undone
                            (['--x', 'train_dataloader.sampler.seed', '1', '2', '--y', NDD, '1'],
-                            "where the run seed goes"),
+                            "which the run seed overwrites"),
                            (['--x', PD, '1', '--y', 'train_dataloader.sampler', '{}'],
-                            "where the run seed goes")):
+                            "which the run seed overwrites")):
         with pytest.raises(SystemExit):
             sweep.main(['configs/demo/3d.py', *flags, '--work-dir', str(tmp_path / 'w')])
         assert message in capsys.readouterr().err

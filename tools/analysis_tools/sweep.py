@@ -45,7 +45,7 @@ from mmengine.config import DictAction  # noqa: E402
 
 from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
 from mlkd.engine.runs import (DEFAULT_SEED_KEY, METRICS, load_finished_run,  # noqa: E402
-                              save_finished_run, set_run_seed, train_and_evaluate,
+                              save_finished_run, seed_key_of, set_run_seed, train_and_evaluate,
                               write_json_atomic)
 from mlkd.models.distillers.teacher_cache import written_epochs  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
@@ -211,11 +211,17 @@ def main(argv: list[str] | None = None) -> None:
                          f'{values}); each grid point would be trained twice')
 
     base = load_config(args.config, args.cfg_options)  # --cfg-options keys checked
-    seed_key = base.get('seed_key', DEFAULT_SEED_KEY)
+    try:
+        seed_key = seed_key_of(base)
+    except KeyError as bad:
+        parser.error(bad.args[0])
+    # set_run_seed replaces the whole randomness dict by default, else sets seed_key alone.
+    overwritten = 'randomness' if seed_key == DEFAULT_SEED_KEY else seed_key
     for flag, key in (('--x', x_key), ('--y', y_key)):
-        if key == seed_key or seed_key.startswith(key + '.'):
-            parser.error(f'{flag} sets {key!r}, where the run seed goes ({args.config}: seed_key '
-                         f'{seed_key!r}); every cell would be overwritten by --seeds. Give the '
+        if key == overwritten or overwritten.startswith(key + '.') or \
+                key.startswith(overwritten + '.'):
+            parser.error(f'{flag} sets {key!r}, which the run seed overwrites ({args.config}: '
+                         f'seed_key {seed_key!r}); every cell would be the same run. Give the '
                          'seeds with --seeds')
     for key in (x_key, y_key):
         try:
