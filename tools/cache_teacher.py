@@ -123,7 +123,8 @@ def fill_cache(cfg, cache_dir: str, epochs: int | Sequence[int], *, dtype: str =
     Epochs already in ``cache_dir`` are skipped (a cache of another setting is refused by its
     fingerprint). An epoch's outputs do not depend on the epochs written before it, so several
     processes may fill disjoint epochs of one cache at the same time (``tools/demo.py`` does).
-    ``cfg`` must fix ``randomness.seed``: the cache is keyed by it.
+    ``cfg`` must fix ``randomness.seed`` (the model is built after seeding with it, as the Runner
+    does); the cache is keyed by the training sampler's seed, which defaults to it.
 
     Returns:
         the closed cache.

@@ -303,7 +303,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--work-dir', default='work_dirs/demo')
     parser.add_argument('--seeds', type=int, nargs='+', default=[0],
-                        help='distinct non-negative seeds; the first one trains the teacher')
+                        help='distinct non-negative seeds; the first one trains the teacher. A '
+                        'seed sets the data order and augmentation (the configs\' seed_key); '
+                        'every run starts from the same initialisation')
     parser.add_argument('--stages', nargs='+', default=DEFAULT_STAGES, choices=list(STAGES))
     parser.add_argument('--teacher-ckpt',
                         help='use (and evaluate) this teacher instead of training one')

@@ -1,7 +1,7 @@
 # The demo's teacher on the benchmark's MultiDigits splits (4 x 4 layout), backbone pretrained
 # on MultiGlyphs (tools/demo.py; docs/demo.md). Half the students' schedule (6 epochs, same
-# one-cycle shape): 95.9 val mAP, 16 points above the student, at half the cost of the README's
-# first command's longest stage (12 epochs gave 99.6; docs/demo.md, protocol 2).
+# one-cycle shape): 94.7 val mAP, 14.9 points above the mean student, at half the cost of a
+# 12-epoch teacher (99.6), which would bound the README's first command (docs/demo.md, protocol 3).
 _base_ = ['../_base_/models/digits_resnet_teacher_mldecoder_pretrained.py',
           '../_base_/recipes/multidigits.py', '../_base_/demo/benchmark_splits.py']
 train_dataloader = dict(dataset=_base_.benchmark_train, **_base_.benchmark_loader)
