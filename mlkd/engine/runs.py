@@ -55,6 +55,13 @@ def seed_key_of(cfg: Config) -> str:
     return key
 
 
+def seed_written_key(cfg: Config) -> str:
+    """What :func:`set_run_seed` writes in ``cfg``: the whole ``randomness`` dict for the
+    default seed key, else the ``seed_key`` alone (a sweep axis there would be overwritten)."""
+    key = seed_key_of(cfg)
+    return 'randomness' if key == DEFAULT_SEED_KEY else key
+
+
 def set_run_seed(cfg: Config, seed: int) -> str:
     """Give ``cfg`` the run seed ``seed`` at the key its ``seed_key`` names (dotted; default
     ``randomness.seed``, which seeds everything: initialisation, data order, augmentation,

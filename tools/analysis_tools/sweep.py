@@ -44,8 +44,8 @@ import mlkd  # noqa: E402,F401
 from mmengine.config import DictAction  # noqa: E402
 
 from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
-from mlkd.engine.runs import (DEFAULT_SEED_KEY, METRICS, load_finished_run,  # noqa: E402
-                              save_finished_run, seed_key_of, set_run_seed, train_and_evaluate,
+from mlkd.engine.runs import (METRICS, load_finished_run, save_finished_run,  # noqa: E402
+                              seed_key_of, seed_written_key, set_run_seed, train_and_evaluate,
                               write_json_atomic)
 from mlkd.models.distillers.teacher_cache import written_epochs  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
@@ -212,11 +212,9 @@ def main(argv: list[str] | None = None) -> None:
 
     base = load_config(args.config, args.cfg_options)  # --cfg-options keys checked
     try:
-        seed_key = seed_key_of(base)
+        seed_key, overwritten = seed_key_of(base), seed_written_key(base)
     except KeyError as bad:
         parser.error(bad.args[0])
-    # set_run_seed replaces the whole randomness dict by default, else sets seed_key alone.
-    overwritten = 'randomness' if seed_key == DEFAULT_SEED_KEY else seed_key
     for flag, key in (('--x', x_key), ('--y', y_key)):
         if key == overwritten or overwritten.startswith(key + '.') or \
                 key.startswith(overwritten + '.'):

@@ -58,7 +58,7 @@ class MultiLabelDataPreprocessor(ClsDataPreprocessor):
         if samples and isinstance(samples[0], DataSample):
             check_batch_labels(samples, self.num_classes, self.soft_targets)
         data = super().forward(data, training)
-        if self.channels_last and torch.is_tensor(data['inputs']) and data['inputs'].dim() == 4:
+        if self.channels_last:  # the parent always stacks (and pads) a [B, C, H, W] batch
             data['inputs'] = data['inputs'].contiguous(memory_format=torch.channels_last)
         samples = data.get('data_samples')
         if not samples or not isinstance(samples[0], DataSample) or 'gt_score' not in samples[0]:

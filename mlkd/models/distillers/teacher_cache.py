@@ -44,8 +44,8 @@ the folder and re-reads the manifest from disk, so no writer loses another's epo
 takes another's half-created cache for a foreign folder. Two processes writing the *same* epoch at
 once are not supported (the later one removes the other's unfinished shard). Where ``fcntl`` is
 missing (Windows) there is no lock: only one writer process (or the ranks of one DDP run) per
-cache. The lock is host-local: writers on several hosts sharing the folder over a network file system are
-not supported.
+cache. The lock is host-local: writers on several hosts sharing the folder over a network file
+system are not supported.
 """
 from __future__ import annotations
 
