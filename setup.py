@@ -3,6 +3,7 @@
 Besides the ``mlkd`` package this installs, as mim does, ``configs/``, ``tools/`` and a model index
 under ``mlkd/.mim/`` (copied at build time, no symlinks), and the ``mlkd`` console command.
 """
+
 import glob
 import importlib.metadata
 import os
@@ -48,15 +49,21 @@ def write_model_index(mim: str) -> None:
     have no config yet (``Config: null``), which mim's index cannot name, and a folder holding
     only such cells (no ``.py`` yet) is left out.
     """
-    folders = sorted(d for d in os.listdir(osp.join(mim, 'configs'))
-                     if d != '_base_' and glob.glob(osp.join(mim, 'configs', d, '*.py')))
+    folders = sorted(
+        d
+        for d in os.listdir(osp.join(mim, 'configs'))
+        if d != '_base_' and glob.glob(osp.join(mim, 'configs', d, '*.py'))
+    )
     os.makedirs(osp.join(mim, 'metafiles'))
     for folder in folders:
         lines = ['Collections:', f'  - Name: {folder}', 'Models:']
         for config in sorted(glob.glob(osp.join(mim, 'configs', folder, '*.py'))):
             name = osp.splitext(osp.basename(config))[0]
-            lines += [f'  - Name: {name}', f'    In Collection: {folder}',
-                      f'    Config: configs/{folder}/{name}.py']
+            lines += [
+                f'  - Name: {name}',
+                f'    In Collection: {folder}',
+                f'    Config: configs/{folder}/{name}.py',
+            ]
         with open(osp.join(mim, 'metafiles', f'{folder}.yml'), 'w', encoding='utf-8') as f:
             f.write('\n'.join(lines) + '\n')
     with open(osp.join(mim, 'model-index.yml'), 'w', encoding='utf-8') as f:
@@ -94,9 +101,17 @@ setup(
     python_requires='>=3.10',
     packages=find_packages(include=['mlkd', 'mlkd.*']),
     include_package_data=True,
-    package_data={'mlkd': ['.mim/model-index.yml', '.mim/metafiles/*.yml',
-                           '.mim/configs/**/*.py', '.mim/tools/**/*.py', '.mim/tools/*.sh',
-                           'weights/*.pth', 'weights/manifest.json']},
+    package_data={
+        'mlkd': [
+            '.mim/model-index.yml',
+            '.mim/metafiles/*.yml',
+            '.mim/configs/**/*.py',
+            '.mim/tools/**/*.py',
+            '.mim/tools/*.sh',
+            'weights/*.pth',
+            'weights/manifest.json',
+        ]
+    },
     entry_points={'console_scripts': ['mlkd = mlkd.cli:main']},
     install_requires=runtime_requirements(),
     extras_require={

@@ -1,11 +1,12 @@
 """mlkd: multi-label knowledge distillation on MMEngine and mmpretrain."""
+
 import warnings
 
 # mmcv-lite has no compiled ops; mmpretrain imports mmcv's transformer module, which warns about a
 # deformable-attention op that mlkd never uses.
 warnings.filterwarnings('ignore', message='Fail to import ``MultiScaleDeformableAttention``')
-from .utils.version_check import check_versions
-from .version import __version__
+from .utils.version_check import check_versions  # noqa: E402
+from .version import __version__  # noqa: E402
 
 check_versions()
 

@@ -1,4 +1,5 @@
 """``python -m mlkd COMMAND ...``: see :mod:`mlkd.cli`."""
+
 from mlkd.cli import main
 
 main()

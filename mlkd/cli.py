@@ -11,6 +11,7 @@ Each command runs a script of ``tools/`` with the remaining arguments, exactly a
 else from the copy that ``pip install`` puts in ``mlkd/.mim/tools``. Configs can be given as
 ``mlkd::<path under configs/>``.
 """
+
 from __future__ import annotations
 
 import os.path as osp
@@ -39,20 +40,26 @@ def tools_dir() -> str:
         FileNotFoundError: when neither exists (an install made without setup.py's copy step).
     """
     from mlkd.utils.config_paths import source_checkout_root
+
     root = source_checkout_root()
     candidates = [osp.join(root, 'tools')] if root else []
     candidates.append(osp.join(osp.dirname(osp.abspath(__file__)), '.mim', 'tools'))
     for candidate in candidates:
         if osp.isdir(candidate):
             return candidate
-    raise FileNotFoundError(f'mlkd tools not found (looked in {" and ".join(candidates)}); '
-                            'reinstall mlkd with pip so that setup.py copies them')
+    raise FileNotFoundError(
+        f'mlkd tools not found (looked in {" and ".join(candidates)}); '
+        'reinstall mlkd with pip so that setup.py copies them'
+    )
 
 
 def usage() -> str:
     width = max(map(len, COMMANDS))
-    lines = ['usage: mlkd COMMAND [ARGS ...]   (mlkd COMMAND --help for its arguments)', '',
-             'commands:']
+    lines = [
+        'usage: mlkd COMMAND [ARGS ...]   (mlkd COMMAND --help for its arguments)',
+        '',
+        'commands:',
+    ]
     lines += [f'  {name:<{width}}  tools/{script}' for name, script in COMMANDS.items()]
     return '\n'.join(lines)
 

@@ -8,14 +8,32 @@ resolve from mlkd configs while mlkd's own classes stay in the ``mlkd`` scope.
 parent's lazy import, so without it ``ResNet`` is not found until ``mmpretrain.models`` happens
 to have been imported.
 """
+
 from mmengine.registry import Registry
 from mmpretrain import registry as mmpretrain_registry
 
 __all__ = [
-    'RUNNERS', 'RUNNER_CONSTRUCTORS', 'LOOPS', 'HOOKS', 'LOG_PROCESSORS', 'OPTIMIZERS',
-    'OPTIM_WRAPPERS', 'OPTIM_WRAPPER_CONSTRUCTORS', 'PARAM_SCHEDULERS', 'DATASETS',
-    'DATA_SAMPLERS', 'TRANSFORMS', 'MODELS', 'MODEL_WRAPPERS', 'WEIGHT_INITIALIZERS',
-    'BATCH_AUGMENTS', 'TASK_UTILS', 'METRICS', 'EVALUATORS', 'VISUALIZERS', 'VISBACKENDS',
+    'RUNNERS',
+    'RUNNER_CONSTRUCTORS',
+    'LOOPS',
+    'HOOKS',
+    'LOG_PROCESSORS',
+    'OPTIMIZERS',
+    'OPTIM_WRAPPERS',
+    'OPTIM_WRAPPER_CONSTRUCTORS',
+    'PARAM_SCHEDULERS',
+    'DATASETS',
+    'DATA_SAMPLERS',
+    'TRANSFORMS',
+    'MODELS',
+    'MODEL_WRAPPERS',
+    'WEIGHT_INITIALIZERS',
+    'BATCH_AUGMENTS',
+    'TASK_UTILS',
+    'METRICS',
+    'EVALUATORS',
+    'VISUALIZERS',
+    'VISBACKENDS',
     'register_all_modules',
 ]
 
@@ -61,16 +79,20 @@ def register_all_modules(init_default_scope: bool = True) -> None:
         init_default_scope: also make ``mlkd`` the current default scope, as configs that set
             ``default_scope='mlkd'`` do.
     """
-    import mlkd.datasets  # noqa: F401
-    import mlkd.engine  # noqa: F401
-    import mlkd.evaluation  # noqa: F401
-    import mlkd.models  # noqa: F401
     import mmpretrain.datasets  # noqa: F401
     import mmpretrain.engine  # noqa: F401
     import mmpretrain.evaluation  # noqa: F401
     import mmpretrain.models  # noqa: F401
+
+    import mlkd.datasets  # noqa: F401
+    import mlkd.engine  # noqa: F401
+    import mlkd.evaluation  # noqa: F401
+    import mlkd.models  # noqa: F401
+
     if init_default_scope:
         from mmengine.registry import DefaultScope
-        if DefaultScope.get_current_instance() is None or \
-                not DefaultScope.check_instance_created('mlkd'):
+
+        if DefaultScope.get_current_instance() is None or not DefaultScope.check_instance_created(
+            'mlkd'
+        ):
             DefaultScope.get_instance('mlkd', scope_name='mlkd')

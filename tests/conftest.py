@@ -18,8 +18,9 @@ import tool_server  # noqa: E402,F401  (records the environment the session star
 # (pytest-xdist runs one test process per core).
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 
-import mlkd  # noqa: E402,F401
 import torch  # noqa: E402
+
+import mlkd  # noqa: E402,F401
 
 torch.set_num_threads(1)
 
@@ -43,23 +44,39 @@ SINGLE_LABEL_PAIRS = ('cifar100_', 'tiny_imagenet_', 'multidigits_single_label')
 def multi_label_pairs() -> list[str]:
     """Names of the multi-label pair bases."""
     import glob
-    return sorted(name for name in (osp.basename(p)[:-3] for p in glob.glob(
-        osp.join(REPO, 'configs', '_base_', 'pairs', '*.py')))
-                  if not name.startswith(SINGLE_LABEL_PAIRS))
+
+    return sorted(
+        name
+        for name in (
+            osp.basename(p)[:-3]
+            for p in glob.glob(osp.join(REPO, 'configs', '_base_', 'pairs', '*.py'))
+        )
+        if not name.startswith(SINGLE_LABEL_PAIRS)
+    )
 
 
 def config_path(*parts: str) -> str:
     return osp.join(REPO, 'configs', *parts)
 
 
-def small_run_cfg(config: str, work_dir: str, *, epochs: int = 2, train_samples: int = 128,
-                  val_samples: int = 64, batch_size: int = 32, augment: bool = False,
-                  num_workers: int | None = 0, schedule_epochs: int | None = None):
+def small_run_cfg(
+    config: str,
+    work_dir: str,
+    *,
+    epochs: int = 2,
+    train_samples: int = 128,
+    val_samples: int = 64,
+    batch_size: int = 32,
+    augment: bool = False,
+    num_workers: int | None = 0,
+    schedule_epochs: int | None = None,
+):
     """A fast variant of a MultiDigits config: tiny data, few epochs, unique experiment name.
 
     ``num_workers=None`` keeps the config's loader set-up (workers, persistence) as shipped.
     """
     from mmengine.config import Config
+
     cfg = Config.fromfile(config)
     cfg.work_dir = work_dir
     cfg.experiment_name = f'test_{uuid.uuid4().hex[:8]}'
@@ -69,9 +86,11 @@ def small_run_cfg(config: str, work_dir: str, *, epochs: int = 2, train_samples:
             scheduler['total_steps'] = scheduler['end'] = schedule_epochs
     cfg.train_cfg.max_epochs = epochs
     cfg.train_cfg.val_interval = epochs
-    for key, samples, size in (('train_dataloader', train_samples, batch_size),
-                               ('val_dataloader', val_samples, 64),
-                               ('test_dataloader', val_samples, 64)):
+    for key, samples, size in (
+        ('train_dataloader', train_samples, batch_size),
+        ('val_dataloader', val_samples, 64),
+        ('test_dataloader', val_samples, 64),
+    ):
         loader = cfg[key]
         loader.dataset.num_samples = samples
         loader.batch_size = size
@@ -86,32 +105,47 @@ def small_run_cfg(config: str, work_dir: str, *, epochs: int = 2, train_samples:
 
 
 #: ``--cfg-options`` that shrink a MultiDigits config's data and nothing else.
-TINY_TOOL_DATA = ['train_dataloader.dataset.num_samples=64',
-                  'val_dataloader.dataset.num_samples=32', 'test_dataloader.dataset.num_samples=32']
+TINY_TOOL_DATA = [
+    'train_dataloader.dataset.num_samples=64',
+    'val_dataloader.dataset.num_samples=32',
+    'test_dataloader.dataset.num_samples=32',
+]
 
 #: ``--cfg-options`` that make a MultiDigits config a seconds-long run of tools/train.py or test.py.
 SMALL_TOOL_RUN = [
-    'train_cfg.max_epochs=1', *TINY_TOOL_DATA,
-    *(f'{loader}.{key}' for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')
-      for key in ('num_workers=0', 'persistent_workers=False'))]
+    'train_cfg.max_epochs=1',
+    *TINY_TOOL_DATA,
+    *(
+        f'{loader}.{key}'
+        for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')
+        for key in ('num_workers=0', 'persistent_workers=False')
+    ),
+]
 
 
-def run_tool(script: str, *args: str, timeout: int = 600,
-             env: dict | None = None) -> subprocess.CompletedProcess:
+def run_tool(
+    script: str, *args: str, timeout: int = 600, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """Run a repository script as a user would: ``python SCRIPT ARGS`` from the repository root,
     with this checkout's mlkd first on the path (and ``env`` added to the environment). Served by
     a preloaded interpreter that forks per run (``tests/tool_server.py`` says why that is the
     user's run); ``MLKD_TEST_FRESH_TOOLS=1`` runs every tool in a fresh interpreter."""
-    import tool_server
-    return tool_server.run_python([script, *args], cwd=REPO, timeout=timeout,
-                                  env={**tool_server.server_env(REPO), **(env or {})})
+
+    return tool_server.run_python(
+        [script, *args],
+        cwd=REPO,
+        timeout=timeout,
+        env={**tool_server.server_env(REPO), **(env or {})},
+    )
 
 
 def load_tool(name: str):
     """``tools/<name>.py`` imported as a module, so that its functions can be called in-process."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location(f'tool_{name}',
-                                                  osp.join(REPO, 'tools', f'{name}.py'))
+
+    spec = importlib.util.spec_from_file_location(
+        f'tool_{name}', osp.join(REPO, 'tools', f'{name}.py')
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -122,9 +156,15 @@ def load_tool(name: str):
 TOOL_RUN_CONFIG = 'configs/3d/3d_multidigits.py'
 #: Two epochs of four logged iterations each (both evaluated), so that curves have points per
 #: epoch and "last" and "best" epochs can differ.
-TOOL_RUN_OPTIONS = [*SMALL_TOOL_RUN, 'train_cfg.max_epochs=2', 'train_cfg.val_interval=1',
-                    'train_dataloader.batch_size=16', 'default_hooks.logger.interval=1',
-                    'model.teacher_ckpt=None', 'model.allow_random_teacher=True']
+TOOL_RUN_OPTIONS = [
+    *SMALL_TOOL_RUN,
+    'train_cfg.max_epochs=2',
+    'train_cfg.val_interval=1',
+    'train_dataloader.batch_size=16',
+    'default_hooks.logger.interval=1',
+    'model.teacher_ckpt=None',
+    'model.allow_random_teacher=True',
+]
 
 
 @pytest.fixture(scope='session')
@@ -137,8 +177,15 @@ def tool_runs(tmp_path_factory) -> dict:
         seeds = {seed: str(root / f'3d_seed{seed}') for seed in (0, 1)}
         if not done:
             for seed, work_dir in seeds.items():
-                out = run_tool('tools/train.py', TOOL_RUN_CONFIG, '--work-dir', work_dir,
-                               '--cfg-options', *TOOL_RUN_OPTIONS, f'randomness.seed={seed}')
+                out = run_tool(
+                    'tools/train.py',
+                    TOOL_RUN_CONFIG,
+                    '--work-dir',
+                    work_dir,
+                    '--cfg-options',
+                    *TOOL_RUN_OPTIONS,
+                    f'randomness.seed={seed}',
+                )
                 assert out.returncode == 0, out.stderr[-3000:]
     return {'root': str(root), 'seeds': seeds}
 
@@ -150,6 +197,7 @@ def shared_across_workers(tmp_path_factory, name: str):
     others wait on a lock, then find ``done`` True and reuse it."""
     import fcntl
     import pathlib
+
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get('PYTEST_XDIST_WORKER') else base
     folder, marker = shared / name, shared / f'{name}.done'
@@ -165,6 +213,7 @@ def read_scalars(work_dir: str) -> list[dict]:
     """Every line of a work dir's ``scalars.json`` files, read independently of mlkd's reader."""
     import glob
     import json
+
     lines = []
     for path in sorted(glob.glob(osp.join(work_dir, '*', 'vis_data', 'scalars.json'))):
         with open(path, encoding='utf-8') as f:
@@ -177,6 +226,7 @@ def assert_png(path: str) -> None:
     with open(path, 'rb') as f:
         assert f.read(8) == b'\x89PNG\r\n\x1a\n', f'{path} is not a PNG'
     import matplotlib.image
+
     image = matplotlib.image.imread(path)
     assert image.ndim == 3 and image.shape[0] > 50 and image.shape[1] > 50, image.shape
     assert image.std() > 0, f'{path} is blank'
@@ -196,6 +246,7 @@ def whole_and_resumed_runs(make_cfg, root, epochs: int = 2, resume_from: int | N
     keeps a config's own). Returns both runners.
     """
     from mmengine.runner import Runner
+
     resume_from = epochs - 1 if resume_from is None else resume_from
     assert 1 <= resume_from < epochs, (resume_from, epochs)
     whole = Runner.from_cfg(make_cfg(osp.join(str(root), 'whole'), epochs))
@@ -220,8 +271,9 @@ def assert_same_run_state(runner, reference) -> None:
     """Two trained Runners agree bit for bit: weights, buffers, optimizer state and step."""
     assert (runner.epoch, runner.iter) == (reference.epoch, reference.iter)
     assert_same_state(runner.model, reference.model, atol=0)
-    assert_same_nested(runner.optim_wrapper.state_dict(), reference.optim_wrapper.state_dict(),
-                       'optimizer')
+    assert_same_nested(
+        runner.optim_wrapper.state_dict(), reference.optim_wrapper.state_dict(), 'optimizer'
+    )
 
 
 def assert_same_nested(loaded, reference, where: str = 'checkpoint') -> None:
@@ -229,6 +281,7 @@ def assert_same_nested(loaded, reference, where: str = 'checkpoint') -> None:
     lists, tuples, HistoryBuffers, plain values; ``where`` names the failing entry."""
     import numpy as np
     from mmengine.logging import HistoryBuffer
+
     assert type(loaded) is type(reference), where
     if isinstance(reference, torch.Tensor):
         assert torch.equal(loaded, reference), where
@@ -253,6 +306,7 @@ def draw_all() -> tuple[float, float, float]:
     import random
 
     import numpy as np
+
     return random.random(), float(np.random.rand()), float(torch.rand(()))
 
 
@@ -266,21 +320,35 @@ def write_jpeg(path, size: tuple[int, int] = (40, 30), value: int = 90) -> None:
     """A flat ``size`` = (width, height) JPEG of grey level ``value``; parent folders created."""
     import numpy as np
     from PIL import Image
+
     os.makedirs(osp.dirname(str(path)), exist_ok=True)
     Image.fromarray(np.full((size[1], size[0], 3), value, np.uint8)).save(str(path))
 
 
 #: CIFAR release layout: folder, train files, test files, meta file, meta key, label key.
 CIFAR_LAYOUTS = {
-    'CIFAR10': ('cifar-10-batches-py', [f'data_batch_{i}' for i in range(1, 6)], ['test_batch'],
-                'batches.meta', 'label_names', 'labels'),
-    'CIFAR100': ('cifar-100-python', ['train'], ['test'], 'meta', 'fine_label_names',
-                 'fine_labels'),
+    'CIFAR10': (
+        'cifar-10-batches-py',
+        [f'data_batch_{i}' for i in range(1, 6)],
+        ['test_batch'],
+        'batches.meta',
+        'label_names',
+        'labels',
+    ),
+    'CIFAR100': (
+        'cifar-100-python',
+        ['train'],
+        ['test'],
+        'meta',
+        'fine_label_names',
+        'fine_labels',
+    ),
 }
 
 
-def write_cifar_release(root, dataset: str, per_file: int = 4, protocol: int = 2,
-                        seed: int = 0) -> dict:
+def write_cifar_release(
+    root, dataset: str, per_file: int = 4, protocol: int = 2, seed: int = 0
+) -> dict:
     """Write a tiny CIFAR-10/100 python release under ``root`` (the real file names and keys).
 
     Each batch file holds ``per_file`` random uint8 images (rows of 3072 = R, G, B planes) with
@@ -293,6 +361,7 @@ def write_cifar_release(root, dataset: str, per_file: int = 4, protocol: int = 2
 
     import numpy as np
     from mmpretrain.datasets.categories import CIFAR10_CATEGORIES, CIFAR100_CATEGORIES
+
     folder, train, test, meta, meta_key, label_key = CIFAR_LAYOUTS[dataset]
     classes = CIFAR10_CATEGORIES if dataset == 'CIFAR10' else CIFAR100_CATEGORIES
     os.makedirs(osp.join(str(root), folder), exist_ok=True)
@@ -301,8 +370,12 @@ def write_cifar_release(root, dataset: str, per_file: int = 4, protocol: int = 2
     for number, name in enumerate(train + test):
         data = rng.integers(0, 256, (per_file, 3072), dtype=np.uint8)
         labels = [(number * per_file + k) % len(classes) for k in range(per_file)]
-        entry = {'batch_label': f'batch {number}', label_key: labels, 'data': data,
-                 'filenames': [f'img_{number}_{k}.png' for k in range(per_file)]}
+        entry = {
+            'batch_label': f'batch {number}',
+            label_key: labels,
+            'data': data,
+            'filenames': [f'img_{number}_{k}.png' for k in range(per_file)],
+        }
         if dataset == 'CIFAR100':
             entry['coarse_labels'] = [label // 5 for label in labels]
         with open(osp.join(str(root), folder, name), 'wb') as file:
@@ -313,8 +386,9 @@ def write_cifar_release(root, dataset: str, per_file: int = 4, protocol: int = 2
     return written
 
 
-def write_tiny_imagenet(root, wnids: list[str], train_per_class: int = 2,
-                        val_per_class: int = 1) -> list[tuple[str, str]]:
+def write_tiny_imagenet(
+    root, wnids: list[str], train_per_class: int = 2, val_per_class: int = 1
+) -> list[tuple[str, str]]:
     """Write a tiny Tiny ImageNet release under ``root`` (64x64 JPEGs, the real file layout).
 
     The grey level of every image of the ``i``-th wnid *of the file order* is ``40 * (i + 1)``;
@@ -338,7 +412,7 @@ def write_tiny_imagenet(root, wnids: list[str], train_per_class: int = 2,
             boxes.append(f'{name}\t0\t0\t63\t63\n')
         with open(osp.join(root, 'train', wnid, f'{wnid}_boxes.txt'), 'w') as file:
             file.write(''.join(boxes))
-        for k in range(val_per_class):
+        for _ in range(val_per_class):
             val.append((f'val_{len(val)}.JPEG', wnid))
             write_jpeg(osp.join(root, 'val', 'images', val[-1][0]), (64, 64), 40 * (i + 1))
     with open(osp.join(root, 'val', 'val_annotations.txt'), 'w') as file:
@@ -362,19 +436,24 @@ def write_nus_wide(root, train: dict, test: dict, concepts: list[str] | None = N
         with open(osp.join(str(root), 'ImageList', f'{tag}Imagelist.txt'), 'w') as file:
             file.write(''.join(f'{name}\n' for name in images))
         for col, concept in enumerate(concepts):
-            with open(osp.join(str(root), 'TrainTestLabels', f'Labels_{concept}_{tag}.txt'),
-                      'w') as file:
-                file.write(''.join(f'{int(col in (labels or []))} \n'
-                                   for labels in images.values()))
+            with open(
+                osp.join(str(root), 'TrainTestLabels', f'Labels_{concept}_{tag}.txt'), 'w'
+            ) as file:
+                file.write(
+                    ''.join(f'{int(col in (labels or []))} \n' for labels in images.values())
+                )
         for value, (name, labels) in enumerate(images.items()):
             if labels is not None:
-                write_jpeg(osp.join(str(root), 'Flickr', *name.split('\\')), (20, 20),
-                           10 + value)
+                write_jpeg(osp.join(str(root), 'Flickr', *name.split('\\')), (20, 20), 10 + value)
     return concepts
 
 
-def write_cub(root, images: list[tuple[str, int]], labels: list[tuple[int, int, int, int]],
-              extra_field_lines: bool = True) -> None:
+def write_cub(
+    root,
+    images: list[tuple[str, int]],
+    labels: list[tuple[int, int, int, int]],
+    extra_field_lines: bool = True,
+) -> None:
     """Write a tiny CUB-200-2011 (images.txt, split, attribute files, JPEGs) under ``root``.
 
     ``images``: ``(relative path, is_train)`` with ids 1, 2, ...; ``labels``: ``(image id,
@@ -408,8 +487,10 @@ def write_voc(root, objects: dict, image_sets: dict) -> None:
     for folder in ('Annotations', 'JPEGImages', osp.join('ImageSets', 'Main')):
         os.makedirs(osp.join(root, folder), exist_ok=True)
     for img_id, objs in objects.items():
-        body = ''.join(f'<object><name>{name}</name><difficult>{int(diff)}</difficult></object>'
-                       for name, diff in objs)
+        body = ''.join(
+            f'<object><name>{name}</name><difficult>{int(diff)}</difficult></object>'
+            for name, diff in objs
+        )
         with open(osp.join(root, 'Annotations', f'{img_id}.xml'), 'w') as file:
             file.write(f'<annotation><filename>{img_id}.jpg</filename>{body}</annotation>')
         write_jpeg(osp.join(root, 'JPEGImages', f'{img_id}.jpg'), (50, 40), 80)
@@ -418,22 +499,26 @@ def write_voc(root, objects: dict, image_sets: dict) -> None:
             file.write(''.join(f'{i}\n' for i in ids))
 
 
-def write_coco(root, split: str, images: list[dict], annotations: list[dict],
-               categories: list[dict]) -> str:
+def write_coco(
+    root, split: str, images: list[dict], annotations: list[dict], categories: list[dict]
+) -> str:
     """Write ``annotations/instances_{split}2014.json`` and a JPEG per image under ``root``.
 
     Images are written at their ``width`` x ``height`` when given (40 x 30 otherwise). Returns the
     json path.
     """
     import json
+
     root = str(root)
     os.makedirs(osp.join(root, 'annotations'), exist_ok=True)
     path = osp.join(root, 'annotations', f'instances_{split}2014.json')
     with open(path, 'w') as file:
         json.dump(dict(images=images, annotations=annotations, categories=categories), file)
     for img in images:
-        write_jpeg(osp.join(root, f'{split}2014', img['file_name']),
-                   (img.get('width', 40), img.get('height', 30)))
+        write_jpeg(
+            osp.join(root, f'{split}2014', img['file_name']),
+            (img.get('width', 40), img.get('height', 30)),
+        )
     return path
 
 
@@ -445,6 +530,7 @@ def distiller_step(cfg_path: str, size: int, batch: int = 2) -> dict:
     from mmpretrain.structures import DataSample
 
     from mlkd.registry import MODELS
+
     cfg = Config.fromfile(cfg_path)
     model_cfg = cfg.model
     model_cfg.teacher_ckpt = None
@@ -458,8 +544,11 @@ def distiller_step(cfg_path: str, size: int, batch: int = 2) -> dict:
     samples = []
     for i in range(batch):
         labels = [i % num_classes, (i + 1) % num_classes]
-        samples.append(DataSample().set_gt_label(labels).set_gt_score(
-            torch.zeros(num_classes).index_fill_(0, torch.tensor(labels), 1.0)))
+        samples.append(
+            DataSample()
+            .set_gt_label(labels)
+            .set_gt_score(torch.zeros(num_classes).index_fill_(0, torch.tensor(labels), 1.0))
+        )
     losses = model.loss(torch.rand(batch, 3, size, size), samples)
     total = sum(v for k, v in losses.items() if 'loss' in k)
     assert torch.isfinite(total)
@@ -476,10 +565,11 @@ def step_on_own_data(path: str, dataset_overrides: dict) -> dict:
     from mmengine.registry import DefaultScope
 
     from mlkd.registry import DATASETS, MODELS
+
     cfg = Config.fromfile(path)
     cfg.model.teacher_ckpt = None
     cfg.model.allow_random_teacher = True
-    if cfg.get('data_preprocessor'):   # what mmengine's Runner does with a top-level one
+    if cfg.get('data_preprocessor'):  # what mmengine's Runner does with a top-level one
         cfg.model.setdefault('data_preprocessor', cfg.data_preprocessor)
     mlkd.register_all_modules()
     with DefaultScope.overwrite_default_scope('mlkd'):
@@ -534,7 +624,9 @@ def write_tiny_distiller_config(path, base: str, extra: str = '') -> str:
     validation samples, batches of 16 and no loader workers (for runs through tools/train.py and
     tools/dist_train.sh), then ``extra`` (config lines). Returns the path as a string."""
     import textwrap
-    path.write_text(textwrap.dedent(f'''
+
+    path.write_text(
+        textwrap.dedent(f"""
         _base_ = [{base!r}]
         model = dict(teacher_ckpt=None, allow_random_teacher=True)
         train_dataloader = dict(batch_size=16, num_workers=0, persistent_workers=False,
@@ -542,20 +634,23 @@ def write_tiny_distiller_config(path, base: str, extra: str = '') -> str:
         val_dataloader = dict(num_workers=0, persistent_workers=False,
                               dataset=dict(num_samples=32))
         test_dataloader = val_dataloader
-    ''') + textwrap.dedent(extra))
+    """)
+        + textwrap.dedent(extra)
+    )
     return str(path)
 
 
 def free_port() -> int:
     """A free TCP port on localhost (for 2-process gloo tests)."""
     import socket
+
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
 
 
 def pytest_sessionfinish(session, exitstatus):
-    import tool_server
+
     tool_server.close()
 
 
@@ -565,14 +660,22 @@ def pytest_sessionfinish(session, exitstatus):
 #: at the end while the other idles. A scheduling hint only: the order of files changes no result
 #: (each file builds its own fixtures), and a file missing here simply runs in its usual place.
 RUN_FIRST = (
-    'tests/tools/test_training.py', 'tests/utils/test_checkpoint_safety.py',
-    'tests/configs/test_spml.py', 'tests/configs/test_feature_configs.py',
-    'tests/tools/test_tool_server.py', 'tests/tools/analysis_tools/test_logs.py',
-    'tests/engine/test_amp.py', 'tests/tools/test_sweep.py', 'tests/tools/test_bad_inputs.py',
+    'tests/tools/test_training.py',
+    'tests/utils/test_checkpoint_safety.py',
+    'tests/configs/test_spml.py',
+    'tests/configs/test_feature_configs.py',
+    'tests/tools/test_tool_server.py',
+    'tests/tools/analysis_tools/test_logs.py',
+    'tests/engine/test_amp.py',
+    'tests/tools/test_sweep.py',
+    'tests/tools/test_bad_inputs.py',
     'tests/tools/analysis_tools/test_per_class.py',
-    'tests/engine/test_teacher_cache_distributed.py', 'tests/tools/test_config_tools.py',
-    'tests/engine/test_distributed.py', 'tests/configs/test_paper_table_configs.py',
-    'tests/tools/test_demo.py', 'tests/configs/test_intra_class_configs.py',
+    'tests/engine/test_teacher_cache_distributed.py',
+    'tests/tools/test_config_tools.py',
+    'tests/engine/test_distributed.py',
+    'tests/configs/test_paper_table_configs.py',
+    'tests/tools/test_demo.py',
+    'tests/configs/test_intra_class_configs.py',
 )
 
 
@@ -581,6 +684,7 @@ def pytest_collection_modifyitems(session, config, items):
 
     def file_rank(item) -> int:
         return rank.get(osp.relpath(str(item.path), REPO), len(RUN_FIRST))
+
     items.sort(key=file_rank)  # stable: the order inside a file and among the rest is kept
 
 
@@ -600,8 +704,11 @@ _inductor_cache_dir()
 #: optimizer step and a scheduler step), then validation; seeded so that a second run (the tool
 #: server's fresh-interpreter comparison) must give the same bits.
 STUDENT_RUN_CONFIG = 'configs/multidigits/resnet_student.py'
-STUDENT_RUN_OPTIONS = [*SMALL_TOOL_RUN, 'train_dataloader.dataset.num_samples=32',
-                       'randomness.seed=0']
+STUDENT_RUN_OPTIONS = [
+    *SMALL_TOOL_RUN,
+    'train_dataloader.dataset.num_samples=32',
+    'randomness.seed=0',
+]
 
 
 @pytest.fixture(scope='session')
@@ -615,12 +722,22 @@ def student_run(tmp_path_factory) -> dict:
         work_dir = str(root / 'work')
         log_path = root / 'log.txt'
         if not done:
-            out = run_tool('tools/train.py', STUDENT_RUN_CONFIG, '--work-dir', work_dir,
-                           '--cfg-options', *STUDENT_RUN_OPTIONS)
+            out = run_tool(
+                'tools/train.py',
+                STUDENT_RUN_CONFIG,
+                '--work-dir',
+                work_dir,
+                '--cfg-options',
+                *STUDENT_RUN_OPTIONS,
+            )
             assert out.returncode == 0, out.stderr[-3000:]
             log_path.write_text(out.stdout + out.stderr)
-    return {'work_dir': work_dir, 'checkpoint': osp.join(work_dir, 'epoch_1.pth'),
-            'log': log_path.read_text()}
+    return {
+        'work_dir': work_dir,
+        'checkpoint': osp.join(work_dir, 'epoch_1.pth'),
+        'log': log_path.read_text(),
+    }
+
 
 #: ``Config._file2dict`` results of shipped config files (see :func:`shipped_configs_parsed_once`),
 #: by (path, modification time, size, parse flags); kept for the whole test process.
@@ -644,12 +761,14 @@ def shipped_configs_parsed_once():
     import pickle
 
     from mmengine.config import Config
+
     shipped = osp.join(REPO, 'configs') + os.sep
     original = Config.__dict__['_file2dict']
     parse = original.__func__
 
-    def file2dict(filename, use_predefined_variables=True, use_environment_variables=True,
-                  lazy_import=None):
+    def file2dict(
+        filename, use_predefined_variables=True, use_environment_variables=True, lazy_import=None
+    ):
         args = (use_predefined_variables, use_environment_variables, lazy_import)
         path = osp.abspath(osp.expanduser(str(filename)))
         if not path.startswith(shipped):
@@ -658,7 +777,7 @@ def shipped_configs_parsed_once():
         key = (path, stat.st_mtime_ns, stat.st_size, *args)
         if key not in _PARSED_SHIPPED_CONFIGS:
             result = parse(filename, *args)
-            if result[2]:   # environment variables were substituted: parse it every time
+            if result[2]:  # environment variables were substituted: parse it every time
                 return result
             _PARSED_SHIPPED_CONFIGS[key] = pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
         return pickle.loads(_PARSED_SHIPPED_CONFIGS[key])
@@ -700,9 +819,9 @@ def cheap_default_init(pool_size: int = 1_000_003, seed: int = 0):
         with torch.no_grad():
             flat = tensor.view(-1)
             done = 0
-            while done < flat.numel():   # the read position moves on: tensors differ
+            while done < flat.numel():  # the read position moves on: tensors differ
                 count = min(flat.numel() - done, pool_size - position)
-                flat[done:done + count].copy_(pool[position:position + count])
+                flat[done : done + count].copy_(pool[position : position + count])
                 done += count
                 position = (position + count) % pool_size
             flat.mul_(high - low).add_(low)
@@ -724,7 +843,14 @@ def multidigits_teacher_ckpt(tmp_path_factory) -> str:
     with shared_across_workers(tmp_path_factory, 'multidigits_teacher') as (root, done):
         if not done:
             from mmengine.runner import Runner
-            Runner.from_cfg(small_run_cfg(config_path('multidigits', 'mldecoder_teacher.py'),
-                                          str(root), epochs=1, train_samples=64,
-                                          val_samples=32)).train()
+
+            Runner.from_cfg(
+                small_run_cfg(
+                    config_path('multidigits', 'mldecoder_teacher.py'),
+                    str(root),
+                    epochs=1,
+                    train_samples=64,
+                    val_samples=32,
+                )
+            ).train()
     return str(root / 'epoch_1.pth')

@@ -1,4 +1,5 @@
 """Helpers shared by several test modules (independent reference computations)."""
+
 from __future__ import annotations
 
 import math
@@ -6,8 +7,9 @@ import math
 import torch
 
 
-def loop_class_distance_statistics(embeddings: torch.Tensor,
-                                   labels: torch.Tensor) -> dict[str, float]:
+def loop_class_distance_statistics(
+    embeddings: torch.Tensor, labels: torch.Tensor
+) -> dict[str, float]:
     """The definitions of :mod:`mlkd.evaluation.class_distances` written out as loops over
     samples: per anchor, the mean over its partners (other samples of its class, or samples of
     other classes); then the mean over the anchors that have partners."""
@@ -17,8 +19,10 @@ def loop_class_distance_statistics(embeddings: torch.Tensor,
     for i, anchor in enumerate(unit):
         same = [j for j in range(len(unit)) if j != i and labels[j] == labels[i]]
         other = [j for j in range(len(unit)) if labels[j] != labels[i]]
-        for partners, distance_key, d_key in ((same, 'intra_distance', 'd_intra'),
-                                              (other, 'inter_distance', 'd_inter')):
+        for partners, distance_key, d_key in (
+            (same, 'intra_distance', 'd_intra'),
+            (other, 'inter_distance', 'd_inter'),
+        ):
             if not partners:
                 continue
             dots = [float((anchor * unit[j]).sum()) for j in partners]
@@ -33,10 +37,10 @@ def loop_class_distance_statistics(embeddings: torch.Tensor,
 
 def markdown_rows(text: str, start: str) -> dict[str, list[str]]:
     """First cell -> other cells of the first Markdown table after ``start``."""
-    lines = text[text.index(start):].split('\n')
+    lines = text[text.index(start) :].split('\n')
     first = next(i for i, line in enumerate(lines) if line.startswith('|'))
     rows = {}
-    for line in lines[first + 2:]:
+    for line in lines[first + 2 :]:
         if not line.startswith('|'):
             break
         cells = [cell.strip().strip('*') for cell in line.strip('|').split('|')]
@@ -48,9 +52,13 @@ def intra_class_paper_tables() -> dict[str, dict[str, list[str]]]:
     """Tables 1, 2 and 3 (mlkd's interpretation of its layout) of the intra-class contrastive
     paper as docs/paper-tables.md §3 transcribes them: ``{'1': {row name: cells}, ...}``."""
     import os.path as osp
+
     repo = osp.dirname(osp.dirname(osp.abspath(__file__)))
     with open(osp.join(repo, 'docs', 'paper-tables.md'), encoding='utf-8') as file:
         text = file.read()
-    text = text[text.index('## 3. Intra-class contrastive teacher'):]
-    return {'1': markdown_rows(text, '### Table 1'), '2': markdown_rows(text, '### Table 2'),
-            '3': markdown_rows(text, 'Interpretation used by mlkd')}
+    text = text[text.index('## 3. Intra-class contrastive teacher') :]
+    return {
+        '1': markdown_rows(text, '### Table 1'),
+        '2': markdown_rows(text, '### Table 2'),
+        '3': markdown_rows(text, 'Interpretation used by mlkd'),
+    }

@@ -1,20 +1,20 @@
 """mlkd registries: children of mmpretrain's, mmpretrain classes resolve, plugins load."""
-import os.path as osp
+
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from conftest import REPO, config_path, small_run_cfg
 from mmengine.registry import DefaultScope
 
 import mlkd
 from mlkd import registry
 
-from conftest import REPO, config_path, small_run_cfg
-
 
 def test_every_node_is_a_scoped_child_of_mmpretrain():
     import mmpretrain.registry as parent
+
     for name in registry.__all__:
         if name == 'register_all_modules':
             continue
@@ -26,7 +26,7 @@ def test_every_node_is_a_scoped_child_of_mmpretrain():
 def test_mmpretrain_classes_resolve_in_a_fresh_process():
     # A fresh interpreter: nothing imported mmpretrain.models before the lookup, so this fails
     # unless the registry's `locations` make the parent import lazily.
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
         import mlkd
         from mmengine.registry import DefaultScope
         from mlkd.registry import MODELS, METRICS, DATASETS, TRANSFORMS
@@ -36,7 +36,7 @@ def test_mmpretrain_classes_resolve_in_a_fresh_process():
                           (TRANSFORMS, 'RandAugment')]:
             assert reg.get(name) is not None, name
         print('resolved')
-    ''')
+    """)
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 0, out.stderr
     assert 'resolved' in out.stdout
@@ -53,7 +53,8 @@ def test_plugin_outside_the_package_trains_via_custom_imports(tmp_path, tmp_work
     """A user's loss in their own file, loaded with custom_imports, used in a training run."""
     plugin_dir = tmp_path / 'user_code'
     plugin_dir.mkdir()
-    (plugin_dir / 'my_plugin.py').write_text(textwrap.dedent('''
+    (plugin_dir / 'my_plugin.py').write_text(
+        textwrap.dedent("""
         import torch.nn.functional as F
         from torch import nn
         from mlkd.registry import MODELS
@@ -65,21 +66,25 @@ def test_plugin_outside_the_package_trains_via_custom_imports(tmp_path, tmp_work
             def forward(self, cls_score, target, avg_factor=None, **kwargs):
                 CALLS.append(cls_score.shape[0])
                 return F.binary_cross_entropy_with_logits(cls_score, target, reduction='sum')
-    '''))
+    """)
+    )
     config = tmp_path / 'plugin_config.py'
-    config.write_text(textwrap.dedent(f'''
+    config.write_text(
+        textwrap.dedent(f"""
         _base_ = [{config_path('multidigits', 'resnet_student.py')!r}]
         custom_imports = dict(imports=['my_plugin'], allow_failed_imports=False)
         model = dict(head=dict(loss=dict(type='PluginBCELoss')))
-    '''))
+    """)
+    )
     sys.path.insert(0, str(plugin_dir))
     try:
         from mmengine.runner import Runner
-        cfg = small_run_cfg(str(config), tmp_work_dir, epochs=1, train_samples=64,
-                            val_samples=32)
+
+        cfg = small_run_cfg(str(config), tmp_work_dir, epochs=1, train_samples=64, val_samples=32)
         runner = Runner.from_cfg(cfg)
         runner.train()
         import my_plugin
+
         assert len(my_plugin.CALLS) == 2  # 64 samples / batch 32, one epoch
     finally:
         sys.path.remove(str(plugin_dir))

@@ -1,4 +1,5 @@
 """Repository-level rules: what git ignores, and how the source papers are cited."""
+
 import os
 import os.path as osp
 import re
@@ -6,7 +7,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import REPO
 
 
@@ -16,11 +16,19 @@ def test_gitignore_hides_only_the_top_level_build_and_dist(tmp_path):
     (a ``mlkd/models/build`` package, a ``tools/dist`` folder) from ``git add``."""
     subprocess.run(['git', 'init', '-q', str(tmp_path)], check=True)
     shutil.copy(osp.join(REPO, '.gitignore'), tmp_path / '.gitignore')
-    paths = ['build/lib/mlkd/__init__.py', 'dist/mlkd-0.1.tar.gz', 'work_dirs/run/epoch_1.pth',
-             'mlkd/models/build/x.py', 'mlkd/build/x.py', 'tools/dist/x.sh', 'tools/build/x.py',
-             'docs/dist/x.md']
-    out = subprocess.run(['git', 'check-ignore', '--no-index', *paths], cwd=tmp_path,
-                         capture_output=True, text=True)
+    paths = [
+        'build/lib/mlkd/__init__.py',
+        'dist/mlkd-0.1.tar.gz',
+        'work_dirs/run/epoch_1.pth',
+        'mlkd/models/build/x.py',
+        'mlkd/build/x.py',
+        'tools/dist/x.sh',
+        'tools/build/x.py',
+        'docs/dist/x.md',
+    ]
+    out = subprocess.run(
+        ['git', 'check-ignore', '--no-index', *paths], cwd=tmp_path, capture_output=True, text=True
+    )
     assert out.returncode in (0, 1), out.stderr
     assert out.stdout.split() == paths[:3]
 
@@ -57,10 +65,14 @@ def test_papers_are_cited_by_title_not_by_internal_file_name(root):
         for number, line in enumerate(lines, 1):
             match = SEED_NAME.search(line)
             if match:
-                hits.append(f'{osp.relpath(path, REPO)}:{number}: {match.group(0)!r} in '
-                            f'{line.strip()[:100]}')
-    assert not hits, (f'{len(hits)} line(s) cite a source document by its internal file name; '
-                      'cite the paper (title, authors, venue) instead:\n' + '\n'.join(hits))
+                hits.append(
+                    f'{osp.relpath(path, REPO)}:{number}: {match.group(0)!r} in '
+                    f'{line.strip()[:100]}'
+                )
+    assert not hits, (
+        f'{len(hits)} line(s) cite a source document by its internal file name; '
+        'cite the paper (title, authors, venue) instead:\n' + '\n'.join(hits)
+    )
 
 
 #: A column of published numbers in a README table: ``paper <metric>`` (not the citation column
@@ -72,14 +84,16 @@ PUBLISHED_COLUMN = re.compile(r'^paper\s+(?!defaults\b)\S|\bTable [A-Z]?\.?\d|RE
 #: none, as the 3D supplement).
 TITLE = re.compile(r'"[^"\s]+\s[^"]+"')
 AUTHOR = re.compile(r"\b[A-Z]\.(?:\s?-?[A-Z]\.)*\s[A-Z][\w'-]+|\b[A-Z][\w'-]+ et al\.")
-VENUE = re.compile(r'\b(?:CVPR|ICCV|ECCV|ICLR|NeurIPS|NIPS|WACV|AAAI|ACM MM|arXiv)\b'
-                   r'|venue is not stated')
+VENUE = re.compile(
+    r'\b(?:CVPR|ICCV|ECCV|ICLR|NeurIPS|NIPS|WACV|AAAI|ACM MM|arXiv)\b'
+    r'|venue is not stated'
+)
 
 
 def _readmes() -> list[str]:
     found = [osp.join(REPO, 'README.md')]
     for top in ('configs', 'docs'):
-        for folder, dirs, names in os.walk(osp.join(REPO, top)):
+        for folder, _dirs, names in os.walk(osp.join(REPO, top)):
             found += [osp.join(folder, n) for n in names if n == 'README.md']
     return sorted(found)
 
@@ -126,9 +140,10 @@ def test_every_paper_table_has_a_source_line(path):
         start = max((i for i in range(index) if lines[i].startswith('#')), default=0)
         if not any(_cites_a_paper(p) for p in _source_paragraphs(lines[start:index])):
             missing.append(f'line {index + 1}: {header[:90]}')
-    assert not missing, (f'{osp.relpath(path, REPO)}: paper tables without a source line citing '
-                         'the paper (title in quotes, authors, venue) in their section:\n'
-                         + '\n'.join(missing))
+    assert not missing, (
+        f'{osp.relpath(path, REPO)}: paper tables without a source line citing '
+        'the paper (title in quotes, authors, venue) in their section:\n' + '\n'.join(missing)
+    )
 
 
 @pytest.mark.parametrize('path', _readmes(), ids=lambda p: osp.relpath(p, REPO))
@@ -136,15 +151,24 @@ def test_every_source_line_cites_title_authors_and_venue(path):
     with open(path, encoding='utf-8') as f:
         lines = f.read().splitlines()
     vague = [p[:120] for p in _source_paragraphs(lines) if not _cites_a_paper(p)]
-    assert not vague, (f'{osp.relpath(path, REPO)}: "Source" paragraphs without a title in '
-                       'quotes, authors and venue:\n' + '\n'.join(vague))
+    assert not vague, (
+        f'{osp.relpath(path, REPO)}: "Source" paragraphs without a title in '
+        'quotes, authors and venue:\n' + '\n'.join(vague)
+    )
 
 
 def test_the_citation_checks_see_what_they_should():
-    lines = ['# M', '', 'Source: Zhao et al., CVPR 2022.', '',
-             '| config | paper mAP | ours |', '|---|---|---|', '| a | 1 | |']
+    lines = [
+        '# M',
+        '',
+        'Source: Zhao et al., CVPR 2022.',
+        '',
+        '| config | paper mAP | ours |',
+        '|---|---|---|',
+        '| a | 1 | |',
+    ]
     assert _paper_tables(lines) == [(4, lines[4])]
-    assert not _cites_a_paper(_source_paragraphs(lines)[0])        # no title
+    assert not _cites_a_paper(_source_paragraphs(lines)[0])  # no title
     assert _cites_a_paper('Source: B. Zhao et al., "Decoupled Knowledge Distillation", CVPR 2022')
     assert not _paper_tables(['| config | loss | paper defaults |', '|---|---|---|'])
     assert not _paper_tables(['| config | losses | paper |', '|---|---|---|'])
@@ -157,15 +181,21 @@ def test_every_registered_loss_cites_its_paper_by_title():
 
     import mlkd.models.losses  # noqa: F401  (registers the losses)
     from mlkd.registry import MODELS
-    losses = {name: cls for name, cls in MODELS.module_dict.items()
-              if cls.__module__.startswith('mlkd.models.losses.')}
+
+    losses = {
+        name: cls
+        for name, cls in MODELS.module_dict.items()
+        if cls.__module__.startswith('mlkd.models.losses.')
+    }
     assert len(losses) > 30
     untitled = []
     for name, cls in sorted(losses.items()):
         module = inspect.getmodule(cls)
         texts = [cls.__doc__ or '', module.__doc__ or ''] + [
-            function.__doc__ or '' for _, function in inspect.getmembers(module, inspect.isfunction)
-            if function.__module__ == module.__name__]
+            function.__doc__ or ''
+            for _, function in inspect.getmembers(module, inspect.isfunction)
+            if function.__module__ == module.__name__
+        ]
         if not any(TITLE.search(text) for text in texts):
             untitled.append(f'{name} ({cls.__module__})')
     assert not untitled, 'losses whose docstrings cite no paper title:\n' + '\n'.join(untitled)

@@ -1,12 +1,12 @@
 """The 'add a new distillation method' tutorial, run exactly as written (small data)."""
+
 import os.path as osp
 import sys
 
 import pytest
 import torch
-from mmengine.runner import Runner
-
 from conftest import REPO, small_run_cfg
+from mmengine.runner import Runner
 
 TUTORIAL = osp.join(REPO, 'docs', 'tutorials', 'new_method')
 
@@ -14,9 +14,14 @@ TUTORIAL = osp.join(REPO, 'docs', 'tutorials', 'new_method')
 def test_user_loss_outside_the_package_trains_from_its_config(tmp_work_dir):
     sys.path.insert(0, TUTORIAL)
     try:
-        cfg = small_run_cfg(osp.join(TUTORIAL, 'standardized_logit_multidigits.py'),
-                            tmp_work_dir, epochs=1, train_samples=64, val_samples=32)
-        cfg.model.teacher_ckpt = None   # a random teacher: this test checks the plumbing
+        cfg = small_run_cfg(
+            osp.join(TUTORIAL, 'standardized_logit_multidigits.py'),
+            tmp_work_dir,
+            epochs=1,
+            train_samples=64,
+            val_samples=32,
+        )
+        cfg.model.teacher_ckpt = None  # a random teacher: this test checks the plumbing
         cfg.model.allow_random_teacher = True
         runner = Runner.from_cfg(cfg)
         runner.train()
@@ -43,9 +48,11 @@ def test_tutorial_loss_matches_a_hand_computation():
 
 
 # ------------------------------------------------- the three contracts (docs/architecture.md §3)
-CONTRACT_EXAMPLES = {'standardized_logit_loss.py': 'standardized_logit_multidigits.py',
-                     'poly_bce_loss.py': 'poly_bce_multidigits.py',
-                     'progressive_targets_loss.py': 'progressive_targets_multidigits.py'}
+CONTRACT_EXAMPLES = {
+    'standardized_logit_loss.py': 'standardized_logit_multidigits.py',
+    'poly_bce_loss.py': 'poly_bce_multidigits.py',
+    'progressive_targets_loss.py': 'progressive_targets_multidigits.py',
+}
 
 
 def test_each_contract_example_is_one_file_under_80_lines():
@@ -69,13 +76,15 @@ def test_poly_bce_matches_a_hand_computation():
     # entry 0: BCE log 2, p_t 0.5 -> + 0.5; entry 1: BCE softplus(2), p_t = σ(−2) -> + σ(2);
     # entry 2 ignored.
     sig2 = 1 / (1 + torch.exp(torch.tensor(-2.0)))
-    expected = torch.log(torch.tensor(2.0)) + 0.5 + torch.nn.functional.softplus(
-        torch.tensor(2.0)) + sig2
+    expected = (
+        torch.log(torch.tensor(2.0)) + 0.5 + torch.nn.functional.softplus(torch.tensor(2.0)) + sig2
+    )
     torch.testing.assert_close(poly.poly1_bce(logits, gt, epsilon=1.0), expected)
     loss = poly.PolyBCELoss(epsilon=1.0, loss_weight=2.0)
-    torch.testing.assert_close(loss(logits, gt, avg_factor=1), 2 * expected)   # a head's call
-    torch.testing.assert_close(poly.poly1_bce(logits, gt, epsilon=0.0),
-                               expected - 0.5 - sig2)                        # ε = 0: BCE
+    torch.testing.assert_close(loss(logits, gt, avg_factor=1), 2 * expected)  # a head's call
+    torch.testing.assert_close(
+        poly.poly1_bce(logits, gt, epsilon=0.0), expected - 0.5 - sig2
+    )  # ε = 0: BCE
 
 
 def test_progressive_targets_follow_the_previous_visit():
@@ -84,10 +93,10 @@ def test_progressive_targets_follow_the_previous_visit():
     logits, gt, idx = torch.tensor([[1.0, -1.0]]), torch.tensor([[1.0, 0.0]]), torch.tensor([2])
     first = loss(logits, gt, sample_idx=idx, reduction_override='sum')
     bce = torch.nn.functional.binary_cross_entropy_with_logits
-    torch.testing.assert_close(first, bce(logits, gt, reduction='sum'))   # nothing seen yet
+    torch.testing.assert_close(first, bce(logits, gt, reduction='sum'))  # nothing seen yet
     assert loss.seen.tolist() == [False, False, True, False]
     second = loss(torch.zeros(1, 2), gt, sample_idx=idx, reduction_override='sum')
-    soft = 0.5 * gt + 0.5 * torch.sigmoid(logits)                       # previous visit
+    soft = 0.5 * gt + 0.5 * torch.sigmoid(logits)  # previous visit
     torch.testing.assert_close(second, bce(torch.zeros(1, 2), soft, reduction='sum'))
 
 
@@ -95,8 +104,13 @@ def test_progressive_targets_follow_the_previous_visit():
 def test_contract_example_trains_from_its_config(loss_file, tmp_work_dir):
     sys.path.insert(0, TUTORIAL)
     try:
-        cfg = small_run_cfg(osp.join(TUTORIAL, CONTRACT_EXAMPLES[loss_file]), tmp_work_dir,
-                            epochs=1, train_samples=64, val_samples=32)
+        cfg = small_run_cfg(
+            osp.join(TUTORIAL, CONTRACT_EXAMPLES[loss_file]),
+            tmp_work_dir,
+            epochs=1,
+            train_samples=64,
+            val_samples=32,
+        )
         runner = Runner.from_cfg(cfg)
         runner.train()
         assert runner.message_hub.get_scalar('val/mAP').current() >= 0

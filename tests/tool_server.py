@@ -18,6 +18,7 @@ Where that could differ from a fresh interpreter, a run is not served:
 - ``tests/tools/test_tool_server.py`` runs a training and a test tool both ways and compares
   the checkpoints bit for bit and the printed tables.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,7 @@ import sys
 import tempfile
 
 #: Runs in the server process: import the heavy modules once, then fork per request.
-SERVER = r'''
+SERVER = r"""
 import json, os, runpy, sys, traceback
 import torch, mmengine.runner, mmpretrain.models, mlkd, mlkd.utils.compat  # noqa: F401
 import mlkd.models, mlkd.datasets, mlkd.evaluation, mlkd.engine  # noqa: F401
@@ -73,7 +74,7 @@ for line in sys.stdin:
     _, status = os.waitpid(pid, 0)
     sys.stdout.write(json.dumps(dict(status=os.waitstatus_to_exitcode(status))) + '\n')
     sys.stdout.flush()
-'''
+"""
 
 
 class ToolServer:
@@ -81,8 +82,13 @@ class ToolServer:
 
     def __init__(self, env: dict):
         self.env = dict(env)
-        self.process = subprocess.Popen([sys.executable, '-c', SERVER], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, bufsize=0, env=self.env)
+        self.process = subprocess.Popen(
+            [sys.executable, '-c', SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+            env=self.env,
+        )
         self._pending = b''
         if self._readline(timeout=300) != 'ready':
             raise RuntimeError('the tool server did not start')
@@ -104,8 +110,9 @@ class ToolServer:
     def serves(self, env: dict) -> bool:
         return self.process.poll() is None and env == self.env
 
-    def run(self, args: list[str], cwd: str, env: dict,
-            timeout: float) -> subprocess.CompletedProcess:
+    def run(
+        self, args: list[str], cwd: str, env: dict, timeout: float
+    ) -> subprocess.CompletedProcess:
         with tempfile.TemporaryDirectory() as tmp:
             out, err = os.path.join(tmp, 'stdout'), os.path.join(tmp, 'stderr')
             request = dict(args=list(args), cwd=cwd, env=env, stdout=out, stderr=err)
@@ -130,22 +137,23 @@ class ToolServer:
 _server: ToolServer | None = None
 
 
-def run_python(args: list[str], cwd: str, env: dict, timeout: float = 600,
-               fresh: bool = False) -> subprocess.CompletedProcess:
+def run_python(
+    args: list[str], cwd: str, env: dict, timeout: float = 600, fresh: bool = False
+) -> subprocess.CompletedProcess:
     """``subprocess.run([python, *args], cwd=cwd, env=env, capture_output=True, text=True)``,
     served by the preloaded interpreter where that cannot differ (see the module docstring). The
     result's ``served`` attribute says which way it ran."""
     global _server
-    if not (fresh or os.environ.get('MLKD_TEST_FRESH_TOOLS') == '1'
-            or not args[0].endswith('.py')):
+    if not (fresh or os.environ.get('MLKD_TEST_FRESH_TOOLS') == '1' or not args[0].endswith('.py')):
         if _server is None:
             _server = ToolServer(server_env(cwd))
         if _server.serves(env):
             completed = _server.run(args, cwd, env, timeout)
             completed.served = True
             return completed
-    completed = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
-                               timeout=timeout, env=env)
+    completed = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env
+    )
     completed.served = False  # tests check that runs are served where they should be
     return completed
 
@@ -166,8 +174,12 @@ _STARTING_ENV = dict(os.environ)  # this module is imported by conftest, before 
 def server_env(repo: str) -> dict:
     """The environment of a plain tool run: this process's (less the variables that name the
     running test or that in-process test code set), with the checkout on the path."""
-    env = {k: v for k, v in os.environ.items() if k not in PER_TEST_VARIABLES and not (
-        k in IN_PROCESS_VARIABLES and _STARTING_ENV.get(k) != v)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in PER_TEST_VARIABLES
+        and not (k in IN_PROCESS_VARIABLES and _STARTING_ENV.get(k) != v)
+    }
     env['PYTHONPATH'] = repo
     return env
 

@@ -15,6 +15,7 @@ the teacher forward is the same: the same device and precision (``--amp`` must m
 GPUs but gives other kernels and other rounding, so its cache is readable only by a run that
 also records channels-last (refused otherwise); it is offered for measuring.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ import os
 import os.path as osp
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 if ROOT not in sys.path:
@@ -36,9 +37,13 @@ from mmengine.runner import Runner, set_random_seed  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 from mlkd.models.algorithms.base import sample_indices  # noqa: E402
-from mlkd.models.distillers.teacher_cache import (TeacherCacheError,  # noqa: E402
-                                                  TeacherOutputCache, run_fingerprint,
-                                                  teacher_precision, train_sampler)
+from mlkd.models.distillers.teacher_cache import (  # noqa: E402
+    TeacherCacheError,  # noqa: E402
+    TeacherOutputCache,
+    run_fingerprint,
+    teacher_precision,
+    train_sampler,
+)
 from mlkd.registry import MODELS  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 
@@ -49,17 +54,36 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('config', help='a distillation config (SingleTeacherDistiller)')
     parser.add_argument('--cache-dir', required=True, help='the cache folder (new or a cache)')
-    parser.add_argument('--epochs', type=int, required=True,
-                        help='epochs to cache: 0 .. N-1 (the training run reads epoch e)')
-    parser.add_argument('--dtype', default='float32', choices=['float32', 'float16', 'bfloat16'],
-                        help='storage dtype (float32 is exact)')
-    parser.add_argument('--amp', choices=sorted(AMP_DTYPES),
-                        help='run the teacher under autocast (match the training run)')
-    parser.add_argument('--channels-last', action='store_true',
-                        help='channels-last teacher inputs (recorded; see the module doc)')
+    parser.add_argument(
+        '--epochs',
+        type=int,
+        required=True,
+        help='epochs to cache: 0 .. N-1 (the training run reads epoch e)',
+    )
+    parser.add_argument(
+        '--dtype',
+        default='float32',
+        choices=['float32', 'float16', 'bfloat16'],
+        help='storage dtype (float32 is exact)',
+    )
+    parser.add_argument(
+        '--amp',
+        choices=sorted(AMP_DTYPES),
+        help='run the teacher under autocast (match the training run)',
+    )
+    parser.add_argument(
+        '--channels-last',
+        action='store_true',
+        help='channels-last teacher inputs (recorded; see the module doc)',
+    )
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
-                        help='override config entries, e.g. model.teacher_ckpt=T')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        default={},
+        help='override config entries, e.g. model.teacher_ckpt=T',
+    )
     args = parser.parse_args(argv)
     if args.epochs < 1:
         parser.error(f'--epochs must be at least 1, got {args.epochs}')
@@ -79,8 +103,15 @@ class TeacherCacheWriter:
         channels_last: channels-last teacher and inputs.
     """
 
-    def __init__(self, model, loader, cache: TeacherOutputCache, device: str,
-                 amp_dtype: torch.dtype | None = None, channels_last: bool = False) -> None:
+    def __init__(
+        self,
+        model,
+        loader,
+        cache: TeacherOutputCache,
+        device: str,
+        amp_dtype: torch.dtype | None = None,
+        channels_last: bool = False,
+    ) -> None:
         self.model, self.loader, self.cache = model, loader, cache
         self.device, self.amp_dtype, self.channels_last = device, amp_dtype, channels_last
         if channels_last:
@@ -90,8 +121,10 @@ class TeacherCacheWriter:
     def write_batch(self, batch: dict) -> int:
         """Run the teacher on one loader batch and store its outputs; returns its size."""
         device_type = torch.device(self.device).type
-        with torch.inference_mode(), torch.autocast(device_type, dtype=self.amp_dtype,
-                                                    enabled=self.amp_dtype is not None):
+        with (
+            torch.inference_mode(),
+            torch.autocast(device_type, dtype=self.amp_dtype, enabled=self.amp_dtype is not None),
+        ):
             data = self.model.data_preprocessor(batch, True)
             inputs = data['inputs']
             if self.channels_last:
@@ -114,9 +147,17 @@ class TeacherCacheWriter:
         return rows, busy
 
 
-def fill_cache(cfg, cache_dir: str, epochs: int | Sequence[int], *, dtype: str = 'float32',
-               amp: str | None = None, channels_last: bool = False, device: str = 'cpu',
-               log=print) -> TeacherOutputCache:
+def fill_cache(
+    cfg,
+    cache_dir: str,
+    epochs: int | Sequence[int],
+    *,
+    dtype: str = 'float32',
+    amp: str | None = None,
+    channels_last: bool = False,
+    device: str = 'cpu',
+    log=print,
+) -> TeacherOutputCache:
     """Cache the teacher outputs of the distillation config ``cfg`` for epochs ``0 .. epochs-1``
     (``epochs`` an int) or for the listed epoch numbers.
 
@@ -135,9 +176,11 @@ def fill_cache(cfg, cache_dir: str, epochs: int | Sequence[int], *, dtype: str =
     init_default_scope(cfg.get('default_scope', 'mlkd'))
     seed = (cfg.get('randomness') or {}).get('seed')
     if seed is None:
-        raise TeacherCacheError(f'{cfg.filename}: randomness.seed is None; a cache is keyed by '
-                                'the seed, so the config (or --cfg-options randomness.seed=S) '
-                                'must fix it')
+        raise TeacherCacheError(
+            f'{cfg.filename}: randomness.seed is None; a cache is keyed by '
+            'the seed, so the config (or --cfg-options randomness.seed=S) '
+            'must fix it'
+        )
     # As the Runner does before building the model (a randomly initialised teacher then matches).
     set_random_seed(seed, deterministic=cfg.randomness.get('deterministic', False))
     model_cfg = cfg.model.to_dict()
@@ -146,23 +189,36 @@ def fill_cache(cfg, cache_dir: str, epochs: int | Sequence[int], *, dtype: str =
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor.to_dict())
     model = MODELS.build(model_cfg).to(device).train()
     if not hasattr(model, 'run_teacher'):
-        raise TypeError(f'{cfg.filename}: model type {cfg.model.get("type")!r} has no teacher '
-                        '(a SingleTeacherDistiller config is needed)')
+        raise TypeError(
+            f'{cfg.filename}: model type {cfg.model.get("type")!r} has no teacher '
+            '(a SingleTeacherDistiller config is needed)'
+        )
     loader = Runner.build_dataloader(cfg.train_dataloader, seed=seed)
     amp_dtype = AMP_DTYPES.get(amp)
     cache = TeacherOutputCache(cache_dir, 'write', dtype)
-    cache.open(run_fingerprint(model, loader, cfg.train_dataloader.dataset,
-                               teacher_precision(amp_dtype=amp_dtype), channels_last),
-               model.teacher_outputs)
+    cache.open(
+        run_fingerprint(
+            model,
+            loader,
+            cfg.train_dataloader.dataset,
+            teacher_precision(amp_dtype=amp_dtype),
+            channels_last,
+        ),
+        model.teacher_outputs,
+    )
     writer = TeacherCacheWriter(model, loader, cache, device, amp_dtype, channels_last)
     todo = [e for e in wanted if e not in cache.epochs_written]
-    log(f'{cache}: caching {model.teacher_outputs} for epochs {todo} '
-        f'({len(writer.sampler)} samples each; already written: {cache.epochs_written})')
+    log(
+        f'{cache}: caching {model.teacher_outputs} for epochs {todo} '
+        f'({len(writer.sampler)} samples each; already written: {cache.epochs_written})'
+    )
     try:
         for number, epoch in enumerate(todo):
             rows, busy = writer.write_epoch(epoch, epochs_ahead=len(todo) - number)
-            log(f'epoch {epoch}: {rows} samples in {busy:.1f} s '
-                f'({rows / max(busy, 1e-9):.1f} samples/s)')
+            log(
+                f'epoch {epoch}: {rows} samples in {busy:.1f} s '
+                f'({rows / max(busy, 1e-9):.1f} samples/s)'
+            )
     finally:
         cache.close()
     return cache
@@ -171,11 +227,19 @@ def fill_cache(cfg, cache_dir: str, epochs: int | Sequence[int], *, dtype: str =
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     cfg = load_config(args.config, args.cfg_options)
-    cache = fill_cache(cfg, args.cache_dir, args.epochs, dtype=args.dtype, amp=args.amp,
-                       channels_last=args.channels_last, device=args.device,
-                       log=lambda text: print(text, flush=True))
-    size = sum(osp.getsize(osp.join(d, f)) for d, _, files in os.walk(args.cache_dir)
-               for f in files)
+    cache = fill_cache(
+        cfg,
+        args.cache_dir,
+        args.epochs,
+        dtype=args.dtype,
+        amp=args.amp,
+        channels_last=args.channels_last,
+        device=args.device,
+        log=lambda text: print(text, flush=True),
+    )
+    size = sum(
+        osp.getsize(osp.join(d, f)) for d, _, files in os.walk(args.cache_dir) for f in files
+    )
     print(f'done: epochs {cache.epochs_written} in {args.cache_dir} ({size / 2**20:.1f} MiB)')
 
 

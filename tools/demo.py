@@ -31,6 +31,7 @@ another protocol (another commit, or another resolved config of a stage); ``--re
 finished stages of an earlier call of the same protocol, ``--overwrite`` retrains them; without
 either, what an earlier call left is refused.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,15 +52,23 @@ for path in (ROOT, osp.join(ROOT, 'tools')):  # the package, and cache_teacher's
     if path not in sys.path:
         sys.path.insert(0, path)
 
-import mlkd  # noqa: E402,F401
 from mmengine.config import Config, DictAction  # noqa: E402
 
-from mlkd.engine.runs import (METRICS, evaluate_checkpoint, train_and_evaluate,  # noqa: E402
-                              set_run_seed, write_json_atomic)
+import mlkd  # noqa: E402,F401
+from mlkd.engine.runs import (  # noqa: E402
+    METRICS,
+    evaluate_checkpoint,
+    set_run_seed,
+    train_and_evaluate,  # noqa: E402
+    write_json_atomic,
+)
 from mlkd.models.distillers import teacher_cache as cache_format  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
-from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
-                                      save_figure)
+from mlkd.utils.output_policy import (  # noqa: E402
+    add_overwrite_argument,
+    check_outputs,  # noqa: E402
+    save_figure,
+)
 
 STAGES = {
     'teacher': 'configs/demo/teacher.py',
@@ -79,8 +88,9 @@ DEFAULT_STAGES = ['teacher', 'student', 'KD', 'MSE', 'PS', 'MLD', 'MDKD', '3D', 
 DIAGNOSTICS = dict(type='LossDiagnosticsHook', interval=24)
 
 
-def stage_config(name: str, work_dir: str, seed: int, teacher_ckpt: str | None,
-                 options: dict | None = None) -> Config:
+def stage_config(
+    name: str, work_dir: str, seed: int, teacher_ckpt: str | None, options: dict | None = None
+) -> Config:
     """The resolved config of stage ``name`` for ``seed``, training in ``work_dir``
     (``<demo work dir>/seed<S>/<stage>``). A distilled stage reads its teacher's outputs from the
     seed's teacher cache (``<demo work dir>/seed<S>/teacher_cache``, filled once per seed)."""
@@ -89,8 +99,7 @@ def stage_config(name: str, work_dir: str, seed: int, teacher_ckpt: str | None,
     set_run_seed(cfg, seed)
     if cfg.model.type == 'SingleTeacherDistiller':
         cfg.model.teacher_ckpt = teacher_ckpt
-        cfg.model.teacher_cache = dict(dir=teacher_cache_dir(osp.dirname(work_dir)),
-                                       mode='read')
+        cfg.model.teacher_cache = dict(dir=teacher_cache_dir(osp.dirname(work_dir)), mode='read')
         cfg.custom_hooks = list(cfg.custom_hooks) + [dict(DIAGNOSTICS)]
     return cfg
 
@@ -103,10 +112,16 @@ def teacher_cache_dir(seed_dir: str) -> str:
 def git_commit() -> str:
     """The repository's HEAD commit, with ``+dirty`` when tracked files differ from it."""
     try:
-        head = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'],
-                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        head = subprocess.run(
+            ['git', 'rev-parse', 'HEAD'], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ['git', 'status', '--porcelain', '--untracked-files=no'],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return 'unknown (not a git checkout)'
     return head + ('+dirty' if dirty.strip() else '')
@@ -115,8 +130,9 @@ def git_commit() -> str:
 def config_digest(cfg: Config, work_dir: str, given_checkpoint: str | None = None) -> str:
     """sha256 of a stage's resolved config (and of the checkpoint path it evaluates instead of
     training, if any), independent of where the repository and work dir are."""
-    text = cfg.pretty_text.replace(osp.abspath(work_dir), '<work-dir>').replace(work_dir,
-                                                                                '<work-dir>')
+    text = cfg.pretty_text.replace(osp.abspath(work_dir), '<work-dir>').replace(
+        work_dir, '<work-dir>'
+    )
     if given_checkpoint is not None:
         text += f'\ngiven_checkpoint = {osp.abspath(given_checkpoint)!r}'
     work_root = osp.dirname(osp.dirname(work_dir))  # the demo's work dir (cache paths)
@@ -126,16 +142,22 @@ def config_digest(cfg: Config, work_dir: str, given_checkpoint: str | None = Non
     return hashlib.sha256(text.replace(ROOT, '<repo>').encode()).hexdigest()
 
 
-def protocol_of(stages: list[str], seeds: list[int], options: dict, work_dir: str,
-                given_teacher: str | None = None) -> dict:
+def protocol_of(
+    stages: list[str],
+    seeds: list[int],
+    options: dict,
+    work_dir: str,
+    given_teacher: str | None = None,
+) -> dict:
     """What a result depends on: the code's commit and each stage's resolved config (for the
     teacher and the distilled stages, also the teacher checkpoint given with ``--teacher-ckpt``:
     a distilled result of another teacher is not this protocol's)."""
     configs = {}
     for name in stages:
         cfg = stage_config(name, osp.join(work_dir, 'seed0', name), 0, 'teacher.pth', options)
-        configs[name] = config_digest(cfg, osp.join(work_dir, 'seed0', name),
-                                      given_teacher if name != 'student' else None)
+        configs[name] = config_digest(
+            cfg, osp.join(work_dir, 'seed0', name), given_teacher if name != 'student' else None
+        )
     return dict(commit=git_commit(), configs=configs)
 
 
@@ -146,12 +168,16 @@ def check_protocol(found: dict, expected: dict, where: str) -> None:
         problems.append(f'commit {found.get("commit")!r} (now {expected["commit"]!r})')
     for name, digest in found.get('configs', {}).items():
         if name in expected['configs'] and digest != expected['configs'][name]:
-            problems.append(f'the {name} config (sha256 {digest[:12]}, now '
-                            f'{expected["configs"][name][:12]})')
+            problems.append(
+                f'the {name} config (sha256 {digest[:12]}, now {expected["configs"][name][:12]})'
+            )
     if problems:
-        raise SystemExit(f'demo.py: {where} holds results of another protocol: '
-                         + '; '.join(problems) + '. Use another --work-dir (results of two '
-                         'protocols are never mixed).')
+        raise SystemExit(
+            f'demo.py: {where} holds results of another protocol: '
+            + '; '.join(problems)
+            + '. Use another --work-dir (results of two '
+            'protocols are never mixed).'
+        )
 
 
 def validate_results(data: dict) -> None:
@@ -169,15 +195,19 @@ def validate_results(data: dict) -> None:
             raise ValueError(f'results.json: stage {name!r} has no results')
         expected = data['seeds'][:1] if name == 'teacher' else data['seeds']
         if [run.get('seed') for run in runs] != expected:
-            raise ValueError(f'results.json: stage {name!r} has seeds '
-                             f'{[run.get("seed") for run in runs]}, expected {expected}')
+            raise ValueError(
+                f'results.json: stage {name!r} has seeds '
+                f'{[run.get("seed") for run in runs]}, expected {expected}'
+            )
         for run in runs:
             for split in ('val', 'test'):
                 metrics = run.get(split, {})
                 missing = [m for m in METRICS if not isinstance(metrics.get(m), float)]
                 if missing:
-                    raise ValueError(f'results.json: stage {name!r} seed {run["seed"]}: '
-                                     f'{split} metrics {missing} missing or not numbers')
+                    raise ValueError(
+                        f'results.json: stage {name!r} seed {run["seed"]}: '
+                        f'{split} metrics {missing} missing or not numbers'
+                    )
 
 
 def cell(values: list[float]) -> str:
@@ -189,23 +219,38 @@ def cell(values: list[float]) -> str:
 def summarise(results: dict[str, list[dict]]) -> str:
     from terminaltables import AsciiTable
 
-    rows = [['model', 'test mAP', 'test CF1 (thr 0.5)', 'test OF1 (thr 0.5)', 'val mAP',
-             'wall time (s)', 'CPU time (s)']]
+    rows = [
+        [
+            'model',
+            'test mAP',
+            'test CF1 (thr 0.5)',
+            'test OF1 (thr 0.5)',
+            'val mAP',
+            'wall time (s)',
+            'CPU time (s)',
+        ]
+    ]
     for name, runs in results.items():
         if runs:
             timed = [r for r in runs if r['seconds'] is not None]
             cpu = [r['cpu_seconds'] for r in timed if 'cpu_seconds' in r]
-            rows.append([name] + [cell([r['test'][k] for r in runs]) for k in METRICS]
-                        + [cell([r['val']['mAP'] for r in runs]),
-                           cell([r['seconds'] for r in timed]) if timed else 'given',
-                           cell(cpu) if cpu else '-'])
+            rows.append(
+                [name]
+                + [cell([r['test'][k] for r in runs]) for k in METRICS]
+                + [
+                    cell([r['val']['mAP'] for r in runs]),
+                    cell([r['seconds'] for r in timed]) if timed else 'given',
+                    cell(cpu) if cpu else '-',
+                ]
+            )
     seeds = max(len(runs) for runs in results.values())
-    title = (f'MultiDigits test split, {seeds} seed(s)' + (' (mean ± std)' if seeds > 1 else ''))
+    title = f'MultiDigits test split, {seeds} seed(s)' + (' (mean ± std)' if seeds > 1 else '')
     return AsciiTable(rows, title=title).table
 
 
 def plot(results: dict[str, list[dict]], path: str, **policy) -> None:
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
@@ -215,8 +260,7 @@ def plot(results: dict[str, list[dict]], path: str, **policy) -> None:
         values = [r['test']['mAP'] for r in results[name]]
         mean = statistics.mean(values)
         std = statistics.stdev(values) if len(values) > 1 else 0.0
-        ax.bar(i, mean, color='#9ecae1' if name != 'teacher' else '#bdbdbd', yerr=std,
-               capsize=4)
+        ax.bar(i, mean, color='#9ecae1' if name != 'teacher' else '#bdbdbd', yerr=std, capsize=4)
         ax.scatter([i] * len(values), values, color='black', s=12, zorder=3)
         ax.text(i, mean, f'{mean:.1f}', ha='center', va='bottom', fontsize=8)
     ax.set_xticks(range(len(names)), names)
@@ -240,8 +284,14 @@ def run_stage(job: dict) -> dict:
     label = f'[seed {job["seed"]}] {job["name"]:9s}'
     cfg = stage_config(job['name'], work_dir, job['seed'], job['teacher'], job['options'])
     if job['given'] is None:
-        result = train_and_evaluate(cfg, label, test=True, verbose=job['verbose'],
-                                    progress=job['progress'], overwrite=job['overwrite'])
+        result = train_and_evaluate(
+            cfg,
+            label,
+            test=True,
+            verbose=job['verbose'],
+            progress=job['progress'],
+            overwrite=job['overwrite'],
+        )
     else:
         result = evaluate_checkpoint(cfg, job['given'], label, verbose=job['verbose'])
     result.update(seed=job['seed'], protocol=job['protocol'])
@@ -251,8 +301,9 @@ def run_stage(job: dict) -> dict:
 
 def cache_epochs(stages: list[str], options: dict | None) -> int:
     """How many epochs of teacher outputs the distilled ``stages`` read: the most any trains."""
-    return max(load_config(osp.join(ROOT, STAGES[name]), options).train_cfg.max_epochs
-               for name in stages)
+    return max(
+        load_config(osp.join(ROOT, STAGES[name]), options).train_cfg.max_epochs for name in stages
+    )
 
 
 def fill_seed_cache(job: dict) -> str:
@@ -272,21 +323,34 @@ def fill_seed_cache(job: dict) -> str:
     from mlkd.registry import MODELS
 
     seed_dir = osp.join(job['root'], f'seed{job["seed"]}')
-    configs = {name: stage_config(name, osp.join(seed_dir, name), job['seed'], job['teacher'],
-                                  job['options']) for name in job['stages']}
+    configs = {
+        name: stage_config(
+            name, osp.join(seed_dir, name), job['seed'], job['teacher'], job['options']
+        )
+        for name in job['stages']
+    }
     outputs = {}
     with DefaultScope.overwrite_default_scope('mlkd'):
         for name, cfg in configs.items():
-            model_cfg = dict(cfg.model.to_dict(), teacher_cache=None, teacher_ckpt=None,
-                             allow_random_teacher=True)  # only the taps are wanted here
+            model_cfg = dict(
+                cfg.model.to_dict(),
+                teacher_cache=None,
+                teacher_ckpt=None,
+                allow_random_teacher=True,
+            )  # only the taps are wanted here
             outputs[name] = set(MODELS.build(model_cfg).teacher_outputs)
     widest = max(outputs, key=lambda name: len(outputs[name]))
-    missing = {name: sorted(taps - outputs[widest]) for name, taps in outputs.items()
-               if not taps <= outputs[widest]}
+    missing = {
+        name: sorted(taps - outputs[widest])
+        for name, taps in outputs.items()
+        if not taps <= outputs[widest]
+    }
     if missing:
-        raise SystemExit(f'demo.py: no single stage reads every teacher output the others read '
-                         f'({missing} are not read by {widest}); one teacher cache cannot serve '
-                         'them all')
+        raise SystemExit(
+            f'demo.py: no single stage reads every teacher output the others read '
+            f'({missing} are not read by {widest}); one teacher cache cannot serve '
+            'them all'
+        )
     cfg = configs[widest]
     fill_cache(cfg, teacher_cache_dir(seed_dir), job['epochs'], log=lambda text: None)
     return teacher_cache_dir(seed_dir)
@@ -296,31 +360,53 @@ def single_thread_worker() -> None:
     """Every stage computes on one thread, whatever ``--jobs``: the float sums then run in one
     order and a stage gives the same bits alone or beside others."""
     import torch
+
     torch.set_num_threads(1)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--work-dir', default='work_dirs/demo')
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0],
-                        help='distinct non-negative seeds; the first one trains the teacher. A '
-                        'seed sets the data order and augmentation (the configs\' seed_key); '
-                        'every run starts from the same initialisation')
+    parser.add_argument(
+        '--seeds',
+        type=int,
+        nargs='+',
+        default=[0],
+        help='distinct non-negative seeds; the first one trains the teacher. A '
+        "seed sets the data order and augmentation (the configs' seed_key); "
+        'every run starts from the same initialisation',
+    )
     parser.add_argument('--stages', nargs='+', default=DEFAULT_STAGES, choices=list(STAGES))
-    parser.add_argument('--teacher-ckpt',
-                        help='use (and evaluate) this teacher instead of training one')
-    parser.add_argument('--resume', action='store_true',
-                        help='reuse stages finished by an earlier call with this work dir (same '
-                        'commit and configs, else refused)')
-    add_overwrite_argument(parser, help='retrain stages whose results are already in the work '
-                           'dir and replace results.json and demo.png (never deleting other '
-                           'files)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
-                        help='config overrides applied to every stage (e.g. a shorter run)')
-    parser.add_argument('--jobs', type=int, default=os.cpu_count() or 1,
-                        help='stages trained side by side, one process and one thread each '
-                        '(default: the number of CPU cores); every stage gives the same result '
-                        'whatever the number')
+    parser.add_argument(
+        '--teacher-ckpt', help='use (and evaluate) this teacher instead of training one'
+    )
+    parser.add_argument(
+        '--resume',
+        action='store_true',
+        help='reuse stages finished by an earlier call with this work dir (same '
+        'commit and configs, else refused)',
+    )
+    add_overwrite_argument(
+        parser,
+        help='retrain stages whose results are already in the work '
+        'dir and replace results.json and demo.png (never deleting other '
+        'files)',
+    )
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        default={},
+        help='config overrides applied to every stage (e.g. a shorter run)',
+    )
+    parser.add_argument(
+        '--jobs',
+        type=int,
+        default=os.cpu_count() or 1,
+        help='stages trained side by side, one process and one thread each '
+        '(default: the number of CPU cores); every stage gives the same result '
+        'whatever the number',
+    )
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
     args = parser.parse_args(argv)
     if args.jobs < 1:
@@ -340,8 +426,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error('distilled stages need a teacher: add the teacher stage or --teacher-ckpt')
 
     # Every check below happens before any training.
-    protocol = protocol_of(args.stages, args.seeds, args.cfg_options, args.work_dir,
-                           teacher_ckpt)
+    protocol = protocol_of(args.stages, args.seeds, args.cfg_options, args.work_dir, teacher_ckpt)
     stored = sorted(glob.glob(osp.join(args.work_dir, 'seed*', '*', 'result.json')))
     for path in [osp.join(args.work_dir, 'results.json')] + stored:
         if osp.isfile(path):
@@ -350,25 +435,38 @@ def main(argv: list[str] | None = None) -> None:
                     found = json.load(f)
                 except ValueError:  # not ours: the output policy below refuses to replace it
                     continue
-            check_protocol(found.get('protocol', {}) if isinstance(found, dict) else {},
-                           protocol, path)
-    planned = [osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
-               for seed in args.seeds for name in students]
+            check_protocol(
+                found.get('protocol', {}) if isinstance(found, dict) else {}, protocol, path
+            )
+    planned = [
+        osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
+        for seed in args.seeds
+        for name in students
+    ]
     if 'teacher' in args.stages:
         planned.append(osp.join(args.work_dir, f'seed{args.seeds[0]}', 'teacher', 'result.json'))
     done = [p for p in planned if osp.isfile(p)]
     if done and not (args.resume or args.overwrite):
-        parser.error(f'{len(done)} stage(s) of this call are already finished in '
-                     f'{args.work_dir} (e.g. {done[0]}): pass --resume to reuse them or '
-                     '--overwrite to retrain them')
+        parser.error(
+            f'{len(done)} stage(s) of this call are already finished in '
+            f'{args.work_dir} (e.g. {done[0]}): pass --resume to reuse them or '
+            '--overwrite to retrain them'
+        )
     total = time.perf_counter()
     outputs = [osp.join(args.work_dir, name) for name in ('demo.png', 'results.json')]
     # What an earlier call left is replaced only with --overwrite; --resume reuses its finished
     # stages (of the same config) and summarises them again in demo.png and results.json.
     policy = dict(overwrite=args.overwrite or args.resume, inputs=[args.teacher_ckpt])
     if not args.resume:
-        check_outputs(outputs + [osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
-                                 for seed in args.seeds for name in args.stages], **policy)
+        check_outputs(
+            outputs
+            + [
+                osp.join(args.work_dir, f'seed{seed}', name, 'result.json')
+                for seed in args.seeds
+                for name in args.stages
+            ],
+            **policy,
+        )
 
     common = dict(root=args.work_dir, options=args.cfg_options)
     order = []  # tasks (kind, stage or cache shard, seed) in the order one process runs them
@@ -392,8 +490,14 @@ def main(argv: list[str] | None = None) -> None:
                 finished[(kind, name, seed)] = json.load(f)
             print(f'[seed {seed}] {name}: reused {done_file}', flush=True)
     # A seed whose distilled stages are all reused needs no teacher outputs.
-    todo = [key for key in order if key not in finished and not (
-        key[0] == 'cache' and all(('stage', name, key[2]) in finished for name in distilled))]
+    todo = [
+        key
+        for key in order
+        if key not in finished
+        and not (
+            key[0] == 'cache' and all(('stage', name, key[2]) in finished for name in distilled)
+        )
+    ]
     teacher_key = ('stage', 'teacher', args.seeds[0])
 
     def ready(key: tuple) -> bool:
@@ -402,8 +506,10 @@ def main(argv: list[str] | None = None) -> None:
             if teacher_key in order and teacher_key not in finished:
                 return False
         if kind == 'stage' and name in distilled:
-            return all(('cache', shard, seed) in finished or ('cache', shard, seed) not in todo
-                       for shard in range(shards))
+            return all(
+                ('cache', shard, seed) in finished or ('cache', shard, seed) not in todo
+                for shard in range(shards)
+            )
         return True
 
     def shard_epochs(shard: int) -> list[int]:
@@ -416,24 +522,41 @@ def main(argv: list[str] | None = None) -> None:
         kind, name, seed = key
         teacher = finished[teacher_key]['checkpoint'] if teacher_key in finished else teacher_ckpt
         if kind == 'cache':
-            return fill_seed_cache, dict(common, seed=seed, teacher=teacher, stages=distilled,
-                                         epochs=shard_epochs(name))
-        return run_stage, dict(common, name=name, seed=seed, teacher=teacher,
-                               given=teacher_ckpt if name == 'teacher' else None,
-                               protocol=protocol, verbose=args.verbose,
-                               overwrite=args.overwrite, progress=workers <= 1)
+            return fill_seed_cache, dict(
+                common, seed=seed, teacher=teacher, stages=distilled, epochs=shard_epochs(name)
+            )
+        return run_stage, dict(
+            common,
+            name=name,
+            seed=seed,
+            teacher=teacher,
+            given=teacher_ckpt if name == 'teacher' else None,
+            protocol=protocol,
+            verbose=args.verbose,
+            overwrite=args.overwrite,
+            progress=workers <= 1,
+        )
 
     def report(key: tuple, value, seconds: float) -> None:
         kind, name, seed = key
         finished[key] = value
         if kind == 'cache':
-            print(f'[seed {seed}] {cache_task(name)} cached in {value} ({seconds:.0f} s)',
-                  flush=True)
+            print(
+                f'[seed {seed}] {cache_task(name)} cached in {value} ({seconds:.0f} s)', flush=True
+            )
             return
-        took = ('given' if value['seconds'] is None else f'{value["seconds"]:.0f} s wall, '
-                f'{value.get("cpu_seconds", float("nan")):.0f} s CPU')
-        print(f'[seed {seed}] {name}: test ' + '  '.join(
-            f'{k} {v:.2f}' for k, v in value['test'].items()) + f'  ({took})', flush=True)
+        took = (
+            'given'
+            if value['seconds'] is None
+            else f'{value["seconds"]:.0f} s wall, '
+            f'{value.get("cpu_seconds", float("nan")):.0f} s CPU'
+        )
+        print(
+            f'[seed {seed}] {name}: test '
+            + '  '.join(f'{k} {v:.2f}' for k, v in value['test'].items())
+            + f'  ({took})',
+            flush=True,
+        )
 
     workers = min(args.jobs, max(len(todo), 1))
     if workers <= 1:  # in this process, one stage after the other, with a progress line
@@ -445,37 +568,54 @@ def main(argv: list[str] | None = None) -> None:
     else:  # stages side by side, one thread each; the progress is one line per start and end
         context = multiprocessing.get_context('spawn')
         pending, running = list(todo), {}
-        with ProcessPoolExecutor(workers, mp_context=context,
-                                 initializer=single_thread_worker) as pool:
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=single_thread_worker
+        ) as pool:
             while pending or running:
                 if not running and not any(ready(k) for k in pending):
                     raise RuntimeError(f'demo.py: tasks {pending} wait for tasks that never ran')
-                for key in [k for k in pending if ready(k)][:workers - len(running)]:
+                for key in [k for k in pending if ready(k)][: workers - len(running)]:
                     pending.remove(key)
                     function, job = job_of(key)
                     running[pool.submit(function, job)] = (key, time.perf_counter())
-                    what = (f'caching the {cache_task(key[1])}, epochs {shard_epochs(key[1])}'
-                            if key[0] == 'cache' else key[1])
-                    print(f'[seed {key[2]}] {what}: started ({len(finished)} of {len(order)} '
-                          f'tasks done, {time.perf_counter() - total:.0f} s)', flush=True)
+                    what = (
+                        f'caching the {cache_task(key[1])}, epochs {shard_epochs(key[1])}'
+                        if key[0] == 'cache'
+                        else key[1]
+                    )
+                    print(
+                        f'[seed {key[2]}] {what}: started ({len(finished)} of {len(order)} '
+                        f'tasks done, {time.perf_counter() - total:.0f} s)',
+                        flush=True,
+                    )
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
                     key, start = running.pop(future)
                     report(key, future.result(), time.perf_counter() - start)
-    results = {name: [finished[('stage', name, seed)]
-                      for seed in (args.seeds[:1] if name == 'teacher' else args.seeds)]
-               for name in args.stages}
-    teacher_ckpt = (results['teacher'][0]['checkpoint'] if 'teacher' in args.stages
-                    else teacher_ckpt)
+    results = {
+        name: [
+            finished[('stage', name, seed)]
+            for seed in (args.seeds[:1] if name == 'teacher' else args.seeds)
+        ]
+        for name in args.stages
+    }
+    teacher_ckpt = results['teacher'][0]['checkpoint'] if 'teacher' in args.stages else teacher_ckpt
     print(summarise(results))
     plot(results, outputs[0], **policy)
-    summary = dict(seeds=args.seeds, stages=args.stages, protocol=protocol,
-                   teacher_ckpt=teacher_ckpt, results=results)
+    summary = dict(
+        seeds=args.seeds,
+        stages=args.stages,
+        protocol=protocol,
+        teacher_ckpt=teacher_ckpt,
+        results=results,
+    )
     validate_results(summary)
     check_outputs(outputs[1:], **policy)
     write_json_atomic(outputs[1], summary)
-    print(f'total wall time: {time.perf_counter() - total:.0f} s; '
-          f'bar chart: {osp.join(args.work_dir, "demo.png")}')
+    print(
+        f'total wall time: {time.perf_counter() - total:.0f} s; '
+        f'bar chart: {osp.join(args.work_dir, "demo.png")}'
+    )
 
 
 if __name__ == '__main__':

@@ -11,6 +11,7 @@ The output is written atomically (complete or not at all). It may not be the inp
 and an existing file is only replaced with ``--overwrite`` (or its old name ``--force``). A
 student with NaN or infinite weights (a diverged run) is refused.
 """
+
 import argparse
 import os
 import os.path as osp
@@ -35,8 +36,10 @@ def check_output_path(checkpoint_path: str, out_path: str, overwrite: bool = Fal
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as error:
-        raise OSError(f'cannot write {out_path!r}: cannot create its folder {folder!r} '
-                      f'({error.strerror or error})') from None
+        raise OSError(
+            f'cannot write {out_path!r}: cannot create its folder {folder!r} '
+            f'({error.strerror or error})'
+        ) from None
     if not os.access(folder, os.W_OK):
         raise PermissionError(f'cannot write {out_path!r}: folder {folder!r} is not writable')
 
@@ -46,16 +49,23 @@ def export_student(checkpoint_path: str, out_path: str, overwrite: bool = False)
     check_output_path(checkpoint_path, out_path, overwrite)
     checkpoint = load_local_checkpoint(checkpoint_path, map_location='cpu')
     state = checkpoint.get('state_dict', checkpoint)
-    student = OrderedDict((k[len(PREFIX):], v.detach().clone()) for k, v in state.items()
-                          if k.startswith(PREFIX) and isinstance(v, torch.Tensor))
+    student = OrderedDict(
+        (k[len(PREFIX) :], v.detach().clone())
+        for k, v in state.items()
+        if k.startswith(PREFIX) and isinstance(v, torch.Tensor)
+    )
     if not student:
-        raise ValueError(f'{checkpoint_path} has no "{PREFIX}*" weights: not a distiller '
-                         'checkpoint (a plain classifier checkpoint needs no export)')
+        raise ValueError(
+            f'{checkpoint_path} has no "{PREFIX}*" weights: not a distiller '
+            'checkpoint (a plain classifier checkpoint needs no export)'
+        )
     bad = non_finite_keys(student)
     if bad:
-        raise ValueError(f'refusing to export {checkpoint_path!r}: the student holds NaN or '
-                         f'infinite weights in {show_keys(bad)} (a diverged run); export an '
-                         'earlier checkpoint')
+        raise ValueError(
+            f'refusing to export {checkpoint_path!r}: the student holds NaN or '
+            f'infinite weights in {show_keys(bad)} (a diverged run); export an '
+            'earlier checkpoint'
+        )
     meta = checkpoint.get('meta', {}) if isinstance(checkpoint, dict) else {}
     classes = (meta.get('dataset_meta') or {}).get('classes')
     out = {

@@ -13,6 +13,7 @@ version the manifest names: the thread count changes the order of floating-point
 another thread count or machine gives weights that differ in the last bits (and another digest).
 ``--update-bundled`` copies the rebuilt files into ``mlkd/weights/`` and records their sha256.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,12 +28,16 @@ ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-import mlkd  # noqa: E402,F401
 import torch  # noqa: E402
 
+import mlkd  # noqa: E402,F401
 from mlkd.engine.runs import train_and_evaluate, write_json_atomic  # noqa: E402
-from mlkd.models.bundled_weights import (BUNDLED_DIR, MANIFEST, bundled_manifest,  # noqa: E402
-                                         file_sha256)
+from mlkd.models.bundled_weights import (  # noqa: E402
+    BUNDLED_DIR,
+    MANIFEST,
+    bundled_manifest,  # noqa: E402
+    file_sha256,
+)
 from mlkd.models.weights import resolve_checkpoint  # noqa: E402
 from mlkd.utils.checkpoint import load_local_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
@@ -43,9 +48,12 @@ BACKBONE_PREFIX = 'backbone.'
 
 def backbone_state(checkpoint_path: str) -> OrderedDict:
     """The ``backbone.*`` tensors of a classifier checkpoint, prefix removed, in stored order."""
-    state = load_local_checkpoint(checkpoint_path, map_location="cpu")["state_dict"]
-    backbone = OrderedDict((k[len(BACKBONE_PREFIX):], v.detach().clone().contiguous())
-                           for k, v in state.items() if k.startswith(BACKBONE_PREFIX))
+    state = load_local_checkpoint(checkpoint_path, map_location='cpu')['state_dict']
+    backbone = OrderedDict(
+        (k[len(BACKBONE_PREFIX) :], v.detach().clone().contiguous())
+        for k, v in state.items()
+        if k.startswith(BACKBONE_PREFIX)
+    )
     if not backbone:
         raise ValueError(f'{checkpoint_path!r} holds no {BACKBONE_PREFIX}* weights')
     return backbone
@@ -63,18 +71,28 @@ def save_reproducibly(state: OrderedDict, path: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     manifest = bundled_manifest()
-    parser.add_argument('--names', nargs='+', default=sorted(manifest), choices=sorted(manifest),
-                        help='which bundled weights to rebuild (default: all)')
+    parser.add_argument(
+        '--names',
+        nargs='+',
+        default=sorted(manifest),
+        choices=sorted(manifest),
+        help='which bundled weights to rebuild (default: all)',
+    )
     parser.add_argument('--work-dir', default='work_dirs/pretrain')
-    add_overwrite_argument(parser, help='replace the rebuilt files of an earlier call in '
-                           '--work-dir')
-    parser.add_argument('--update-bundled', action='store_true',
-                        help='copy the rebuilt files into mlkd/weights and record their sha256')
+    add_overwrite_argument(
+        parser, help='replace the rebuilt files of an earlier call in --work-dir'
+    )
+    parser.add_argument(
+        '--update-bundled',
+        action='store_true',
+        help='copy the rebuilt files into mlkd/weights and record their sha256',
+    )
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
     args = parser.parse_args(argv)
 
-    check_outputs([osp.join(args.work_dir, f'{name}.pth') for name in args.names],
-                  overwrite=args.overwrite)
+    check_outputs(
+        [osp.join(args.work_dir, f'{name}.pth') for name in args.names], overwrite=args.overwrite
+    )
     mismatches = []
     for name in args.names:
         entry = manifest[name]
@@ -86,18 +104,28 @@ def main(argv: list[str] | None = None) -> int:
         save_reproducibly(backbone_state(resolve_checkpoint(result['checkpoint'])), out)
         digest = file_sha256(out)
         same = digest == entry.get('sha256')
-        print(f'{name}: val mAP {result["val"]["mAP"]:.2f}; {out}\n  sha256 {digest}\n  manifest '
-              f'{entry.get("sha256")} ({"same" if same else "DIFFERENT"})', flush=True)
+        print(
+            f'{name}: val mAP {result["val"]["mAP"]:.2f}; {out}\n  sha256 {digest}\n  manifest '
+            f'{entry.get("sha256")} ({"same" if same else "DIFFERENT"})',
+            flush=True,
+        )
         if args.update_bundled:
             shutil.copyfile(out, osp.join(BUNDLED_DIR, entry['file']))
-            entry.update(sha256=digest, bytes=os.path.getsize(out), torch=torch.__version__,
-                         pretrain_val_mAP=round(result['val']['mAP'], 2))
+            entry.update(
+                sha256=digest,
+                bytes=os.path.getsize(out),
+                torch=torch.__version__,
+                pretrain_val_mAP=round(result['val']['mAP'], 2),
+            )
             write_json_atomic(osp.join(BUNDLED_DIR, MANIFEST), manifest)
         elif not same:
             mismatches.append(name)
     if mismatches:
-        print(f'rebuilt weights differ from the bundled ones: {mismatches} (see the thread-count '
-              'note in this tool\'s docstring)', file=sys.stderr)
+        print(
+            f'rebuilt weights differ from the bundled ones: {mismatches} (see the thread-count '
+            "note in this tool's docstring)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -3,14 +3,15 @@
 On a distillation config the student is evaluated (the distiller's ``predict`` is the student's).
 Prints the metrics and, for multi-label metrics, a per-class AP table.
 """
+
 import argparse
 import os
 import os.path as osp
 
-import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
 from mmengine.config import DictAction
 from mmengine.runner import Runner
 
+import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
 from mlkd.utils.cli import add_trust_checkpoint_argument, load_run_config
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 from mlkd.utils.output_policy import add_overwrite_argument, check_output
@@ -23,8 +24,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--work-dir', help='where the evaluation log goes')
     parser.add_argument('--out', help='write scores and labels of every image to this .npz file')
     add_overwrite_argument(parser)
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config entries, e.g. test_dataloader.batch_size=32')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config entries, e.g. test_dataloader.batch_size=32',
+    )
     add_trust_checkpoint_argument(parser)
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
@@ -36,6 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def per_class_ap_table(evaluator, class_names) -> str | None:
     """terminaltables rendering of the per-class AP kept by MultiLabelMetrics, if any."""
     from terminaltables import AsciiTable
+
     for metric in getattr(evaluator, 'metrics', []):
         ap = getattr(metric, 'last_per_class_ap', None)
         if ap is None:

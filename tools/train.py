@@ -1,19 +1,24 @@
 """Train a model (a classifier or a distiller) from an mlkd config.
 
-    python tools/train.py CONFIG [--work-dir DIR] [--resume [CKPT]] [--amp] [--cfg-options k=v ...]
-    python tools/train.py CONFIG --vis-backend tensorboard wandb    # log there too
-    bash tools/dist_train.sh CONFIG GPUS [args]        # torchrun, one process per GPU (or CPU)
+python tools/train.py CONFIG [--work-dir DIR] [--resume [CKPT]] [--amp] [--cfg-options k=v ...]
+python tools/train.py CONFIG --vis-backend tensorboard wandb    # log there too
+bash tools/dist_train.sh CONFIG GPUS [args]        # torchrun, one process per GPU (or CPU)
 """
+
 import argparse
 import os
 import os.path as osp
 
-import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
 from mmengine.config import Config, DictAction
 from mmengine.runner import Runner, find_latest_checkpoint
 
-from mlkd.utils.cli import (VIS_BACKENDS, add_trust_checkpoint_argument, load_run_config,
-                            set_vis_backends)
+import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
+from mlkd.utils.cli import (
+    VIS_BACKENDS,
+    add_trust_checkpoint_argument,
+    load_run_config,
+    set_vis_backends,
+)
 from mlkd.utils.config_values import check_config_values, check_train_loader
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 from mlkd.utils.output_policy import add_overwrite_argument
@@ -23,31 +28,55 @@ from mlkd.utils.work_dir import claim_work_dir
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Train a model with mlkd')
     parser.add_argument('config', help='config file path')
-    parser.add_argument('--work-dir', help='where logs and checkpoints go '
-                        '(default: work_dirs/<config name>)')
-    parser.add_argument('--resume', nargs='?', type=str, const='auto',
-                        help='resume from CKPT, or without a value from the latest checkpoint '
-                        'in the work dir')
+    parser.add_argument(
+        '--work-dir', help='where logs and checkpoints go (default: work_dirs/<config name>)'
+    )
+    parser.add_argument(
+        '--resume',
+        nargs='?',
+        type=str,
+        const='auto',
+        help='resume from CKPT, or without a value from the latest checkpoint in the work dir',
+    )
     add_overwrite_argument(
-        parser, help='train in a work dir that holds a run of another config, replacing its '
+        parser,
+        help='train in a work dir that holds a run of another config, replacing its '
         'checkpoints (without it such a work dir is refused; a run of the same config goes to a '
-        'new timestamped sub-folder)')
-    parser.add_argument('--amp', action='store_true',
-                        help='automatic mixed precision: float16 with dynamic loss scaling on '
-                        'CUDA, bfloat16 on CPU (set optim_wrapper.dtype to choose)')
-    parser.add_argument('--auto-scale-lr', action='store_true',
-                        help='scale the learning rate by the actual total batch size')
+        'new timestamped sub-folder)',
+    )
+    parser.add_argument(
+        '--amp',
+        action='store_true',
+        help='automatic mixed precision: float16 with dynamic loss scaling on '
+        'CUDA, bfloat16 on CPU (set optim_wrapper.dtype to choose)',
+    )
+    parser.add_argument(
+        '--auto-scale-lr',
+        action='store_true',
+        help='scale the learning rate by the actual total batch size',
+    )
     parser.add_argument('--no-validate', action='store_true', help='skip validation')
-    parser.add_argument('--validate-data', action='store_true',
-                        help='before training, decode every image of the training and '
-                        'validation sets once: unreadable, truncated or too small images are '
-                        'named (without it they fail when first loaded)')
-    parser.add_argument('--vis-backend', nargs='+', choices=list(VIS_BACKENDS),
-                        help='also log scalars to these visualizer backends (tensorboard needs '
-                        'the tensorboard package, wandb the wandb package); the local '
-                        'scalars.json log is always written')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config entries, e.g. train_cfg.max_epochs=3')
+    parser.add_argument(
+        '--validate-data',
+        action='store_true',
+        help='before training, decode every image of the training and '
+        'validation sets once: unreadable, truncated or too small images are '
+        'named (without it they fail when first loaded)',
+    )
+    parser.add_argument(
+        '--vis-backend',
+        nargs='+',
+        choices=list(VIS_BACKENDS),
+        help='also log scalars to these visualizer backends (tensorboard needs '
+        'the tensorboard package, wandb the wandb package); the local '
+        'scalars.json log is always written',
+    )
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config entries, e.g. train_cfg.max_epochs=3',
+    )
     add_trust_checkpoint_argument(parser)
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
@@ -66,7 +95,8 @@ def build_cfg(args: argparse.Namespace) -> Config:
         if find_latest_checkpoint(cfg.work_dir) is None:
             raise FileNotFoundError(
                 f'--resume: the work dir {cfg.work_dir!r} holds no checkpoint to resume from '
-                '(no last_checkpoint file); pass --resume CKPT, or drop --resume to start afresh')
+                '(no last_checkpoint file); pass --resume CKPT, or drop --resume to start afresh'
+            )
         cfg.resume, cfg.load_from = True, None
     elif args.resume is not None:
         if not osp.isfile(args.resume):
@@ -78,13 +108,21 @@ def build_cfg(args: argparse.Namespace) -> Config:
         set_vis_backends(cfg, args.vis_backend)
     if args.no_validate:
         cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
-    if cfg.get('load_from') and not cfg.get('resume') and not osp.isfile(cfg.load_from) \
-            and '://' not in cfg.load_from:
+    if (
+        cfg.get('load_from')
+        and not cfg.get('resume')
+        and not osp.isfile(cfg.load_from)
+        and '://' not in cfg.load_from
+    ):
         raise FileNotFoundError(f'load_from checkpoint not found: {cfg.load_from}')
     prepare_distributed(cfg, args.launcher)
     check_config_values(cfg)
-    claim_work_dir(cfg, resume=bool(cfg.get('resume')), overwrite=getattr(args, 'overwrite', False),
-                   distributed=args.launcher != 'none')
+    claim_work_dir(
+        cfg,
+        resume=bool(cfg.get('resume')),
+        overwrite=getattr(args, 'overwrite', False),
+        distributed=args.launcher != 'none',
+    )
     return cfg
 
 
@@ -95,14 +133,16 @@ def validate_data(cfg: Config) -> None:
 
     from mlkd.datasets.validation import plain_crop_size, validate_images
     from mlkd.registry import DATASETS
+
     for key in ('train_dataloader', 'val_dataloader'):
         if not cfg.get(key):
             continue
         dataset_cfg = cfg[key].dataset
         with DefaultScope.overwrite_default_scope(cfg.get('default_scope', 'mlkd')):
             dataset = DATASETS.build(dataset_cfg)
-        count = validate_images(dataset, plain_crop_size(dataset_cfg.get('pipeline')),
-                                f'{key}.dataset')
+        count = validate_images(
+            dataset, plain_crop_size(dataset_cfg.get('pipeline')), f'{key}.dataset'
+        )
         print(f'--validate-data: {key}.dataset: {count} images decoded, all usable', flush=True)
 
 

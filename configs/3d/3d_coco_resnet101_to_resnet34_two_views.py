@@ -5,14 +5,30 @@
 _base_ = ['../_base_/pairs/coco_resnet101_to_resnet34.py', '../_base_/methods/3d.py']
 model = dict(**_base_.method, views=dict(teacher=0, student=1))
 data_preprocessor = dict(type='MultiViewClsDataPreprocessor')
-train_dataloader = dict(dataset=dict(pipeline=[
-    dict(type='LoadImageFromFile', imdecode_backend='pillow'),
-    dict(type='Resize', scale=(224, 224), keep_ratio=False, backend='pillow',
-         interpolation='bilinear'),
-    dict(type='MultiView', num_views=[1, 1], transforms=[
-        [dict(type='RandomFlip', prob=0.5, direction='horizontal')],
-        [dict(type='RandomFlip', prob=0.5, direction='horizontal'), _base_.cutout,
-         _base_.rand_augment],
-    ]),
-    dict(type='PackInputs'),
-]))
+train_dataloader = dict(
+    dataset=dict(
+        pipeline=[
+            dict(type='LoadImageFromFile', imdecode_backend='pillow'),
+            dict(
+                type='Resize',
+                scale=(224, 224),
+                keep_ratio=False,
+                backend='pillow',
+                interpolation='bilinear',
+            ),
+            dict(
+                type='MultiView',
+                num_views=[1, 1],
+                transforms=[
+                    [dict(type='RandomFlip', prob=0.5, direction='horizontal')],
+                    [
+                        dict(type='RandomFlip', prob=0.5, direction='horizontal'),
+                        _base_.cutout,
+                        _base_.rand_augment,
+                    ],
+                ],
+            ),
+            dict(type='PackInputs'),
+        ]
+    )
+)

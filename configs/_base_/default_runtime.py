@@ -13,8 +13,12 @@ default_hooks = dict(
 # NonFiniteGuardHook stops at the first NaN / inf loss or gradient, before a checkpoint of
 # non-finite weights is written (or a finite one rotated away); LabelCoverageHook warns about
 # classes without positives (and max_epochs=0).
-custom_hooks = [dict(type='NumClassesCheckHook'), dict(type='RandomStateHook'),
-                dict(type='NonFiniteGuardHook'), dict(type='LabelCoverageHook')]
+custom_hooks = [
+    dict(type='NumClassesCheckHook'),
+    dict(type='RandomStateHook'),
+    dict(type='NonFiniteGuardHook'),
+    dict(type='LabelCoverageHook'),
+]
 
 env_cfg = dict(
     cudnn_benchmark=False,

@@ -4,6 +4,9 @@
 # 3d_paper_weights.py applies the paper's weights literally.
 _base_ = ['../_base_/demo/multidigits_heldout_pair.py', '../_base_/methods/3d.py']
 losses = _base_.method.distill_losses
-model = dict(distill_losses=dict(
-    pd=dict(losses.pd, weight_reference=_base_.paper_reference, loss_weight=10),
-    ndd=dict(losses.ndd, weight_reference=_base_.paper_reference)))
+model = dict(
+    distill_losses=dict(
+        pd=dict(losses.pd, weight_reference=_base_.paper_reference, loss_weight=10),
+        ndd=dict(losses.ndd, weight_reference=_base_.paper_reference),
+    )
+)

@@ -7,5 +7,8 @@ losses = _base_.method.distill_losses
 model = dict(
     distill_losses=dict(
         mld=dict(losses.mld, weight_reference=_base_.paper_reference),
-        led=dict(losses.led, weight_reference=_base_.paper_reference, loss_weight=0.1)),
-    student_taps=_base_.method.student_taps, teacher_taps=_base_.method.teacher_taps)
+        led=dict(losses.led, weight_reference=_base_.paper_reference, loss_weight=0.1),
+    ),
+    student_taps=_base_.method.student_taps,
+    teacher_taps=_base_.method.teacher_taps,
+)

@@ -1,5 +1,12 @@
 # Verelst et al. (WACV 2023) Table B.1, 75% labels.
 # ASL (paper setting: gamma_pos 0, gamma_neg 4, clip 0.05), unobserved = negative.
 _base_ = ['../_base_/spml/coco_resnet50_partial75.py']
-model = dict(losses=dict(asl=dict(type='UnobservedAsNegative', inputs=dict(cls_score='logits'),
-                                  loss=dict(type='AsymmetricMultiLabelLoss'))))
+model = dict(
+    losses=dict(
+        asl=dict(
+            type='UnobservedAsNegative',
+            inputs=dict(cls_score='logits'),
+            loss=dict(type='AsymmetricMultiLabelLoss'),
+        )
+    )
+)

@@ -3,5 +3,12 @@
 # unobserved = negative.
 # Threshold 0.65: Zhang et al.'s README value for COCO-75 %.
 _base_ = ['../_base_/spml/coco_resnet50_partial75.py']
-model = dict(losses=dict(splc=dict(type='UnobservedAsNegative', inputs=dict(cls_score='logits'),
-                                   loss=dict(type='SPLCLoss', threshold=0.65))))
+model = dict(
+    losses=dict(
+        splc=dict(
+            type='UnobservedAsNegative',
+            inputs=dict(cls_score='logits'),
+            loss=dict(type='SPLCLoss', threshold=0.65),
+        )
+    )
+)

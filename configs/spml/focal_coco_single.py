@@ -1,5 +1,12 @@
 # Verelst et al. (WACV 2023) Table B.1, 1 label.
 # Focal (Zhang et al.'s baseline): ASL-style focal, both gammas 2, no clip, unobserved = negative.
 _base_ = ['../_base_/spml/coco_resnet50_single.py']
-model = dict(losses=dict(focal=dict(type='UnobservedAsNegative', inputs=dict(cls_score='logits'),
-                                    loss=dict(type='AsymmetricFocalLoss'))))
+model = dict(
+    losses=dict(
+        focal=dict(
+            type='UnobservedAsNegative',
+            inputs=dict(cls_score='logits'),
+            loss=dict(type='AsymmetricFocalLoss'),
+        )
+    )
+)

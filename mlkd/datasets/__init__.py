@@ -5,14 +5,28 @@ from .multiglyphs import MultiGlyphs
 from .samplers import EpochKeyedSampler
 from .tiny_imagenet import TinyImageNet
 
-__all__ = ['CIFAR10', 'CIFAR100', 'EpochKeyedSampler', 'MultiDigits', 'MultiGlyphs', 'MultiLabelImageList',
-           'TinyImageNet', 'export_image_folder']
+__all__ = [
+    'CIFAR10',
+    'CIFAR100',
+    'EpochKeyedSampler',
+    'MultiDigits',
+    'MultiGlyphs',
+    'MultiLabelImageList',
+    'TinyImageNet',
+    'export_image_folder',
+]
 from .coco import COCOMultiLabel  # noqa: E402
-from .transforms import RandomColorCutout  # noqa: E402
-from .voc import VOCMultiLabel  # noqa: E402
 from .cub import CUBAttributes  # noqa: E402
 from .imagenet_real import ImageNetReaL  # noqa: E402
 from .nus_wide import NUSWIDE  # noqa: E402
+from .transforms import RandomColorCutout  # noqa: E402
+from .voc import VOCMultiLabel  # noqa: E402
 
-__all__ += ['COCOMultiLabel', 'RandomColorCutout', 'VOCMultiLabel', 'CUBAttributes', 'ImageNetReaL',
-            'NUSWIDE']
+__all__ += [
+    'COCOMultiLabel',
+    'RandomColorCutout',
+    'VOCMultiLabel',
+    'CUBAttributes',
+    'ImageNetReaL',
+    'NUSWIDE',
+]

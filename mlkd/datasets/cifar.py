@@ -15,6 +15,7 @@ their default ``download=True``, fetch the archive when a check fails. Here a ba
 :class:`CifarUnpickler`, which only resolves the few numpy globals an array needs, and every
 file is checked for what the dataset relies on, with errors that name the file.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -81,7 +82,8 @@ class CifarUnpickler(pickle.Unpickler):
             raise ForbiddenPickleGlobal(
                 f'{self.path}: refusing to unpickle global {module}.{name}; a CIFAR batch holds '
                 'only dicts, lists, strings and numpy arrays (the file is corrupt or '
-                'malicious)') from None
+                'malicious)'
+            ) from None
 
 
 def load_cifar_pickle(path: str) -> dict[str, Any]:
@@ -100,8 +102,9 @@ def load_cifar_pickle(path: str) -> dict[str, Any]:
         except ForbiddenPickleGlobal:
             raise
         except Exception as exc:  # pickle raises many types on damaged input
-            raise ValueError(f'{path}: truncated or corrupt CIFAR pickle '
-                             f'({type(exc).__name__}: {exc})') from None
+            raise ValueError(
+                f'{path}: truncated or corrupt CIFAR pickle ({type(exc).__name__}: {exc})'
+            ) from None
     if not isinstance(entry, dict):
         raise ValueError(f'{path}: expected a pickled dict, got {type(entry).__name__}')
     return {k.decode('latin1') if isinstance(k, bytes) else k: v for k, v in entry.items()}
@@ -119,11 +122,14 @@ class _SafeCifarMixin:
 
     label_key: str
 
-    def __init__(self, data_root: str = '', split: str = 'train', download: bool = False,
-                 **kwargs) -> None:
+    def __init__(
+        self, data_root: str = '', split: str = 'train', download: bool = False, **kwargs
+    ) -> None:
         if download:
-            raise ValueError(f'{type(self).__name__}: mlkd never downloads datasets '
-                             f'(download=True); fetch {self.url} and extract it under data_root')
+            raise ValueError(
+                f'{type(self).__name__}: mlkd never downloads datasets '
+                f'(download=True); fetch {self.url} and extract it under data_root'
+            )
         super().__init__(data_root=data_root, split=split, download=False, **kwargs)
 
     def _file(self, name: str) -> str:
@@ -135,39 +141,57 @@ class _SafeCifarMixin:
         if missing:
             raise FileNotFoundError(
                 f'{type(self).__name__}: missing {missing}; data_root must hold the folder '
-                f'{self.base_folder!r} of the python release ({self.url}, extracted)')
+                f'{self.base_folder!r} of the python release ({self.url}, extracted)'
+            )
 
     def _read_batch(self, path: str, num_classes: int) -> tuple[np.ndarray, np.ndarray]:
         entry = load_cifar_pickle(path)
         data = _require_key(entry, 'data', path)
-        if (not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2
-                or data.shape[1] != _ROW_LENGTH):
+        if (
+            not isinstance(data, np.ndarray)
+            or data.dtype != np.uint8
+            or data.ndim != 2
+            or data.shape[1] != _ROW_LENGTH
+        ):
             shape = getattr(data, 'shape', None)
-            raise ValueError(f"{path}: 'data' must be a uint8 array [N, {_ROW_LENGTH}], got "
-                             f'{type(data).__name__} {getattr(data, "dtype", "")} {shape}')
+            raise ValueError(
+                f"{path}: 'data' must be a uint8 array [N, {_ROW_LENGTH}], got "
+                f'{type(data).__name__} {getattr(data, "dtype", "")} {shape}'
+            )
         labels = np.asarray(_require_key(entry, self.label_key, path))
-        if labels.shape != (len(data), ) or not np.issubdtype(labels.dtype, np.integer):
-            raise ValueError(f'{path}: {self.label_key!r} must hold {len(data)} integers, got '
-                             f'{labels.dtype} {labels.shape}')
+        if labels.shape != (len(data),) or not np.issubdtype(labels.dtype, np.integer):
+            raise ValueError(
+                f'{path}: {self.label_key!r} must hold {len(data)} integers, got '
+                f'{labels.dtype} {labels.shape}'
+            )
         bad = np.flatnonzero((labels < 0) | (labels >= num_classes))
         if bad.size:
-            raise ValueError(f'{path}: {self.label_key}[{bad[0]}] = {labels[bad[0]]} is outside '
-                             f'[0, {num_classes}) ({bad.size} such labels)')
+            raise ValueError(
+                f'{path}: {self.label_key}[{bad[0]}] = {labels[bad[0]]} is outside '
+                f'[0, {num_classes}) ({bad.size} such labels)'
+            )
         return data, labels.astype(np.int64)
 
     def _check_meta(self) -> None:
         path = self._file(self.meta['filename'])
-        names = [n.decode('latin1') if isinstance(n, bytes) else str(n)
-                 for n in _require_key(load_cifar_pickle(path), self.meta['key'], path)]
+        names = [
+            n.decode('latin1') if isinstance(n, bytes) else str(n)
+            for n in _require_key(load_cifar_pickle(path), self.meta['key'], path)
+        ]
         if tuple(names) != tuple(self.CLASSES):
-            raise ValueError(f"{path}: {self.meta['key']} {names[:5]}... ({len(names)} names) "
-                             f'differ from the dataset classes {list(self.CLASSES)[:5]}... '
-                             f'({len(self.CLASSES)})')
+            raise ValueError(
+                f'{path}: {self.meta["key"]} {names[:5]}... ({len(names)} names) '
+                f'differ from the dataset classes {list(self.CLASSES)[:5]}... '
+                f'({len(self.CLASSES)})'
+            )
 
     def load_data_list(self) -> list[dict]:
         """Read the split's batches: ``{'img': uint8 [32, 32, 3] RGB, 'gt_label': int}`` each."""
-        require_data_root(type(self).__name__, self.data_prefix['root'],
-                          f'the folder {self.base_folder!r} of the python release')
+        require_data_root(
+            type(self).__name__,
+            self.data_prefix['root'],
+            f'the folder {self.base_folder!r} of the python release',
+        )
         self._check_files()
         self._check_meta()
         files = self.train_list if self.split == 'train' else self.test_list

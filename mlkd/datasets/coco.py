@@ -26,17 +26,20 @@ Class order is part of the label format and must match the checkpoint's:
 The json is parsed with the standard ``json`` module (no pycocotools dependency); the label
 assignment is vectorised with numpy and costs O(#annotations + #images).
 """
+
 from __future__ import annotations
 
 import json
 import os.path as osp
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from mmengine.fileio import join_path
 from mmpretrain.datasets import MultiLabelDataset
 
 from mlkd.registry import DATASETS
+
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin
 from .utils import require_data_root
@@ -50,8 +53,7 @@ _REQUIRED_KEYS = ('categories', 'images', 'annotations')
 
 
 @DATASETS.register_module()
-class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
-                     MultiLabelDataset):
+class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabelDataset):
     """MS-COCO 2014 multi-label classification (80 classes).
 
     Each data_info holds ``img_path`` (str, ``data_root/data_prefix/file_name``), ``gt_label``
@@ -84,25 +86,32 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
     # Filled from the annotation file by load_data_list.
     METAINFO: dict = {}
 
-    def __init__(self,
-                 data_root: str,
-                 split: str = 'train',
-                 ann_file: str = '',
-                 data_prefix: str | dict = '',
-                 class_order: str = 'alphabetical',
-                 keep_unlabeled: bool = False,
-                 classes: str | Sequence[str] | None = None,
-                 pipeline: Sequence = (),
-                 test_mode: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        data_root: str,
+        split: str = 'train',
+        ann_file: str = '',
+        data_prefix: str | dict = '',
+        class_order: str = 'alphabetical',
+        keep_unlabeled: bool = False,
+        classes: str | Sequence[str] | None = None,
+        pipeline: Sequence = (),
+        test_mode: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if split not in _SPLITS:
-            raise ValueError(f'COCOMultiLabel: split must be one of {_SPLITS}, got {split!r} '
-                             f'(config key `split`)')
+            raise ValueError(
+                f'COCOMultiLabel: split must be one of {_SPLITS}, got {split!r} '
+                f'(config key `split`)'
+            )
         if class_order not in _CLASS_ORDERS:
-            raise ValueError(f'COCOMultiLabel: class_order must be one of {_CLASS_ORDERS}, got '
-                             f'{class_order!r} (config key `class_order`)')
-        data_root = require_data_root('COCOMultiLabel', data_root,
-                                      'the folder holding annotations/ and {train,val}2014/')
+            raise ValueError(
+                f'COCOMultiLabel: class_order must be one of {_CLASS_ORDERS}, got '
+                f'{class_order!r} (config key `class_order`)'
+            )
+        data_root = require_data_root(
+            'COCOMultiLabel', data_root, 'the folder holding annotations/ and {train,val}2014/'
+        )
         self.split = split
         self.class_order = class_order
         self.keep_unlabeled = bool(keep_unlabeled)
@@ -119,16 +128,19 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
             data_prefix=data_prefix,
             pipeline=pipeline,
             test_mode=test_mode,
-            **kwargs)
+            **kwargs,
+        )
 
     @staticmethod
-    def _expected_class_names(classes: str | Sequence[str] | None,
-                              metainfo: dict | None) -> tuple[str, ...] | None:
+    def _expected_class_names(
+        classes: str | Sequence[str] | None, metainfo: dict | None
+    ) -> tuple[str, ...] | None:
         if isinstance(classes, str):
             path = osp.expanduser(classes)
             if not osp.isfile(path):
-                raise FileNotFoundError(f'COCOMultiLabel: classes file {path!r} not found '
-                                        f'(config key `classes`)')
+                raise FileNotFoundError(
+                    f'COCOMultiLabel: classes file {path!r} not found (config key `classes`)'
+                )
             with open(path, encoding='utf-8') as f:
                 return tuple(line.strip() for line in f if line.strip())
         if classes is not None:
@@ -144,19 +156,24 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
             raise FileNotFoundError(
                 f'COCOMultiLabel: annotation file {ann_file!r} not found (config key `ann_file`, '
                 f'relative to data_root={self.data_root!r}); expected the official '
-                f'instances_{self.split}2014.json')
+                f'instances_{self.split}2014.json'
+            )
         try:
             with open(ann_file, encoding='utf-8') as f:
                 content = json.load(f)
         except json.JSONDecodeError as err:
             raise ValueError(f'COCOMultiLabel: {ann_file} is not valid json: {err}') from None
         if not isinstance(content, dict):
-            raise ValueError(f'COCOMultiLabel: {ann_file} must hold a json object with keys '
-                             f'{list(_REQUIRED_KEYS)}, got {type(content).__name__}')
+            raise ValueError(
+                f'COCOMultiLabel: {ann_file} must hold a json object with keys '
+                f'{list(_REQUIRED_KEYS)}, got {type(content).__name__}'
+            )
         for key in _REQUIRED_KEYS:
             if key not in content:
-                raise ValueError(f'COCOMultiLabel: {ann_file} has no {key!r} key (an instances '
-                                 f'json needs {list(_REQUIRED_KEYS)})')
+                raise ValueError(
+                    f'COCOMultiLabel: {ann_file} has no {key!r} key (an instances '
+                    f'json needs {list(_REQUIRED_KEYS)})'
+                )
         return content
 
     def load_data_list(self) -> list[dict]:
@@ -174,7 +191,8 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
                 f'COCOMultiLabel: the classes given in the config ({len(self._expected_classes)}'
                 f' names) differ from those of {ann_file} in class_order='
                 f'{self.class_order!r} ({len(names)} names); first differences: '
-                f'{_first_differences(self._expected_classes, names)}')
+                f'{_first_differences(self._expected_classes, names)}'
+            )
         self._metainfo['classes'] = tuple(names)
 
         images = content['images']
@@ -182,35 +200,45 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
             image_ids = np.array([int(img['id']) for img in images], dtype=np.int64)
             file_names = [img['file_name'] for img in images]
         except (KeyError, TypeError, ValueError):
-            raise ValueError(f'COCOMultiLabel: {ann_file}: every entry of "images" needs an '
-                             f'integer "id" and a "file_name"') from None
+            raise ValueError(
+                f'COCOMultiLabel: {ann_file}: every entry of "images" needs an '
+                f'integer "id" and a "file_name"'
+            ) from None
         annotations = content['annotations']
         try:
             ann_image_ids = np.array([int(a['image_id']) for a in annotations], dtype=np.int64)
             ann_cat_ids = np.array([int(a['category_id']) for a in annotations], dtype=np.int64)
         except (KeyError, TypeError, ValueError):
-            raise ValueError(f'COCOMultiLabel: {ann_file}: every entry of "annotations" needs '
-                             f'integer "image_id" and "category_id"') from None
+            raise ValueError(
+                f'COCOMultiLabel: {ann_file}: every entry of "annotations" needs '
+                f'integer "image_id" and "category_id"'
+            ) from None
         del content, annotations  # the raw json of train2014 is large; free it early
 
         if len(np.unique(image_ids)) != len(image_ids):
             ids, counts = np.unique(image_ids, return_counts=True)
-            raise ValueError(f'COCOMultiLabel: {ann_file}: duplicate image ids '
-                             f'{ids[counts > 1][:5].tolist()}')
+            raise ValueError(
+                f'COCOMultiLabel: {ann_file}: duplicate image ids {ids[counts > 1][:5].tolist()}'
+            )
 
         # id -> index lookups through sorted arrays (vectorised, O(n log n) in numpy).
-        label_of_cat = _lookup(np.array(cat_ids, dtype=np.int64),
-                               np.arange(len(cat_ids), dtype=np.int64), ann_cat_ids)
+        label_of_cat = _lookup(
+            np.array(cat_ids, dtype=np.int64), np.arange(len(cat_ids), dtype=np.int64), ann_cat_ids
+        )
         if (label_of_cat < 0).any():
             bad = ann_cat_ids[label_of_cat < 0][0]
-            raise ValueError(f'COCOMultiLabel: {ann_file}: an annotation refers to category id '
-                             f'{int(bad)}, which is not in "categories" (known ids: '
-                             f'{sorted(cat_ids)})')
+            raise ValueError(
+                f'COCOMultiLabel: {ann_file}: an annotation refers to category id '
+                f'{int(bad)}, which is not in "categories" (known ids: '
+                f'{sorted(cat_ids)})'
+            )
         row_of_ann = _lookup(image_ids, np.arange(len(image_ids), dtype=np.int64), ann_image_ids)
         if (row_of_ann < 0).any():
             bad = ann_image_ids[row_of_ann < 0][0]
-            raise ValueError(f'COCOMultiLabel: {ann_file}: an annotation refers to image id '
-                             f'{int(bad)}, which is not in "images"')
+            raise ValueError(
+                f'COCOMultiLabel: {ann_file}: an annotation refers to image id '
+                f'{int(bad)}, which is not in "images"'
+            )
 
         # Unique (image, label) pairs sorted by image then label, then cut per image.
         num_classes = len(cat_ids)
@@ -222,17 +250,20 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
         if img_prefix and not osp.isdir(img_prefix):
             raise FileNotFoundError(
                 f'COCOMultiLabel: image folder {img_prefix!r} does not exist (config key '
-                f'`data_prefix`, relative to data_root={self.data_root!r})')
+                f'`data_prefix`, relative to data_root={self.data_root!r})'
+            )
         data_list: list[dict] = []
         for row, (file_name, coco_id) in enumerate(zip(file_names, image_ids.tolist())):
-            gt_label = labels[bounds[row]:bounds[row + 1]].tolist()
+            gt_label = labels[bounds[row] : bounds[row + 1]].tolist()
             if not gt_label and not self.keep_unlabeled:
                 continue
             img_path = join_path(img_prefix, file_name) if img_prefix else file_name
             data_list.append(dict(img_path=img_path, gt_label=gt_label, coco_id=coco_id))
         if not data_list:
-            raise ValueError(f'COCOMultiLabel: {ann_file} yields no images (keep_unlabeled='
-                             f'{self.keep_unlabeled})')
+            raise ValueError(
+                f'COCOMultiLabel: {ann_file} yields no images (keep_unlabeled='
+                f'{self.keep_unlabeled})'
+            )
         return data_list
 
     def extra_repr(self) -> list[str]:
@@ -244,8 +275,9 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
         ]
 
 
-def ordered_categories(categories: list[dict], class_order: str,
-                       ann_file: str) -> tuple[list[int], list[str]]:
+def ordered_categories(
+    categories: list[dict], class_order: str, ann_file: str
+) -> tuple[list[int], list[str]]:
     """Category ids and names of an instances json in ``class_order`` (module docstring).
 
     Raises:
@@ -256,8 +288,10 @@ def ordered_categories(categories: list[dict], class_order: str,
     try:
         pairs = [(int(cat['id']), str(cat['name'])) for cat in categories]
     except (KeyError, TypeError, ValueError):
-        raise ValueError(f'COCOMultiLabel: {ann_file}: every entry of "categories" needs an '
-                         f'integer "id" and a "name"') from None
+        raise ValueError(
+            f'COCOMultiLabel: {ann_file}: every entry of "categories" needs an '
+            f'integer "id" and a "name"'
+        ) from None
     ids = [cid for cid, _ in pairs]
     names = [name for _, name in pairs]
     if len(set(ids)) != len(ids):
@@ -286,8 +320,11 @@ def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.nda
 
 
 def _first_differences(expected: Sequence[str], actual: Sequence[str], limit: int = 3) -> str:
-    diffs = [f'index {i}: config {e!r} vs file {a!r}'
-             for i, (e, a) in enumerate(zip(expected, actual)) if e != a][:limit]
+    diffs = [
+        f'index {i}: config {e!r} vs file {a!r}'
+        for i, (e, a) in enumerate(zip(expected, actual))
+        if e != a
+    ][:limit]
     if len(expected) != len(actual):
         diffs.append(f'lengths {len(expected)} vs {len(actual)}')
     return '; '.join(diffs)

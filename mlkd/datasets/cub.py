@@ -18,16 +18,19 @@ certainty is neither positive nor negative: it is listed in ``gt_label_ignored``
 target). A line's fields after the fourth are not read (a few lines of the released file carry an
 extra field). Absent lines leave the attribute negative.
 """
+
 from __future__ import annotations
 
 import os.path as osp
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from mmengine.fileio import join_path
 from mmpretrain.datasets import MultiLabelDataset
 
 from mlkd.registry import DATASETS
+
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin, matrix_to_label_lists
 from .utils import check_missing_images, require_data_root
@@ -50,8 +53,10 @@ def _read_table(path: str, columns: int, what: str) -> list[list[str]]:
             if not fields:
                 continue
             if len(fields) < columns:
-                raise ValueError(f'CUBAttributes: {path}:{line_no}: expected {columns} fields, '
-                                 f'got {line.strip()!r}')
+                raise ValueError(
+                    f'CUBAttributes: {path}:{line_no}: expected {columns} fields, '
+                    f'got {line.strip()!r}'
+                )
             rows.append(fields[:columns])
     return rows
 
@@ -64,8 +69,7 @@ def _ints(rows: list[list[str]], path: str) -> np.ndarray:
 
 
 @DATASETS.register_module()
-class CUBAttributes(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
-                    MultiLabelDataset):
+class CUBAttributes(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabelDataset):
     """CUB-200-2011, 312 binary attributes per image (rule in the module docstring).
 
     Each data_info holds ``img_path`` (``data_root/images/...``), ``gt_label`` (sorted attribute
@@ -82,38 +86,50 @@ class CUBAttributes(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
 
     METAINFO: dict = {}
 
-    def __init__(self,
-                 data_root: str,
-                 split: str = 'train',
-                 min_certainty: int = 1,
-                 data_prefix: str | dict = 'images',
-                 missing_images: str = 'error',
-                 pipeline: Sequence = (),
-                 test_mode: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        data_root: str,
+        split: str = 'train',
+        min_certainty: int = 1,
+        data_prefix: str | dict = 'images',
+        missing_images: str = 'error',
+        pipeline: Sequence = (),
+        test_mode: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if split not in _SPLITS:
             raise ValueError(f'CUBAttributes: split must be one of {_SPLITS}, got {split!r}')
         if min_certainty not in (1, 2, 3, 4):
             raise ValueError(f'CUBAttributes: min_certainty must be 1..4, got {min_certainty!r}')
-        data_root = require_data_root('CUBAttributes', data_root,
-                                      'the CUB_200_2011 folder holding images.txt')
+        data_root = require_data_root(
+            'CUBAttributes', data_root, 'the CUB_200_2011 folder holding images.txt'
+        )
         self.split, self.min_certainty, self.missing_images = split, min_certainty, missing_images
-        super().__init__(ann_file='', data_root=data_root, data_prefix=data_prefix,
-                         classes=self._attribute_names(data_root), pipeline=pipeline,
-                         test_mode=test_mode, **kwargs)
+        super().__init__(
+            ann_file='',
+            data_root=data_root,
+            data_prefix=data_prefix,
+            classes=self._attribute_names(data_root),
+            pipeline=pipeline,
+            test_mode=test_mode,
+            **kwargs,
+        )
 
     @staticmethod
     def _attribute_names(data_root: str) -> list[str]:
-        tried = [osp.join(data_root, 'attributes.txt'),
-                 osp.join(data_root, 'attributes', 'attributes.txt'),
-                 osp.join(osp.dirname(osp.abspath(data_root)), 'attributes.txt')]
+        tried = [
+            osp.join(data_root, 'attributes.txt'),
+            osp.join(data_root, 'attributes', 'attributes.txt'),
+            osp.join(osp.dirname(osp.abspath(data_root)), 'attributes.txt'),
+        ]
         path = next((p for p in tried if osp.isfile(p)), None)
         if path is None:
             raise FileNotFoundError(f'CUBAttributes: attribute names not found; tried {tried}')
         names = [row[1] for row in _read_table(path, 2, 'attribute list')]
         if len(names) != NUM_ATTRIBUTES:
-            raise ValueError(f'CUBAttributes: {path} lists {len(names)} attributes; expected '
-                             f'{NUM_ATTRIBUTES}')
+            raise ValueError(
+                f'CUBAttributes: {path} lists {len(names)} attributes; expected {NUM_ATTRIBUTES}'
+            )
         return names
 
     def load_data_list(self) -> list[dict]:
@@ -131,8 +147,10 @@ class CUBAttributes(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
         is_train = dict(zip(split[:, 0].tolist(), split[:, 1].tolist()))
         missing = [i for i in image_ids.tolist() if i not in is_train]
         if missing:
-            raise ValueError(f'CUBAttributes: {split_file} has no entry for image ids '
-                             f'{missing[:5]} of {images_file}')
+            raise ValueError(
+                f'CUBAttributes: {split_file} has no entry for image ids '
+                f'{missing[:5]} of {images_file}'
+            )
 
         label_file = osp.join(root, 'attributes', 'image_attribute_labels.txt')
         table = _ints(_read_table(label_file, 4, 'attribute labels'), label_file)
@@ -142,9 +160,11 @@ class CUBAttributes(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
         bad = (rows < 0) | (cols < 0) | (cols >= NUM_ATTRIBUTES) | ~np.isin(table[:, 2], (0, 1))
         if bad.any():
             line = int(np.flatnonzero(bad)[0])
-            raise ValueError(f'CUBAttributes: {label_file}: entry {line + 1} '
-                             f'{table[line].tolist()} names an unknown image or attribute id, '
-                             f'or is_present is not 0/1')
+            raise ValueError(
+                f'CUBAttributes: {label_file}: entry {line + 1} '
+                f'{table[line].tolist()} names an unknown image or attribute id, '
+                f'or is_present is not 0/1'
+            )
         present = table[:, 2] == 1
         certain = table[:, 3] >= self.min_certainty
         positive = np.zeros((len(image_ids), NUM_ATTRIBUTES), dtype=bool)
@@ -160,8 +180,11 @@ class CUBAttributes(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin,
             rel = images[row][1]
             info = dict(img_path=join_path(prefix, rel) if prefix else rel)
             data_list.append(info)
-        for info, pos, unsure in zip(data_list, matrix_to_label_lists(positive[selected]),
-                                     matrix_to_label_lists(uncertain[selected])):
+        for info, pos, unsure in zip(
+            data_list,
+            matrix_to_label_lists(positive[selected]),
+            matrix_to_label_lists(uncertain[selected]),
+        ):
             info['gt_label'] = pos
             if self.min_certainty > 1:
                 info['gt_label_ignored'] = unsure

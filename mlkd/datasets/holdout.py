@@ -17,6 +17,7 @@ keeps the dataset images of that part (matched to the file's rows by path, see
 ``data_root`` unless absolute) in dataset order. It acts after the observed labels, which are
 drawn over the whole split, as Cole et al. draw them over the whole formatted file.
 """
+
 from __future__ import annotations
 
 import os.path as osp
@@ -40,7 +41,7 @@ def holdout_rows(num_rows: int, part: str, fraction: float = 0.2, seed: int = 12
         raise ValueError(f'holdout.fraction must be in (0, 1), got {fraction!r}')
     num_val = int(np.round(fraction * num_rows))
     order = np.random.RandomState(seed).permutation(num_rows)
-    return np.sort(order[num_rows - num_val:] if part == 'val' else order[:num_rows - num_val])
+    return np.sort(order[num_rows - num_val :] if part == 'val' else order[: num_rows - num_val])
 
 
 class HoldOutMixin:
@@ -50,9 +51,11 @@ class HoldOutMixin:
         if holdout is not None:
             unknown = set(holdout) - {'part', 'images_file', 'fraction', 'seed'}
             if unknown or not holdout.get('images_file') or holdout.get('part') not in PARTS:
-                raise ValueError(f'holdout must be dict(part=train|val, images_file=..., '
-                                 f'fraction=0.2, seed=1200), got {holdout!r} (config key '
-                                 f'`holdout`)')
+                raise ValueError(
+                    f'holdout must be dict(part=train|val, images_file=..., '
+                    f'fraction=0.2, seed=1200), got {holdout!r} (config key '
+                    f'`holdout`)'
+                )
         self.holdout = holdout
         super().__init__(*args, **kwargs)
 
@@ -63,12 +66,18 @@ class HoldOutMixin:
         images_file = self.holdout['images_file']
         if self.data_root and not osp.isabs(images_file):
             images_file = osp.join(self.data_root, images_file)
-        rows, num_rows = rows_in_image_file([info['img_path'] for info in data_list],
-                                            images_file, 'holdout')
-        part = holdout_rows(num_rows, self.holdout['part'], self.holdout.get('fraction', 0.2),
-                            self.holdout.get('seed', 1200))
+        rows, num_rows = rows_in_image_file(
+            [info['img_path'] for info in data_list], images_file, 'holdout'
+        )
+        part = holdout_rows(
+            num_rows,
+            self.holdout['part'],
+            self.holdout.get('fraction', 0.2),
+            self.holdout.get('seed', 1200),
+        )
         keep = np.isin(rows, part)
         MMLogger.get_current_instance().info(
             f'{type(self).__name__}: hold-out part {self.holdout["part"]!r} keeps '
-            f'{int(keep.sum())} of {len(data_list)} images ({images_file})')
+            f'{int(keep.sum())} of {len(data_list)} images ({images_file})'
+        )
         return [info for info, k in zip(data_list, keep) if k]

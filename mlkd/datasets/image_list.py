@@ -15,15 +15,18 @@ or a text file with one name per line.
 The checks run at construction so that a broken config fails before training starts, with the
 offending config key, file and line in the message.
 """
+
 from __future__ import annotations
 
 import os.path as osp
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mmengine.fileio import join_path
 from mmpretrain.datasets import MultiLabelDataset
 
 from mlkd.registry import DATASETS
+
 from .observed_labels import ObservedLabelsMixin
 from .utils import require_data_root
 from .validation import DataListChecksMixin
@@ -56,26 +59,33 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
             ``indices``, ``serialize_data``, ``lazy_init``, ...).
     """
 
-    def __init__(self,
-                 ann_file: str,
-                 data_root: str = '',
-                 data_prefix: str | dict = '',
-                 classes: str | Sequence[str] | None = None,
-                 pipeline: Sequence = (),
-                 check_files: bool = True,
-                 test_mode: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        ann_file: str,
+        data_root: str = '',
+        data_prefix: str | dict = '',
+        classes: str | Sequence[str] | None = None,
+        pipeline: Sequence = (),
+        check_files: bool = True,
+        test_mode: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if data_root:
-            data_root = require_data_root('MultiLabelImageList', data_root,
-                                          'the folder the annotation paths are relative to')
+            data_root = require_data_root(
+                'MultiLabelImageList', data_root, 'the folder the annotation paths are relative to'
+            )
         if not ann_file:
-            raise ValueError('MultiLabelImageList: `ann_file` is required (a text file with '
-                             'lines "relative/path.png 3 7 9")')
+            raise ValueError(
+                'MultiLabelImageList: `ann_file` is required (a text file with '
+                'lines "relative/path.png 3 7 9")'
+            )
         if isinstance(classes, str):
             classes = self._resolve_classes_file(classes, data_root)
         elif classes is None and not (kwargs.get('metainfo') or {}).get('classes'):
-            raise ValueError('MultiLabelImageList: `classes` is required (a list of names or a '
-                             'file with one name per line) to know the number of classes')
+            raise ValueError(
+                'MultiLabelImageList: `classes` is required (a list of names or a '
+                'file with one name per line) to know the number of classes'
+            )
         self.check_files = check_files
         super().__init__(
             ann_file=ann_file,
@@ -84,7 +94,8 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
             classes=classes,
             pipeline=pipeline,
             test_mode=test_mode,
-            **kwargs)
+            **kwargs,
+        )
 
     @staticmethod
     def _resolve_classes_file(classes: str, data_root: str) -> str:
@@ -94,10 +105,10 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
             return path
         if data_root and not osp.isabs(path) and osp.isfile(osp.join(data_root, path)):
             return osp.join(data_root, path)
-        tried = [path] + ([osp.join(data_root, path)] if data_root and not osp.isabs(path)
-                          else [])
-        raise FileNotFoundError(f'MultiLabelImageList: classes file not found (config key '
-                                f'`classes`); tried {tried}')
+        tried = [path] + ([osp.join(data_root, path)] if data_root and not osp.isabs(path) else [])
+        raise FileNotFoundError(
+            f'MultiLabelImageList: classes file not found (config key `classes`); tried {tried}'
+        )
 
     def load_data_list(self) -> list[dict]:
         """Parse ``ann_file``; called once by ``full_init``.
@@ -108,8 +119,10 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
         ann_file = self.ann_file
         if not osp.isfile(ann_file):
             where = f' (data_root={self.data_root!r})' if self.data_root else ''
-            raise FileNotFoundError(f'MultiLabelImageList: ann_file {ann_file!r} not found '
-                                    f'(config key `ann_file`{where})')
+            raise FileNotFoundError(
+                f'MultiLabelImageList: ann_file {ann_file!r} not found '
+                f'(config key `ann_file`{where})'
+            )
         num_classes = len(self.metainfo['classes'])
         img_prefix = self.data_prefix.get('img_path', '')
 
@@ -126,12 +139,15 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
                     try:
                         value = int(token)
                     except ValueError:
-                        raise ValueError(f'{ann_file}:{line_no}: label {token!r} is not an '
-                                         f'integer class index (line: {line!r})') from None
+                        raise ValueError(
+                            f'{ann_file}:{line_no}: label {token!r} is not an '
+                            f'integer class index (line: {line!r})'
+                        ) from None
                     if not 0 <= value < num_classes:
                         raise ValueError(
                             f'{ann_file}:{line_no}: label {value} is out of range for '
-                            f'{num_classes} classes (valid 0..{num_classes - 1})')
+                            f'{num_classes} classes (valid 0..{num_classes - 1})'
+                        )
                     labels.add(value)
                 img_path = join_path(img_prefix, rel_path) if img_prefix else rel_path
                 if self.check_files and not osp.isfile(img_path):
@@ -140,12 +156,16 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
 
         if missing:
             listed = ', '.join(missing[:_MAX_LISTED_MISSING])
-            more = (f' and {len(missing) - _MAX_LISTED_MISSING} more'
-                    if len(missing) > _MAX_LISTED_MISSING else '')
+            more = (
+                f' and {len(missing) - _MAX_LISTED_MISSING} more'
+                if len(missing) > _MAX_LISTED_MISSING
+                else ''
+            )
             raise FileNotFoundError(
                 f'MultiLabelImageList: {len(missing)} image(s) listed in {ann_file} do not '
                 f'exist: {listed}{more}. Check `data_root`/`data_prefix`, or pass '
-                f'check_files=False to defer the check to loading.')
+                f'check_files=False to defer the check to loading.'
+            )
         if not data_list:
             raise ValueError(f'MultiLabelImageList: ann_file {ann_file!r} lists no images')
         return data_list

@@ -13,17 +13,20 @@ default, leaving the 46,837 images of Table K.1 of T. Verelst et al., "Spatial C
 for Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023
 (``keep_empty=True`` keeps them as all-negative samples).
 """
+
 from __future__ import annotations
 
 import json
 import os.path as osp
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mmengine.fileio import join_path
 from mmpretrain.datasets import MultiLabelDataset
 from mmpretrain.datasets.categories import IMAGENET_CATEGORIES
 
 from mlkd.registry import DATASETS
+
 from .utils import check_missing_images, require_data_root
 from .validation import DataListChecksMixin
 
@@ -48,20 +51,29 @@ class ImageNetReaL(DataListChecksMixin, MultiLabelDataset):
 
     METAINFO = {'classes': IMAGENET_CATEGORIES}
 
-    def __init__(self,
-                 data_root: str,
-                 real_file: str = 'real.json',
-                 data_prefix: str | dict = 'val',
-                 keep_empty: bool = False,
-                 missing_images: str = 'error',
-                 pipeline: Sequence = (),
-                 test_mode: bool = True,
-                 **kwargs: Any) -> None:
-        data_root = require_data_root('ImageNetReaL', data_root,
-                                      'the ImageNet folder holding real.json and val/')
+    def __init__(
+        self,
+        data_root: str,
+        real_file: str = 'real.json',
+        data_prefix: str | dict = 'val',
+        keep_empty: bool = False,
+        missing_images: str = 'error',
+        pipeline: Sequence = (),
+        test_mode: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        data_root = require_data_root(
+            'ImageNetReaL', data_root, 'the ImageNet folder holding real.json and val/'
+        )
         self.keep_empty, self.missing_images = bool(keep_empty), missing_images
-        super().__init__(ann_file=real_file, data_root=data_root, data_prefix=data_prefix,
-                         pipeline=pipeline, test_mode=test_mode, **kwargs)
+        super().__init__(
+            ann_file=real_file,
+            data_root=data_root,
+            data_prefix=data_prefix,
+            pipeline=pipeline,
+            test_mode=test_mode,
+            **kwargs,
+        )
 
     def load_data_list(self) -> list[dict]:
         """Parse ``real.json``.
@@ -71,8 +83,9 @@ class ImageNetReaL(DataListChecksMixin, MultiLabelDataset):
         """
         path = self.ann_file
         if not osp.isfile(path):
-            raise FileNotFoundError(f'ImageNetReaL: ReaL labels {path!r} not found (config key '
-                                    f'`real_file`)')
+            raise FileNotFoundError(
+                f'ImageNetReaL: ReaL labels {path!r} not found (config key `real_file`)'
+            )
         try:
             with open(path, encoding='utf-8') as f:
                 real = json.load(f)
@@ -85,12 +98,20 @@ class ImageNetReaL(DataListChecksMixin, MultiLabelDataset):
         data_list = []
         for number, labels in enumerate(real, start=1):
             if not isinstance(labels, list) or not all(
-                    isinstance(v, int) and 0 <= v < num_classes for v in labels):
-                raise ValueError(f'ImageNetReaL: {path}: entry {number - 1} ({labels!r}) must be '
-                                 f'a list of class indices in [0, {num_classes})')
+                isinstance(v, int) and 0 <= v < num_classes for v in labels
+            ):
+                raise ValueError(
+                    f'ImageNetReaL: {path}: entry {number - 1} ({labels!r}) must be '
+                    f'a list of class indices in [0, {num_classes})'
+                )
             if not labels and not self.keep_empty:
                 continue
             name = f'ILSVRC2012_val_{number:08d}.JPEG'
-            data_list.append(dict(img_path=join_path(prefix, name) if prefix else name,
-                                  gt_label=sorted(set(labels)), image_number=number))
+            data_list.append(
+                dict(
+                    img_path=join_path(prefix, name) if prefix else name,
+                    gt_label=sorted(set(labels)),
+                    image_number=number,
+                )
+            )
         return check_missing_images(data_list, self.missing_images, 'ImageNetReaL', path)

@@ -16,17 +16,20 @@ starts directly with augmentations such as ``RandomFlip`` / ``RandomCrop`` and e
 ``PackInputs``; there is no ``LoadImageFromFile`` step. :func:`export_image_folder` writes the
 same samples to disk for path-based datasets such as :class:`~mlkd.datasets.MultiLabelImageList`.
 """
+
 from __future__ import annotations
 
 import functools
 import os
 import os.path as osp
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from mmpretrain.datasets import MultiLabelDataset
 
 from mlkd.registry import DATASETS
+
 from .observed_labels import ObservedLabelsMixin
 
 __all__ = ['MultiDigits', 'export_image_folder', 'load_digit_scans']
@@ -78,8 +81,9 @@ def _interp_matrix(src: int, dst: int) -> np.ndarray:
     return weights.astype(np.float32)
 
 
-def split_source_indices(split: str, val_fraction: float = 0.3,
-                         split_seed: int = 0, test_fraction: float = 0.0) -> np.ndarray:
+def split_source_indices(
+    split: str, val_fraction: float = 0.3, split_seed: int = 0, test_fraction: float = 0.0
+) -> np.ndarray:
     """Indices of the sklearn scans reserved for ``split``.
 
     The 1797 scans are permuted once with ``split_seed`` (independent of the sampling ``seed``,
@@ -98,13 +102,20 @@ def split_source_indices(split: str, val_fraction: float = 0.3,
     num_val = int(round(num_scans * val_fraction))
     num_test = int(round(num_scans * test_fraction))
     if split == 'test' and num_test == 0:
-        raise ValueError('MultiDigits: split="test" needs test_fraction > 0 (the same value for '
-                         'the train, val and test datasets, so that their scan pools are disjoint)')
+        raise ValueError(
+            'MultiDigits: split="test" needs test_fraction > 0 (the same value for '
+            'the train, val and test datasets, so that their scan pools are disjoint)'
+        )
     if num_val + num_test >= num_scans:
-        raise ValueError(f'MultiDigits: val_fraction ({val_fraction}) + test_fraction '
-                         f'({test_fraction}) leave no scans for train')
-    pools = {'val': perm[:num_val], 'test': perm[num_val:num_val + num_test],
-             'train': perm[num_val + num_test:]}
+        raise ValueError(
+            f'MultiDigits: val_fraction ({val_fraction}) + test_fraction '
+            f'({test_fraction}) leave no scans for train'
+        )
+    pools = {
+        'val': perm[:num_val],
+        'test': perm[num_val : num_val + num_test],
+        'train': perm[num_val + num_test :],
+    }
     return np.sort(pools[split]).astype(np.int64)
 
 
@@ -163,26 +174,30 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
 
     METAINFO = {'classes': tuple(str(i) for i in range(10))}
 
-    def __init__(self,
-                 split: str = 'train',
-                 num_samples: int | None = None,
-                 image_size: int = 32,
-                 grid: int = 2,
-                 max_digits: int = 4,
-                 variant: str = 'multi_label',
-                 seed: int = 0,
-                 noise: int = 16,
-                 contrast: Sequence[float] = (0.7, 1.0),
-                 val_fraction: float = 0.3,
-                 test_fraction: float = 0.0,
-                 split_seed: int = 0,
-                 pipeline: Sequence = (),
-                 test_mode: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        split: str = 'train',
+        num_samples: int | None = None,
+        image_size: int = 32,
+        grid: int = 2,
+        max_digits: int = 4,
+        variant: str = 'multi_label',
+        seed: int = 0,
+        noise: int = 16,
+        contrast: Sequence[float] = (0.7, 1.0),
+        val_fraction: float = 0.3,
+        test_fraction: float = 0.0,
+        split_seed: int = 0,
+        pipeline: Sequence = (),
+        test_mode: bool = False,
+        **kwargs: Any,
+    ) -> None:
         for key in ('ann_file', 'data_root', 'data_prefix'):
             if kwargs.get(key):
-                raise TypeError(f'MultiDigits does not read files; remove `{key}` from its '
-                                'config (images are generated from sklearn.datasets.load_digits)')
+                raise TypeError(
+                    f'MultiDigits does not read files; remove `{key}` from its '
+                    'config (images are generated from sklearn.datasets.load_digits)'
+                )
             kwargs.pop(key, None)
         if split not in _SPLITS:
             raise ValueError(f'MultiDigits: split must be one of {_SPLITS}, got {split!r}')
@@ -191,29 +206,36 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
         if not isinstance(grid, int) or grid < 1:
             raise ValueError(f'MultiDigits: grid must be a positive int, got {grid!r}')
         if not isinstance(image_size, int) or image_size < grid:
-            raise ValueError(f'MultiDigits: image_size must be an int >= grid ({grid}), '
-                             f'got {image_size!r}')
+            raise ValueError(
+                f'MultiDigits: image_size must be an int >= grid ({grid}), got {image_size!r}'
+            )
         if image_size % grid != 0:
-            raise ValueError(f'MultiDigits: image_size ({image_size}) must be divisible by '
-                             f'grid ({grid}) so that all cells have the same size')
+            raise ValueError(
+                f'MultiDigits: image_size ({image_size}) must be divisible by '
+                f'grid ({grid}) so that all cells have the same size'
+            )
         if not isinstance(max_digits, int) or not 1 <= max_digits <= grid * grid:
-            raise ValueError(f'MultiDigits: max_digits must be in 1..grid*grid '
-                             f'(= {grid * grid} for grid={grid}), got {max_digits!r}')
+            raise ValueError(
+                f'MultiDigits: max_digits must be in 1..grid*grid '
+                f'(= {grid * grid} for grid={grid}), got {max_digits!r}'
+            )
         if num_samples is None:
             num_samples = _DEFAULT_NUM_SAMPLES[split]
         if not isinstance(num_samples, int) or num_samples < 1:
-            raise ValueError(f'MultiDigits: num_samples must be a positive int, '
-                             f'got {num_samples!r}')
+            raise ValueError(
+                f'MultiDigits: num_samples must be a positive int, got {num_samples!r}'
+            )
         if not isinstance(seed, int) or seed < 0:
             raise ValueError(f'MultiDigits: seed must be a non-negative int, got {seed!r}')
         if not 0 <= noise <= 255:
             raise ValueError(f'MultiDigits: noise must be in 0..255, got {noise!r}')
         if len(contrast) != 2 or not 0.0 < contrast[0] <= contrast[1] <= 1.0:
-            raise ValueError(f'MultiDigits: contrast must be (low, high) with '
-                             f'0 < low <= high <= 1, got {contrast!r}')
+            raise ValueError(
+                f'MultiDigits: contrast must be (low, high) with '
+                f'0 < low <= high <= 1, got {contrast!r}'
+            )
         if not 0.0 < val_fraction < 1.0:
-            raise ValueError(f'MultiDigits: val_fraction must be in (0, 1), '
-                             f'got {val_fraction!r}')
+            raise ValueError(f'MultiDigits: val_fraction must be in (0, 1), got {val_fraction!r}')
 
         self.split = split
         self.num_samples = num_samples
@@ -225,13 +247,11 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
         self.noise = int(noise)
         self.contrast = (float(contrast[0]), float(contrast[1]))
         if not 0.0 <= test_fraction < 1.0:
-            raise ValueError(f'MultiDigits: test_fraction must be in [0, 1), '
-                             f'got {test_fraction!r}')
+            raise ValueError(f'MultiDigits: test_fraction must be in [0, 1), got {test_fraction!r}')
         self.val_fraction = float(val_fraction)
         self.test_fraction = float(test_fraction)
         self.split_seed = int(split_seed)
-        self.source_indices = split_source_indices(split, val_fraction, split_seed,
-                                                   test_fraction)
+        self.source_indices = split_source_indices(split, val_fraction, split_seed, test_fraction)
 
         if variant == 'single_positive' and split == 'train':
             # The shared observed-label mechanism (mlkd/datasets/observed_labels.py) keeps one
@@ -287,8 +307,7 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
             mosaic = tiles.reshape(m, self.grid, self.grid, c, c).transpose(0, 1, 3, 2, 4)
             mosaic = mosaic.reshape(m, size, size)
             if self.noise > 0:
-                mosaic = mosaic + rng.integers(0, self.noise + 1, size=mosaic.shape,
-                                               dtype=np.uint8)
+                mosaic = mosaic + rng.integers(0, self.noise + 1, size=mosaic.shape, dtype=np.uint8)
             images[start:stop] = np.clip(np.rint(mosaic), 0, 255).astype(np.uint8)
         return dict(images=images, cell_labels=cell_labels, source_ids=source_ids)
 
@@ -300,8 +319,10 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
             the class of each scan; P = ``len(self.source_indices)``.
         """
         scans, targets = load_digit_scans()
-        return (scans[self.source_indices] * np.float32(255.0 / _SCAN_MAX),
-                targets[self.source_indices])
+        return (
+            scans[self.source_indices] * np.float32(255.0 / _SCAN_MAX),
+            targets[self.source_indices],
+        )
 
     def load_data_list(self) -> list[dict]:
         """Materialise all samples; called once by ``full_init``.
@@ -330,7 +351,8 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
                     cell_labels=cell_labels[idx].tolist(),
                     source_ids=source_ids[idx].tolist(),
                     sample_idx=idx,
-                ))
+                )
+            )
         return data_list
 
     def get_label_matrix(self, full: bool = False) -> np.ndarray:
@@ -363,12 +385,14 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
         ]
 
 
-def export_image_folder(dataset: Any,
-                        out_dir: str,
-                        img_dir: str = 'images',
-                        ann_name: str = 'ann.txt',
-                        classes_name: str = 'classes.txt',
-                        label_key: str = 'gt_label') -> dict[str, str]:
+def export_image_folder(
+    dataset: Any,
+    out_dir: str,
+    img_dir: str = 'images',
+    ann_name: str = 'ann.txt',
+    classes_name: str = 'classes.txt',
+    label_key: str = 'gt_label',
+) -> dict[str, str]:
     """Write an in-memory dataset as PNG files plus a :class:`MultiLabelImageList` annotation.
 
     Layout written::

@@ -16,13 +16,16 @@ numbers are used (no trigonometry, whose last bit varies between math libraries)
 arguments give bit-identical images on any IEEE-754 machine with the same numpy random stream
 (``tests/datasets/test_multiglyphs.py`` checks a recorded digest).
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from mlkd.registry import DATASETS
+
 from .multidigits import _SPLITS, MultiDigits
 
 __all__ = ['GLYPH_CLASSES', 'MultiGlyphs', 'render_glyphs']
@@ -93,10 +96,18 @@ def _bow_tie(x: np.ndarray, y: np.ndarray, t: np.ndarray) -> np.ndarray:
 #: Glyph class names, in label order, and their shapes (inside-tests on centred, scaled
 #: coordinates in about [-1, 1]; ``t`` is the stroke half-width).
 _SHAPES: dict[str, Shape] = {
-    'plus': _plus, 'cross': _cross, 'square': _square, 'filled_square': _filled_square,
-    'diamond': _diamond, 'filled_diamond': _filled_diamond, 'triangle': _triangle,
-    'two_bars': _two_bars, 'two_pillars': _two_pillars, 'checker': _checker,
-    'four_dots': _four_dots, 'bow_tie': _bow_tie,
+    'plus': _plus,
+    'cross': _cross,
+    'square': _square,
+    'filled_square': _filled_square,
+    'diamond': _diamond,
+    'filled_diamond': _filled_diamond,
+    'triangle': _triangle,
+    'two_bars': _two_bars,
+    'two_pillars': _two_pillars,
+    'checker': _checker,
+    'four_dots': _four_dots,
+    'bow_tie': _bow_tie,
 }
 GLYPH_CLASSES = tuple(_SHAPES)
 
@@ -125,7 +136,8 @@ def render_glyphs(per_class: int, seed: int | list[int]) -> tuple[np.ndarray, np
         cx=rng.uniform(-0.15, 0.15, size=(num_classes, per_class, 1, 1)),
         cy=rng.uniform(-0.15, 0.15, size=(num_classes, per_class, 1, 1)),
         scale=rng.uniform(0.65, 0.9, size=(num_classes, per_class, 1, 1)),
-        half_width=rng.uniform(0.14, 0.24, size=(num_classes, per_class, 1, 1)))
+        half_width=rng.uniform(0.14, 0.24, size=(num_classes, per_class, 1, 1)),
+    )
     # Sample positions in [-1, 1]: exact binary fractions, (side,) broadcast to (1, side, side).
     pos = (np.arange(side, dtype=np.float64) + 0.5) / (side / 2) - 1.0
     glyphs = np.empty((num_classes, per_class, GLYPH_SIZE, GLYPH_SIZE), dtype=np.float32)
@@ -135,8 +147,9 @@ def render_glyphs(per_class: int, seed: int | list[int]) -> tuple[np.ndarray, np
         y = (pos[None, :, None] - jitter['cy'][k]) / jitter['scale'][k]
         inside = shape(x, y, jitter['half_width'][k]).astype(np.float64)
         # Average each pixel's SUPERSAMPLE x SUPERSAMPLE block of inside-tests.
-        coverage = inside.reshape(per_class, GLYPH_SIZE, _SUPERSAMPLE, GLYPH_SIZE,
-                                  _SUPERSAMPLE).mean(axis=(2, 4))
+        coverage = inside.reshape(
+            per_class, GLYPH_SIZE, _SUPERSAMPLE, GLYPH_SIZE, _SUPERSAMPLE
+        ).mean(axis=(2, 4))
         glyphs[k] = coverage * 255.0
     targets = np.repeat(np.arange(num_classes, dtype=np.int64), per_class)
     return glyphs.reshape(-1, GLYPH_SIZE, GLYPH_SIZE), targets
@@ -164,14 +177,18 @@ class MultiGlyphs(MultiDigits):
     def __init__(self, glyphs_per_class: int = 100, glyph_seed: int = 0, **kwargs: Any) -> None:
         for key in ('val_fraction', 'test_fraction', 'split_seed'):
             if key in kwargs:
-                raise TypeError(f'MultiGlyphs: `{key}` selects digit scans and does not apply; '
-                                'each split draws its own glyphs (remove it from the config)')
+                raise TypeError(
+                    f'MultiGlyphs: `{key}` selects digit scans and does not apply; '
+                    'each split draws its own glyphs (remove it from the config)'
+                )
         if not isinstance(glyphs_per_class, int) or glyphs_per_class < 1:
-            raise ValueError(f'MultiGlyphs: glyphs_per_class must be a positive int, '
-                             f'got {glyphs_per_class!r}')
+            raise ValueError(
+                f'MultiGlyphs: glyphs_per_class must be a positive int, got {glyphs_per_class!r}'
+            )
         if not isinstance(glyph_seed, int) or glyph_seed < 0:
-            raise ValueError(f'MultiGlyphs: glyph_seed must be a non-negative int, '
-                             f'got {glyph_seed!r}')
+            raise ValueError(
+                f'MultiGlyphs: glyph_seed must be a non-negative int, got {glyph_seed!r}'
+            )
         # Read by _source_pool, which MultiDigits.__init__ reaches through load_data_list.
         self.glyphs_per_class = glyphs_per_class
         self.glyph_seed = glyph_seed
@@ -182,11 +199,12 @@ class MultiGlyphs(MultiDigits):
 
     def _source_pool(self) -> tuple[np.ndarray, np.ndarray]:
         """This split's glyph pool: float32 (P, 16, 16) in 0..255 and int64 (P,) classes."""
-        self.source_indices = np.arange(len(GLYPH_CLASSES) * self.glyphs_per_class,
-                                        dtype=np.int64)
+        self.source_indices = np.arange(len(GLYPH_CLASSES) * self.glyphs_per_class, dtype=np.int64)
         return render_glyphs(self.glyphs_per_class, [self.glyph_seed, _SPLITS.index(self.split)])
 
     def extra_repr(self) -> list[str]:
         """Lines shown by ``repr(dataset)``."""
-        return [f'Split: \t{self.split} ({len(self.source_indices)} glyphs, '
-                f'{self.glyphs_per_class} per class)'] + super().extra_repr()[1:]
+        return [
+            f'Split: \t{self.split} ({len(self.source_indices)} glyphs, '
+            f'{self.glyphs_per_class} per class)'
+        ] + super().extra_repr()[1:]

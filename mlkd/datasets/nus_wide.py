@@ -30,10 +30,12 @@ Skip policy: many Flickr images of the official lists can no longer be downloade
 (``missing_images='skip'``) images that are not on disk are dropped and their count is logged
 as a warning (with the first paths); ``missing_images='error'`` raises naming them instead.
 """
+
 from __future__ import annotations
 
 import os.path as osp
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from mmengine.fileio import join_path
@@ -41,6 +43,7 @@ from mmengine.logging import MMLogger
 from mmpretrain.datasets import MultiLabelDataset
 
 from mlkd.registry import DATASETS
+
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin, matrix_to_label_lists
 from .utils import check_missing_images, require_data_root
@@ -76,22 +79,29 @@ class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabel
 
     METAINFO: dict = {}
 
-    def __init__(self,
-                 data_root: str,
-                 split: str = 'train',
-                 protocol: str = 'official_labeled',
-                 data_prefix: str | dict = 'Flickr',
-                 missing_images: str = 'skip',
-                 pipeline: Sequence = (),
-                 test_mode: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        data_root: str,
+        split: str = 'train',
+        protocol: str = 'official_labeled',
+        data_prefix: str | dict = 'Flickr',
+        missing_images: str = 'skip',
+        pipeline: Sequence = (),
+        test_mode: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if split not in _SPLITS:
             raise ValueError(f'NUSWIDE: split must be one of {_SPLITS}, got {split!r}')
         if protocol not in PROTOCOLS:
-            raise ValueError(f'NUSWIDE: protocol must be one of {PROTOCOLS}, got {protocol!r} '
-                             f'(config key `protocol`)')
-        data_root = require_data_root('NUSWIDE', data_root, 'the NUS-WIDE folder holding '
-                                      'Concepts81.txt, ImageList/, TrainTestLabels/ and Flickr/')
+            raise ValueError(
+                f'NUSWIDE: protocol must be one of {PROTOCOLS}, got {protocol!r} '
+                f'(config key `protocol`)'
+            )
+        data_root = require_data_root(
+            'NUSWIDE',
+            data_root,
+            'the NUS-WIDE folder holding Concepts81.txt, ImageList/, TrainTestLabels/ and Flickr/',
+        )
         self.split, self.protocol, self.missing_images = split, protocol, missing_images
         concepts = osp.join(data_root, 'Concepts81.txt')
         if not osp.isfile(concepts):
@@ -100,8 +110,15 @@ class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabel
             classes = [line.strip() for line in f if line.strip()]
         if len(classes) != 81:
             raise ValueError(f'NUSWIDE: {concepts} lists {len(classes)} concepts; expected 81')
-        super().__init__(ann_file='', data_root=data_root, data_prefix=data_prefix,
-                         classes=classes, pipeline=pipeline, test_mode=test_mode, **kwargs)
+        super().__init__(
+            ann_file='',
+            data_root=data_root,
+            data_prefix=data_prefix,
+            classes=classes,
+            pipeline=pipeline,
+            test_mode=test_mode,
+            **kwargs,
+        )
 
     def _official(self) -> tuple[list[str], np.ndarray, str]:
         """Relative image paths, ``[N, 81]`` bool labels and the list file."""
@@ -110,8 +127,11 @@ class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabel
         if not osp.isfile(list_file):
             raise FileNotFoundError(f'NUSWIDE: image list {list_file!r} not found')
         with open(list_file, encoding='utf-8') as f:
-            paths = ['/'.join(line.strip().replace('\\', '/').split('/')[-2:])
-                     for line in f if line.strip()]
+            paths = [
+                '/'.join(line.strip().replace('\\', '/').split('/')[-2:])
+                for line in f
+                if line.strip()
+            ]
         labels = np.zeros((len(paths), len(self.metainfo['classes'])), dtype=bool)
         for col, concept in enumerate(self.metainfo['classes']):
             label_file = osp.join(self.data_root, 'TrainTestLabels', f'Labels_{concept}_{tag}.txt')
@@ -120,26 +140,35 @@ class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabel
             with open(label_file, encoding='utf-8') as f:
                 tokens = f.read().split()
             if len(tokens) != len(paths) or not set(tokens) <= {'0', '1'}:
-                raise ValueError(f'NUSWIDE: {label_file} must hold one 0/1 per image of '
-                                 f'{list_file} ({len(paths)}); got {len(tokens)} entries with '
-                                 f'values {sorted(set(tokens))[:5]}')
+                raise ValueError(
+                    f'NUSWIDE: {label_file} must hold one 0/1 per image of '
+                    f'{list_file} ({len(paths)}); got {len(tokens)} entries with '
+                    f'values {sorted(set(tokens))[:5]}'
+                )
             labels[:, col] = np.array(tokens) == '1'
         return paths, labels, list_file
 
     def _cole(self) -> tuple[list[str], np.ndarray, str]:
         tag = _COLE_SPLIT[self.split]
-        files = [osp.join(self.data_root, f'formatted_{tag}_{kind}.npy')
-                 for kind in ('images', 'labels')]
+        files = [
+            osp.join(self.data_root, f'formatted_{tag}_{kind}.npy') for kind in ('images', 'labels')
+        ]
         for file in files:
             if not osp.isfile(file):
-                raise FileNotFoundError(f'NUSWIDE: {file!r} not found (protocol="cole" reads '
-                                        f'Cole et al.\'s formatted files)')
+                raise FileNotFoundError(
+                    f'NUSWIDE: {file!r} not found (protocol="cole" reads '
+                    f"Cole et al.'s formatted files)"
+                )
         paths = np.load(files[0], allow_pickle=False).astype(str).tolist()
         labels = np.load(files[1], allow_pickle=False)
-        if labels.shape != (len(paths), len(self.metainfo['classes'])) or \
-                not np.isin(labels, (0, 1)).all():
-            raise ValueError(f'NUSWIDE: {files[1]} must be a 0/1 array of shape '
-                             f'({len(paths)}, 81) matching {files[0]}; got {labels.shape}')
+        if (
+            labels.shape != (len(paths), len(self.metainfo['classes']))
+            or not np.isin(labels, (0, 1)).all()
+        ):
+            raise ValueError(
+                f'NUSWIDE: {files[1]} must be a 0/1 array of shape '
+                f'({len(paths)}, 81) matching {files[0]}; got {labels.shape}'
+            )
         return paths, labels.astype(bool), files[0]
 
     def load_data_list(self) -> list[dict]:
@@ -158,15 +187,21 @@ class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabel
             MMLogger.get_current_instance().info(
                 f'NUSWIDE: protocol official_labeled keeps {len(paths)} of {len(keep)} images of '
                 f'{source} (those with at least one concept; the Two-way paper counts '
-                f'{TWO_WAY_SIZES[self.split]:,} for the {self.split} split)')
+                f'{TWO_WAY_SIZES[self.split]:,} for the {self.split} split)'
+            )
         prefix = self.data_prefix.get('img_path', '')
-        data_list = [dict(img_path=join_path(prefix, p) if prefix else p, gt_label=gt)
-                     for p, gt in zip(paths, matrix_to_label_lists(labels))]
+        data_list = [
+            dict(img_path=join_path(prefix, p) if prefix else p, gt_label=gt)
+            for p, gt in zip(paths, matrix_to_label_lists(labels))
+        ]
         data_list = check_missing_images(data_list, self.missing_images, 'NUSWIDE', source)
         if not data_list:
             raise ValueError(f'NUSWIDE: no image of {source} is on disk under {prefix!r}')
         return data_list
 
     def extra_repr(self) -> list[str]:
-        return [f'Split: \t{self.split}', f'Protocol: \t{self.protocol}',
-                f'Missing images: \t{self.missing_images}']
+        return [
+            f'Split: \t{self.split}',
+            f'Protocol: \t{self.protocol}',
+            f'Missing images: \t{self.missing_images}',
+        ]

@@ -35,21 +35,33 @@ before ``indices`` subsetting, so the worker count or a subset never changes whi
 Training pipelines must pass the two extra keys on:
 ``PackInputs(algorithm_keys=('gt_label_ignored', 'gt_label_full'))``.
 """
+
 from __future__ import annotations
 
 import os.path as osp
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from mmengine.logging import MMLogger
 
-__all__ = ['MODES', 'ObservedLabelsMixin', 'check_observed_cfg', 'draw_observed_positives',
-           'label_lists_to_matrix', 'matrix_to_label_lists', 'read_observed_file',
-           'rows_in_image_file']
+__all__ = [
+    'MODES',
+    'ObservedLabelsMixin',
+    'check_observed_cfg',
+    'draw_observed_positives',
+    'label_lists_to_matrix',
+    'matrix_to_label_lists',
+    'read_observed_file',
+    'rows_in_image_file',
+]
 
 MODES = ('single_positive', 'fraction', 'file')
-_KEYS = {'single_positive': {'seed'}, 'fraction': {'seed', 'fraction'},
-         'file': {'file', 'images_file'}}
+_KEYS = {
+    'single_positive': {'seed'},
+    'fraction': {'seed', 'fraction'},
+    'file': {'file', 'images_file'},
+}
 
 
 def check_observed_cfg(cfg: dict | None) -> dict | None:
@@ -57,14 +69,18 @@ def check_observed_cfg(cfg: dict | None) -> dict | None:
     if cfg is None:
         return None
     if not isinstance(cfg, dict) or cfg.get('mode') not in MODES:
-        raise ValueError(f'observed_labels must be dict(mode=...) with mode in {MODES}, '
-                         f'got {cfg!r} (config key `observed_labels`)')
+        raise ValueError(
+            f'observed_labels must be dict(mode=...) with mode in {MODES}, '
+            f'got {cfg!r} (config key `observed_labels`)'
+        )
     cfg = dict(cfg)
     mode = cfg['mode']
     unknown = set(cfg) - _KEYS[mode] - {'mode'}
     if unknown:
-        raise ValueError(f'observed_labels: unknown keys {sorted(unknown)} for mode={mode!r}; '
-                         f'allowed {sorted(_KEYS[mode])}')
+        raise ValueError(
+            f'observed_labels: unknown keys {sorted(unknown)} for mode={mode!r}; '
+            f'allowed {sorted(_KEYS[mode])}'
+        )
     if mode in ('single_positive', 'fraction'):
         seed = cfg.setdefault('seed', 0)
         if not isinstance(seed, int) or seed < 0:
@@ -80,8 +96,9 @@ def check_observed_cfg(cfg: dict | None) -> dict | None:
 
 def label_lists_to_matrix(label_lists: Sequence[Sequence[int]], num_classes: int) -> np.ndarray:
     """``[N, C]`` bool multi-hot matrix of per-sample class lists (one scatter)."""
-    lengths = np.fromiter((len(labels) for labels in label_lists), dtype=np.int64,
-                          count=len(label_lists))
+    lengths = np.fromiter(
+        (len(labels) for labels in label_lists), dtype=np.int64, count=len(label_lists)
+    )
     matrix = np.zeros((len(label_lists), num_classes), dtype=bool)
     if lengths.sum():
         cols = np.concatenate([np.asarray(labels, dtype=np.int64) for labels in label_lists])
@@ -98,8 +115,9 @@ def matrix_to_label_lists(matrix: np.ndarray) -> list[list[int]]:
     return [part.tolist() for part in np.split(cols, bounds)]
 
 
-def draw_observed_positives(labels: np.ndarray, seed: int,
-                            fraction: float | None = None) -> np.ndarray:
+def draw_observed_positives(
+    labels: np.ndarray, seed: int, fraction: float | None = None
+) -> np.ndarray:
     """Keep a uniformly chosen subset of each row's positives.
 
     Args:
@@ -122,8 +140,9 @@ def draw_observed_positives(labels: np.ndarray, seed: int,
     if fraction is None:
         keep = np.minimum(num_pos, 1)
     else:
-        keep = np.where(num_pos > 0,
-                        np.maximum(1, np.floor(fraction * num_pos + 0.5).astype(np.int64)), 0)
+        keep = np.where(
+            num_pos > 0, np.maximum(1, np.floor(fraction * num_pos + 0.5).astype(np.int64)), 0
+        )
     return labels & (rank < keep[:, None])
 
 
@@ -131,8 +150,9 @@ def _path_tail(path: str, depth: int) -> str:
     return '/'.join(path.replace('\\', '/').split('/')[-depth:])
 
 
-def rows_in_image_file(img_paths: Sequence[str], images_file: str,
-                       switch: str) -> tuple[np.ndarray, int]:
+def rows_in_image_file(
+    img_paths: Sequence[str], images_file: str, switch: str
+) -> tuple[np.ndarray, int]:
     """Row of each dataset image in a Cole-style ``formatted_*_images.npy``.
 
     Entries are image paths relative to the image root; a dataset image matches the entry equal
@@ -149,20 +169,27 @@ def rows_in_image_file(img_paths: Sequence[str], images_file: str,
         raise FileNotFoundError(f'{switch}: {images_file!r} not found')
     names = np.load(images_file, allow_pickle=False).astype(str)
     if names.ndim != 1:
-        raise ValueError(f'{switch}: {images_file} must hold a 1-d array of image paths, got '
-                         f'shape {names.shape}')
+        raise ValueError(
+            f'{switch}: {images_file} must hold a 1-d array of image paths, got shape {names.shape}'
+        )
     depth = len(names[0].replace('\\', '/').split('/')) if len(names) else 1
     row_of = {_path_tail(name, depth): row for row, name in enumerate(names)}
     rows = np.array([row_of.get(_path_tail(p, depth), -1) for p in img_paths], dtype=np.int64)
     if (rows < 0).any():
         missing = [img_paths[i] for i in np.flatnonzero(rows < 0)[:3]]
-        raise ValueError(f'{switch}: {int((rows < 0).sum())} dataset images are not in '
-                         f'{images_file}, e.g. {missing}')
+        raise ValueError(
+            f'{switch}: {int((rows < 0).sum())} dataset images are not in '
+            f'{images_file}, e.g. {missing}'
+        )
     return rows, len(names)
 
 
-def read_observed_file(file: str, num_classes: int, img_paths: Sequence[str] | None = None,
-                       images_file: str | None = None) -> np.ndarray:
+def read_observed_file(
+    file: str,
+    num_classes: int,
+    img_paths: Sequence[str] | None = None,
+    images_file: str | None = None,
+) -> np.ndarray:
     """Observed labels of Cole et al.'s ``formatted_*_labels_obs.npy``, aligned with a dataset.
 
     Args:
@@ -185,24 +212,32 @@ def read_observed_file(file: str, num_classes: int, img_paths: Sequence[str] | N
     # allow_pickle=False: a .npy of numbers (or fixed-width strings) needs no unpickling.
     obs = np.load(file, allow_pickle=False)
     if obs.ndim != 2 or obs.shape[1] != num_classes:
-        raise ValueError(f'observed_labels: {file} has shape {obs.shape}; expected [N, '
-                         f'{num_classes}] (one column per class)')
+        raise ValueError(
+            f'observed_labels: {file} has shape {obs.shape}; expected [N, '
+            f'{num_classes}] (one column per class)'
+        )
     bad = ~np.isin(obs, (-1, 0, 1))
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise ValueError(f'observed_labels: {file} row {row} class {col} holds '
-                         f'{obs[row, col].item()!r}; entries must be 1 (observed positive), 0 '
-                         f'or -1')
+        raise ValueError(
+            f'observed_labels: {file} row {row} class {col} holds '
+            f'{obs[row, col].item()!r}; entries must be 1 (observed positive), 0 '
+            f'or -1'
+        )
     obs = obs.astype(np.int8)
     if images_file is None:
         if img_paths is not None and len(obs) != len(img_paths):
-            raise ValueError(f'observed_labels: {file} has {len(obs)} rows but the dataset has '
-                             f'{len(img_paths)} images; give `images_file` to match them by path')
+            raise ValueError(
+                f'observed_labels: {file} has {len(obs)} rows but the dataset has '
+                f'{len(img_paths)} images; give `images_file` to match them by path'
+            )
         return obs
     rows, num_names = rows_in_image_file(img_paths, images_file, 'observed_labels')
     if num_names != len(obs):
-        raise ValueError(f'observed_labels: {images_file} holds {num_names} names for the '
-                         f'{len(obs)} rows of {file}')
+        raise ValueError(
+            f'observed_labels: {images_file} holds {num_names} names for the '
+            f'{len(obs)} rows of {file}'
+        )
     return obs[rows]
 
 
@@ -235,30 +270,40 @@ class ObservedLabelsMixin:
         full = label_lists_to_matrix([info['gt_label'] for info in data_list], num_classes)
         if cfg['mode'] == 'file':
             obs = read_observed_file(
-                self._resolve(cfg['file']), num_classes,
+                self._resolve(cfg['file']),
+                num_classes,
                 [info.get('img_path', '') for info in data_list],
-                self._resolve(cfg.get('images_file')))
+                self._resolve(cfg.get('images_file')),
+            )
             wrong = (obs == 1) & ~full
             if wrong.any():
                 row, col = np.argwhere(wrong)[0]
-                raise ValueError(f'{name}: observed_labels file {cfg["file"]!r} marks class '
-                                 f'{col} of sample {row} ({data_list[row].get("img_path")}) '
-                                 f'positive, but it is not among its clean labels')
+                raise ValueError(
+                    f'{name}: observed_labels file {cfg["file"]!r} marks class '
+                    f'{col} of sample {row} ({data_list[row].get("img_path")}) '
+                    f'positive, but it is not among its clean labels'
+                )
             observed, unobserved = obs == 1, obs == 0
         else:
             observed = draw_observed_positives(full, cfg['seed'], cfg.get('fraction'))
             unobserved = ~observed
         # A dataset's own ignored labels (e.g. uncertain CUB attributes) stay ignored.
-        ignored_before = [[] if info.get('gt_label_ignored') is None else info['gt_label_ignored']
-                          for info in data_list]
+        ignored_before = [
+            [] if info.get('gt_label_ignored') is None else info['gt_label_ignored']
+            for info in data_list
+        ]
         ignored = unobserved | label_lists_to_matrix(ignored_before, num_classes)
-        for info, positives, unseen, clean in zip(data_list, matrix_to_label_lists(observed),
-                                                  matrix_to_label_lists(ignored),
-                                                  matrix_to_label_lists(full)):
+        for info, positives, unseen, clean in zip(
+            data_list,
+            matrix_to_label_lists(observed),
+            matrix_to_label_lists(ignored),
+            matrix_to_label_lists(full),
+        ):
             info['gt_label'] = positives
             info['gt_label_ignored'] = unseen
             info['gt_label_full'] = clean
         MMLogger.get_current_instance().info(
             f'{name}: observed labels ({cfg["mode"]}): {int(observed.sum())} of '
-            f'{int(full.sum())} positives observed in {len(data_list)} images')
+            f'{int(full.sum())} positives observed in {len(data_list)} images'
+        )
         return data_list

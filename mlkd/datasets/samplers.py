@@ -1,9 +1,9 @@
 """A sampler whose indices carry the key of their augmentation randomness."""
+
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator
-from typing import Sized
+from collections.abc import Iterator, Sized
 
 from mmengine.dataset import DefaultSampler
 
@@ -27,12 +27,15 @@ class EpochKeyedSampler(DefaultSampler):
     samplers stay at epoch 0, so evaluation pipelines draw the same numbers every time.
     """
 
-    def __init__(self, dataset: Sized, shuffle: bool = True, seed: int | None = None,
-                 round_up: bool = True) -> None:
+    def __init__(
+        self, dataset: Sized, shuffle: bool = True, seed: int | None = None, round_up: bool = True
+    ) -> None:
         super().__init__(dataset, shuffle=shuffle, seed=seed, round_up=round_up)
         if not isinstance(self.seed, numbers.Integral) or self.seed < 0:
-            raise ValueError(f'EpochKeyedSampler: seed must be a non-negative int (config key '
-                             f'`randomness.seed`), got {self.seed!r}')
+            raise ValueError(
+                f'EpochKeyedSampler: seed must be a non-negative int (config key '
+                f'`randomness.seed`), got {self.seed!r}'
+            )
         self.seed = int(self.seed)
 
     def __iter__(self) -> Iterator[SampleKey]:

@@ -21,6 +21,7 @@ both class lists, ``wnids.txt`` and the folders of ``train/``: a listing that co
 class would shift every class index after it (torchvision's ``ImageFolder`` skips files but not
 hidden folders), so the error names them and the folder to clean instead.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,9 +45,11 @@ def _refuse_hidden(names, where: str) -> None:
     """Refuse hidden entries (``.DS_Store``, ``._*``...) in a class list read from ``where``."""
     hidden = sorted(n for n in names if n.startswith('.'))
     if hidden:
-        raise ValueError(f'TinyImageNet: {where!r} lists hidden entries {hidden[:5]} where class '
-                         'wnids are expected (left by a file browser or an archiver?); remove '
-                         'them, e.g. find <data_root> -name .DS_Store -delete')
+        raise ValueError(
+            f'TinyImageNet: {where!r} lists hidden entries {hidden[:5]} where class '
+            'wnids are expected (left by a file browser or an archiver?); remove '
+            'them, e.g. find <data_root> -name .DS_Store -delete'
+        )
 
 
 def _read_lines(path: str) -> list[str]:
@@ -82,8 +85,10 @@ class TinyImageNet(DataListChecksMixin, BaseDataset):
         _refuse_hidden(wnids, path)
         duplicates = sorted(w for w, count in Counter(wnids).items() if count > 1)
         if not wnids or duplicates:
-            raise ValueError(f'{path}: needs distinct wnids, one a line; '
-                             f'{"empty" if not wnids else f"repeated: {duplicates}"}')
+            raise ValueError(
+                f'{path}: needs distinct wnids, one a line; '
+                f'{"empty" if not wnids else f"repeated: {duplicates}"}'
+            )
         return sorted(wnids)
 
     def _read_words(self, root: str, wnids: list[str]) -> list[str]:
@@ -102,16 +107,22 @@ class TinyImageNet(DataListChecksMixin, BaseDataset):
         _refuse_hidden(entries, train)
         unknown = sorted(set(entries) - set(index))
         if unknown:
-            raise ValueError(f'TinyImageNet: {train!r} has class folders {unknown[:5]} that are '
-                             f"not in {osp.join(root, 'wnids.txt')!r}")
+            raise ValueError(
+                f'TinyImageNet: {train!r} has class folders {unknown[:5]} that are '
+                f'not in {osp.join(root, "wnids.txt")!r}'
+            )
         samples = []
         for wnid, label in index.items():
             folder = osp.join(train, wnid, 'images')
-            names = sorted(n for n in os.listdir(folder) if n.endswith(_IMAGE_SUFFIX)) \
-                if osp.isdir(folder) else []
+            names = (
+                sorted(n for n in os.listdir(folder) if n.endswith(_IMAGE_SUFFIX))
+                if osp.isdir(folder)
+                else []
+            )
             if not names:
-                raise FileNotFoundError(f'TinyImageNet: no {_IMAGE_SUFFIX} images in {folder!r} '
-                                        f'(class {wnid})')
+                raise FileNotFoundError(
+                    f'TinyImageNet: no {_IMAGE_SUFFIX} images in {folder!r} (class {wnid})'
+                )
             samples += [{'img_path': osp.join(folder, n), 'gt_label': label} for n in names]
         return samples
 
@@ -123,22 +134,27 @@ class TinyImageNet(DataListChecksMixin, BaseDataset):
         for number, line in enumerate(_read_lines(path), 1):
             fields = line.split('\t')
             if len(fields) != 6:
-                raise ValueError(f'{path}:{number}: expected 6 tab-separated fields (file, wnid, '
-                                 f'x0, y0, x1, y1), got {line!r}')
+                raise ValueError(
+                    f'{path}:{number}: expected 6 tab-separated fields (file, wnid, '
+                    f'x0, y0, x1, y1), got {line!r}'
+                )
             name, wnid = fields[0].strip(), fields[1].strip()
             if wnid not in index:
-                raise ValueError(f"{path}:{number}: wnid {wnid!r} is not in "
-                                 f"{osp.join(root, 'wnids.txt')!r}")
+                raise ValueError(
+                    f'{path}:{number}: wnid {wnid!r} is not in {osp.join(root, "wnids.txt")!r}'
+                )
             if name not in present:
-                raise FileNotFoundError(f'{path}:{number}: image {osp.join(folder, name)!r} '
-                                        'does not exist')
+                raise FileNotFoundError(
+                    f'{path}:{number}: image {osp.join(folder, name)!r} does not exist'
+                )
             samples.append({'img_path': osp.join(folder, name), 'gt_label': index[wnid]})
         return samples
 
     def load_data_list(self) -> list[dict]:
         """Samples of the split, sorted by path within a class (train) or in file order (val)."""
-        root = require_data_root('TinyImageNet', self.data_root,
-                                 'the tiny-imagenet-200 folder (wnids.txt, train/, val/)')
+        root = require_data_root(
+            'TinyImageNet', self.data_root, 'the tiny-imagenet-200 folder (wnids.txt, train/, val/)'
+        )
         wnids = self._read_wnids(root)
         self._metainfo['classes'] = tuple(wnids)
         self._metainfo['class_words'] = tuple(self._read_words(root, wnids))

@@ -1,4 +1,5 @@
 """Start-up checks shared by the path-based datasets."""
+
 from __future__ import annotations
 
 import os.path as osp
@@ -18,7 +19,8 @@ def require_data_root(dataset: str, data_root: str, expected: str) -> str:
     if not osp.isdir(data_root):
         raise FileNotFoundError(
             f'{dataset}: data_root directory {data_root!r} does not exist (config key '
-            f'`data_root`; resolved to {osp.abspath(data_root)!r}); expected {expected}')
+            f'`data_root`; resolved to {osp.abspath(data_root)!r}); expected {expected}'
+        )
     return data_root
 
 
@@ -27,8 +29,9 @@ MISSING_IMAGE_POLICIES = ('error', 'skip')
 _LISTED = 5
 
 
-def check_missing_images(data_list: list[dict], policy: str, dataset: str,
-                         source: str) -> list[dict]:
+def check_missing_images(
+    data_list: list[dict], policy: str, dataset: str, source: str
+) -> list[dict]:
     """Apply a missing-image policy to a data list (one ``isfile`` per image, at start-up).
 
     ``'error'``: raise ``FileNotFoundError`` naming the first missing images and ``source`` (the
@@ -37,8 +40,10 @@ def check_missing_images(data_list: list[dict], policy: str, dataset: str,
     images) trains on what exists and says how much is absent.
     """
     if policy not in MISSING_IMAGE_POLICIES:
-        raise ValueError(f'{dataset}: missing_images must be one of {MISSING_IMAGE_POLICIES}, '
-                         f'got {policy!r} (config key `missing_images`)')
+        raise ValueError(
+            f'{dataset}: missing_images must be one of {MISSING_IMAGE_POLICIES}, '
+            f'got {policy!r} (config key `missing_images`)'
+        )
     present = [osp.isfile(info['img_path']) for info in data_list]
     missing = [info['img_path'] for info, ok in zip(data_list, present) if not ok]
     if not missing:
@@ -46,10 +51,14 @@ def check_missing_images(data_list: list[dict], policy: str, dataset: str,
     listed = ', '.join(repr(p) for p in missing[:_LISTED])
     more = f' and {len(missing) - _LISTED} more' if len(missing) > _LISTED else ''
     if policy == 'error':
-        raise FileNotFoundError(f'{dataset}: {len(missing)} image(s) listed in {source} do not '
-                                f'exist: {listed}{more} (set missing_images="skip" to drop them)')
+        raise FileNotFoundError(
+            f'{dataset}: {len(missing)} image(s) listed in {source} do not '
+            f'exist: {listed}{more} (set missing_images="skip" to drop them)'
+        )
     from mmengine.logging import MMLogger
+
     MMLogger.get_current_instance().warning(
         f'{dataset}: skipped {len(missing)} of {len(data_list)} images listed in {source} that '
-        f'do not exist (missing_images="skip"): {listed}{more}')
+        f'do not exist (missing_images="skip"): {listed}{more}'
+    )
     return [info for info, ok in zip(data_list, present) if ok]

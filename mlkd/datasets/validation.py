@@ -12,6 +12,7 @@
 ``load_data_list``; put it after ``ObservedLabelsMixin`` / ``HoldOutMixin`` in the bases, so the
 checks see the list as read from disk.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,8 +20,13 @@ from typing import Any
 import numpy as np
 from mmengine.logging import MMLogger
 
-__all__ = ['DUPLICATE_IMAGE_POLICIES', 'DataListChecksMixin', 'check_data_list',
-           'plain_crop_size', 'validate_images']
+__all__ = [
+    'DUPLICATE_IMAGE_POLICIES',
+    'DataListChecksMixin',
+    'check_data_list',
+    'plain_crop_size',
+    'validate_images',
+]
 
 #: What a dataset does with an image listed more than once.
 DUPLICATE_IMAGE_POLICIES = ('error', 'skip')
@@ -28,8 +34,7 @@ _LABEL_KEYS = ('gt_label', 'gt_label_difficult', 'gt_label_ignored', 'gt_label_f
 _LISTED = 3
 
 
-def _drop_duplicates(data_list: list[dict], policy: str, dataset: str,
-                     source: str) -> list[dict]:
+def _drop_duplicates(data_list: list[dict], policy: str, dataset: str, source: str) -> list[dict]:
     first_index: dict[str, int] = {}
     repeated: list[tuple[int, int, str]] = []
     for index, info in enumerate(data_list):
@@ -45,45 +50,61 @@ def _drop_duplicates(data_list: list[dict], policy: str, dataset: str,
     shown = '; '.join(f'{p!r} at samples {a} and {b}' for a, b, p in repeated[:_LISTED])
     more = f' and {len(repeated) - _LISTED} more' if len(repeated) > _LISTED else ''
     if policy == 'error':
-        raise ValueError(f'{dataset}: {len(repeated)} image(s) listed more than once in '
-                         f'{source}: {shown}{more}; each image must be listed once (set '
-                         'duplicate_images="skip" to keep only the first entry)')
+        raise ValueError(
+            f'{dataset}: {len(repeated)} image(s) listed more than once in '
+            f'{source}: {shown}{more}; each image must be listed once (set '
+            'duplicate_images="skip" to keep only the first entry)'
+        )
     MMLogger.get_current_instance().warning(
         f'{dataset}: skipped {len(repeated)} repeated entries of {len(data_list)} in {source} '
-        f'(duplicate_images="skip"; the first entry of each image is kept): {shown}{more}')
+        f'(duplicate_images="skip"; the first entry of each image is kept): {shown}{more}'
+    )
     dropped = {index for _, index, _ in repeated}
     return [info for index, info in enumerate(data_list) if index not in dropped]
 
 
-def _check_label_range(data_list: list[dict], num_classes: int, dataset: str,
-                       source: str) -> None:
+def _check_label_range(data_list: list[dict], num_classes: int, dataset: str, source: str) -> None:
     for key in _LABEL_KEYS:
-        rows = [(index, info[key]) for index, info in enumerate(data_list)
-                if info.get(key) is not None]
+        rows = [
+            (index, info[key]) for index, info in enumerate(data_list) if info.get(key) is not None
+        ]
         if not rows:
             continue
         lengths = [np.size(labels) for _, labels in rows]
-        values = np.concatenate([np.asarray(labels, dtype=np.float64).reshape(-1)
-                                 for _, labels in rows]) if sum(lengths) else np.zeros(0)
+        values = (
+            np.concatenate([np.asarray(labels, dtype=np.float64).reshape(-1) for _, labels in rows])
+            if sum(lengths)
+            else np.zeros(0)
+        )
         bad = (values < 0) | (values >= num_classes) | (values != np.round(values))
         if bad.any():
-            position = int(np.searchsorted(np.cumsum(lengths), np.flatnonzero(bad)[0],
-                                           side='right'))
+            position = int(
+                np.searchsorted(np.cumsum(lengths), np.flatnonzero(bad)[0], side='right')
+            )
             index, labels = rows[position]
             image = data_list[index].get('img_path', '(generated)')
-            raise ValueError(f'{dataset}: sample {index} ({image}) of {source} has {key} '
-                             f'{np.asarray(labels).tolist()}; expected class indices in '
-                             f'0..{num_classes - 1} ({num_classes} classes)')
+            raise ValueError(
+                f'{dataset}: sample {index} ({image}) of {source} has {key} '
+                f'{np.asarray(labels).tolist()}; expected class indices in '
+                f'0..{num_classes - 1} ({num_classes} classes)'
+            )
 
 
-def check_data_list(data_list: list[dict], num_classes: int | None, dataset: str, source: str,
-                    duplicate_images: str = 'error') -> list[dict]:
+def check_data_list(
+    data_list: list[dict],
+    num_classes: int | None,
+    dataset: str,
+    source: str,
+    duplicate_images: str = 'error',
+) -> list[dict]:
     """Run the checks of the module docstring on ``data_list``; returns it (duplicates dropped
     under ``duplicate_images='skip'``). ``source`` names the annotation read."""
     if duplicate_images not in DUPLICATE_IMAGE_POLICIES:
-        raise ValueError(f'{dataset}: duplicate_images must be one of '
-                         f'{DUPLICATE_IMAGE_POLICIES}, got {duplicate_images!r} (config key '
-                         '`duplicate_images`)')
+        raise ValueError(
+            f'{dataset}: duplicate_images must be one of '
+            f'{DUPLICATE_IMAGE_POLICIES}, got {duplicate_images!r} (config key '
+            '`duplicate_images`)'
+        )
     data_list = _drop_duplicates(data_list, duplicate_images, dataset, source)
     if num_classes:
         _check_label_range(data_list, num_classes, dataset, source)
@@ -99,21 +120,35 @@ class DataListChecksMixin:
 
     def data_source(self) -> str:
         """What the sample list was read from, for messages (the annotation file by default)."""
-        return str(getattr(self, 'ann_file', '') or getattr(self, 'data_root', '') or
-                   type(self).__name__)
+        return str(
+            getattr(self, 'ann_file', '') or getattr(self, 'data_root', '') or type(self).__name__
+        )
 
     def filter_data(self) -> list[dict]:
         data_list = super().filter_data()
         classes = (self.metainfo or {}).get('classes')
-        return check_data_list(data_list, len(classes) if classes else None,
-                               type(self).__name__, self.data_source(), self.duplicate_images)
+        return check_data_list(
+            data_list,
+            len(classes) if classes else None,
+            type(self).__name__,
+            self.data_source(),
+            self.duplicate_images,
+        )
 
 
 #: Transforms that cut a window of ``crop_size`` out of the image as it is (no resizing).
 _PLAIN_CROPS = ('RandomCrop', 'CenterCrop')
 #: Transforms that change the image size before a later crop.
-_RESIZES = ('Resize', 'RandomResize', 'ResizeEdge', 'RandomResizedCrop', 'RandomResizedCropWithBox',
-            'Pad', 'EfficientNetRandomCrop', 'EfficientNetCenterCrop')
+_RESIZES = (
+    'Resize',
+    'RandomResize',
+    'ResizeEdge',
+    'RandomResizedCrop',
+    'RandomResizedCropWithBox',
+    'Pad',
+    'EfficientNetRandomCrop',
+    'EfficientNetCenterCrop',
+)
 
 
 def plain_crop_size(pipeline: list[dict]) -> tuple[int, int] | None:
@@ -134,8 +169,9 @@ def plain_crop_size(pipeline: list[dict]) -> tuple[int, int] | None:
     return None
 
 
-def validate_images(dataset, min_size: tuple[int, int] | None = None,
-                    where: str = 'dataset') -> int:
+def validate_images(
+    dataset, min_size: tuple[int, int] | None = None, where: str = 'dataset'
+) -> int:
     """Decode every image of ``dataset`` once (``--validate-data`` of tools/train.py).
 
     Args:
@@ -151,6 +187,7 @@ def validate_images(dataset, min_size: tuple[int, int] | None = None,
             ``min_size``, with their sample index and path, and how many there are.
     """
     from PIL import Image
+
     problems: list[str] = []
     checked = 0
     for index in range(len(dataset)):
@@ -163,14 +200,19 @@ def validate_images(dataset, min_size: tuple[int, int] | None = None,
                 image.load()  # a full decode: truncated files fail here
                 width, height = image.size
         except Exception as error:  # PIL raises OSError, SyntaxError, ValueError...
-            problems.append(f'sample {index} {path!r}: unreadable ({type(error).__name__}: '
-                            f'{error})')
+            problems.append(
+                f'sample {index} {path!r}: unreadable ({type(error).__name__}: {error})'
+            )
             continue
         if min_size and (height < min_size[0] or width < min_size[1]):
-            problems.append(f'sample {index} {path!r}: {height}x{width} (height x width) is '
-                            f'smaller than the crop {min_size[0]}x{min_size[1]}')
+            problems.append(
+                f'sample {index} {path!r}: {height}x{width} (height x width) is '
+                f'smaller than the crop {min_size[0]}x{min_size[1]}'
+            )
     if problems:
         more = f' (and {len(problems) - _LISTED} more)' if len(problems) > _LISTED else ''
-        raise ValueError(f'{where} ({type(dataset).__name__}): {len(problems)} of {checked} '
-                         f'images are not usable: ' + '; '.join(problems[:_LISTED]) + more)
+        raise ValueError(
+            f'{where} ({type(dataset).__name__}): {len(problems)} of {checked} '
+            f'images are not usable: ' + '; '.join(problems[:_LISTED]) + more
+        )
     return checked

@@ -26,6 +26,7 @@ difficult objects never get. The default keeps every image of the image set. Not
 classes as negatives (only metrics read ``gt_label_difficult``); evaluation pipelines must pass the
 key through ``PackInputs(meta_keys=(..., 'gt_label_difficult'))`` for the metric to see it.
 """
+
 from __future__ import annotations
 
 import os.path as osp
@@ -35,6 +36,7 @@ from mmengine.logging import MMLogger
 from mmpretrain.datasets import VOC
 
 from mlkd.registry import DATASETS
+
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin
 from .utils import require_data_root
@@ -72,23 +74,32 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
             ``data_prefix``, ``test_mode``, ``metainfo``, ``pipeline``, ...).
     """
 
-    def __init__(self,
-                 data_root: str,
-                 split: str = 'trainval',
-                 difficult_policy: str = 'ignore',
-                 unknown_objects: str = 'error',
-                 drop_all_difficult: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        data_root: str,
+        split: str = 'trainval',
+        difficult_policy: str = 'ignore',
+        unknown_objects: str = 'error',
+        drop_all_difficult: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if unknown_objects not in ('error', 'skip'):
-            raise ValueError(f"VOCMultiLabel: unknown_objects must be 'error' or 'skip', got "
-                             f'{unknown_objects!r} (config key `unknown_objects`)')
+            raise ValueError(
+                f"VOCMultiLabel: unknown_objects must be 'error' or 'skip', got "
+                f'{unknown_objects!r} (config key `unknown_objects`)'
+            )
         self.unknown_objects, self.skipped_objects = unknown_objects, 0
         if difficult_policy not in _POLICIES:
-            raise ValueError(f'VOCMultiLabel: difficult_policy must be one of {_POLICIES}, got '
-                             f'{difficult_policy!r} (config key `difficult_policy`)')
+            raise ValueError(
+                f'VOCMultiLabel: difficult_policy must be one of {_POLICIES}, got '
+                f'{difficult_policy!r} (config key `difficult_policy`)'
+            )
         data_root = require_data_root(
-            'VOCMultiLabel', data_root, 'the VOC year folder holding JPEGImages/, '
-            'Annotations/ and ImageSets/Main/ (e.g. data/VOCdevkit/VOC2007)')
+            'VOCMultiLabel',
+            data_root,
+            'the VOC year folder holding JPEGImages/, '
+            'Annotations/ and ImageSets/Main/ (e.g. data/VOCdevkit/VOC2007)',
+        )
         self.difficult_policy = difficult_policy
         self.drop_all_difficult = bool(drop_all_difficult)
         super().__init__(data_root=data_root, split=split, **kwargs)
@@ -99,6 +110,7 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
     def _check_object_names(self, xml_path: str) -> None:
         """Refuse (or count, under ``unknown_objects='skip'``) objects of unknown classes."""
         import xml.etree.ElementTree as ET
+
         root = ET.fromstring(self.backend.get(xml_path))
         names = [(obj.findtext('name') or '').strip() for obj in root.findall('object')]
         unknown = [(i, name) for i, name in enumerate(names) if name not in self.class_to_idx]
@@ -109,11 +121,16 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
             return
         index, name = unknown[0]
         by_case = {c.lower(): c for c in self.CLASSES}
-        hint = (f"it differs only by case from the class {by_case[name.lower()]!r}"
-                if name.lower() in by_case else f'expected one of {list(self.CLASSES)}')
-        raise ValueError(f'VOCMultiLabel: {xml_path}: object {index} has the unknown class name '
-                         f'{name!r}; {hint}. Fix the annotation, or set unknown_objects="skip" '
-                         'to drop such objects (their count is logged)')
+        hint = (
+            f'it differs only by case from the class {by_case[name.lower()]!r}'
+            if name.lower() in by_case
+            else f'expected one of {list(self.CLASSES)}'
+        )
+        raise ValueError(
+            f'VOCMultiLabel: {xml_path}: object {index} has the unknown class name '
+            f'{name!r}; {hint}. Fix the annotation, or set unknown_objects="skip" '
+            'to drop such objects (their count is logged)'
+        )
 
     def _get_labels_from_xml(self, img_id: str) -> tuple[list[int], list[int]]:
         """mmpretrain's parser, with the XML file named in any error it raises and objects of
@@ -122,12 +139,14 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
         try:
             labels = super()._get_labels_from_xml(img_id)
         except FileNotFoundError:
-            raise FileNotFoundError(f'VOCMultiLabel: annotation {xml_path!r} of image id '
-                                    f'{img_id!r} (listed in {self.image_set_path}) not found') \
-                from None
+            raise FileNotFoundError(
+                f'VOCMultiLabel: annotation {xml_path!r} of image id '
+                f'{img_id!r} (listed in {self.image_set_path}) not found'
+            ) from None
         except Exception as err:  # ParseError, or a missing <name>/<difficult> tag
-            raise ValueError(f'VOCMultiLabel: cannot read labels from {xml_path!r}: '
-                             f'{type(err).__name__}: {err}') from err
+            raise ValueError(
+                f'VOCMultiLabel: cannot read labels from {xml_path!r}: {type(err).__name__}: {err}'
+            ) from err
         self._check_object_names(xml_path)
         return labels
 
@@ -140,30 +159,37 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
             gt_label_difficult=list[int] | None)`` in image-set order.
         """
         if not osp.isfile(self.image_set_path):
-            raise FileNotFoundError(f'VOCMultiLabel: image set {self.image_set_path!r} not found '
-                                    f'(split={self.split!r}, data_root={self.data_root!r})')
+            raise FileNotFoundError(
+                f'VOCMultiLabel: image set {self.image_set_path!r} not found '
+                f'(split={self.split!r}, data_root={self.data_root!r})'
+            )
         data_list = super().load_data_list()
         if self.skipped_objects:
             MMLogger.get_current_instance().warning(
                 f'VOCMultiLabel: skipped {self.skipped_objects} objects of unknown classes in '
-                f'the annotations of {self.image_set_path} (unknown_objects="skip")')
+                f'the annotations of {self.image_set_path} (unknown_objects="skip")'
+            )
         if self.drop_all_difficult:
             if any(info['gt_label'] is None for info in data_list):
-                raise ValueError('VOCMultiLabel: drop_all_difficult=True needs the annotations, '
-                                 f'but split {self.split!r} was loaded without them (test_mode '
-                                 'without ann_path); set drop_all_difficult=False')
+                raise ValueError(
+                    'VOCMultiLabel: drop_all_difficult=True needs the annotations, '
+                    f'but split {self.split!r} was loaded without them (test_mode '
+                    'without ann_path); set drop_all_difficult=False'
+                )
             # mmpretrain's gt_label holds the classes with a non-difficult object.
             data_list = [info for info in data_list if info['gt_label']]
         for info in data_list:
             if info['gt_label'] is None:
                 continue
             info['gt_label'], info['gt_label_difficult'] = self.apply_policy(
-                info['gt_label'], info['gt_label_difficult'], self.difficult_policy)
+                info['gt_label'], info['gt_label_difficult'], self.difficult_policy
+            )
         return data_list
 
     @staticmethod
-    def apply_policy(labels: list[int], labels_difficult: list[int],
-                     policy: str) -> tuple[list[int], list[int]]:
+    def apply_policy(
+        labels: list[int], labels_difficult: list[int], policy: str
+    ) -> tuple[list[int], list[int]]:
         """Combine mmpretrain's two label lists under ``policy``.
 
         Args:
@@ -184,5 +210,7 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
         raise ValueError(f'unknown difficult_policy {policy!r}; choose from {_POLICIES}')
 
     def extra_repr(self) -> list[str]:
-        return super().extra_repr() + [f'Difficult policy: \t{self.difficult_policy}',
-                                       f'Drop all-difficult images: \t{self.drop_all_difficult}']
+        return super().extra_repr() + [
+            f'Difficult policy: \t{self.difficult_policy}',
+            f'Drop all-difficult images: \t{self.drop_all_difficult}',
+        ]

@@ -5,6 +5,7 @@ each run: a progress line instead of the log, the final validation metrics, opti
 metrics, and the wall time. The run is an ordinary mmengine ``Runner`` on the given config, so the
 same config gives the same result with ``tools/train.py``.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ import os.path as osp
 import time
 import uuid
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Iterator
 
 from mmengine.config import Config
 
@@ -50,8 +51,10 @@ def seed_key_of(cfg: Config) -> str:
     """
     key = cfg.get('seed_key', DEFAULT_SEED_KEY)
     if not isinstance(key, str) or len(key.split('.')) < 2:
-        raise KeyError(f'{cfg.filename}: seed_key={key!r} is not a dotted config key (such as '
-                       'train_dataloader.sampler.seed)')
+        raise KeyError(
+            f'{cfg.filename}: seed_key={key!r} is not a dotted config key (such as '
+            'train_dataloader.sampler.seed)'
+        )
     return key
 
 
@@ -85,17 +88,28 @@ def set_run_seed(cfg: Config, seed: int) -> str:
     for part in parts[:-1]:
         node = node.get(part) if hasattr(node, 'get') else None
     if not hasattr(node, 'get'):
-        raise KeyError(f'{cfg.filename}: seed_key={key!r} does not lead to a config dict '
-                       f'({".".join(parts[:-1])!r} is missing)')
+        raise KeyError(
+            f'{cfg.filename}: seed_key={key!r} does not lead to a config dict '
+            f'({".".join(parts[:-1])!r} is missing)'
+        )
     if (cfg.get('randomness') or {}).get('seed') is None:
-        raise ValueError(f'{cfg.filename}: seed_key={key!r} keeps the initialisation of every run '
-                         'at randomness.seed, which is unset; set randomness.seed')
+        raise ValueError(
+            f'{cfg.filename}: seed_key={key!r} keeps the initialisation of every run '
+            'at randomness.seed, which is unset; set randomness.seed'
+        )
     cfg.merge_from_dict({key: seed})  # copies the dicts on the path: a cfg.copy() keeps its own
     return key
 
 
-def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: bool = False,
-                       progress: bool = True, overwrite: bool = False) -> dict:
+def train_and_evaluate(
+    cfg: Config,
+    label: str,
+    *,
+    test: bool = False,
+    verbose: bool = False,
+    progress: bool = True,
+    overwrite: bool = False,
+) -> dict:
     """Train ``cfg``; return its final validation (and test) metrics and wall time.
 
     Args:
@@ -126,7 +140,8 @@ def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: 
         cfg.log_level = 'ERROR'
     if progress:
         cfg.custom_hooks = list(cfg.get('custom_hooks', [])) + [
-            dict(type='ProgressBarHook', label=label, interval=1)]
+            dict(type='ProgressBarHook', label=label, interval=1)
+        ]
     start, cpu_start = time.perf_counter(), time.process_time()
     with quiet() if not verbose else nullcontext():
         runner = Runner.from_cfg(cfg)
@@ -135,8 +150,10 @@ def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: 
         scalars = runner.message_hub.log_scalars
         missing = [key for key in METRICS if f'val/{key}' not in scalars]
         if missing:
-            raise RuntimeError(f'{label}: final validation metrics {missing} were not logged '
-                               f'(is val_interval a divisor of max_epochs in {cfg.filename}?)')
+            raise RuntimeError(
+                f'{label}: final validation metrics {missing} were not logged '
+                f'(is val_interval a divisor of max_epochs in {cfg.filename}?)'
+            )
         result = {'val': {key: float(scalars[f'val/{key}'].current()) for key in METRICS}}
         if test:
             metrics = runner.test()
@@ -147,8 +164,7 @@ def train_and_evaluate(cfg: Config, label: str, *, test: bool = False, verbose: 
     return result
 
 
-def evaluate_checkpoint(cfg: Config, checkpoint: str, label: str, *,
-                        verbose: bool = False) -> dict:
+def evaluate_checkpoint(cfg: Config, checkpoint: str, label: str, *, verbose: bool = False) -> dict:
     """Validation and test metrics of ``checkpoint`` under ``cfg`` (no training).
 
     Returns:
@@ -164,8 +180,10 @@ def evaluate_checkpoint(cfg: Config, checkpoint: str, label: str, *,
         cfg.log_level = 'ERROR'
     with quiet() if not verbose else nullcontext():
         runner = Runner.from_cfg(cfg)
-        result = {split: {key: float(metrics[key]) for key in METRICS}
-                  for split, metrics in (('val', runner.val()), ('test', runner.test()))}
+        result = {
+            split: {key: float(metrics[key]) for key in METRICS}
+            for split, metrics in (('val', runner.val()), ('test', runner.test()))
+        }
     return dict(result, seconds=None, checkpoint=checkpoint)
 
 
@@ -173,8 +191,9 @@ class StaleResultError(RuntimeError):
     """A stored result was made by another config than the one it would stand for."""
 
 
-def load_finished_run(path: str, values: dict[str, str], *, what: str,
-                      overwrite: bool = False) -> dict | None:
+def load_finished_run(
+    path: str, values: dict[str, str], *, what: str, overwrite: bool = False
+) -> dict | None:
     """The result stored at ``path`` by :func:`save_finished_run` for the flattened config
     ``values`` (:func:`~mlkd.utils.config_fingerprint.flatten_config`), or ``None`` when there is
     none, or when it was made by another config and ``overwrite`` allows replacing it.
@@ -184,6 +203,7 @@ def load_finished_run(path: str, values: dict[str, str], *, what: str,
             not record it), naming ``what``, the file and the keys that differ.
     """
     from mlkd.utils.config_fingerprint import config_differences, fingerprint
+
     if not osp.isfile(path):
         return None
     with open(path, encoding='utf-8') as f:
@@ -193,16 +213,22 @@ def load_finished_run(path: str, values: dict[str, str], *, what: str,
         return stored
     if overwrite:
         return None
-    why = ('records no config' if 'config_values' not in stored else
-           'was made by another config: ' + config_differences(stored['config_values'], values))
-    raise StaleResultError(f'{what}: the finished result {path!r} {why}; it is not reused. '
-                           'Pass --overwrite to run it again (replacing it), or choose another '
-                           '--work-dir')
+    why = (
+        'records no config'
+        if 'config_values' not in stored
+        else 'was made by another config: ' + config_differences(stored['config_values'], values)
+    )
+    raise StaleResultError(
+        f'{what}: the finished result {path!r} {why}; it is not reused. '
+        'Pass --overwrite to run it again (replacing it), or choose another '
+        '--work-dir'
+    )
 
 
 def save_finished_run(path: str, result: dict, values: dict[str, str]) -> None:
     """Store ``result`` at ``path`` with the fingerprint of the config that made it."""
     from mlkd.utils.config_fingerprint import fingerprint
+
     write_json_atomic(path, dict(result, config_sha256=fingerprint(values), config_values=values))
 
 
@@ -210,4 +236,5 @@ def write_json_atomic(path: str, data: dict) -> None:
     """Write ``data`` to ``path`` so that readers see either nothing or the whole file (the
     caller decides whether ``path`` may be replaced)."""
     from mlkd.utils.output_policy import write_text
+
     write_text(path, json.dumps(data, indent=1, sort_keys=True), overwrite=True)

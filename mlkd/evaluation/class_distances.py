@@ -16,6 +16,7 @@ Everything is computed without loops over samples or classes: row blocks of the 
 similarity matrix (``chunk_size`` rows at a time, so memory stays ``chunk_size × N``) are reduced
 to per-class sums by one matrix product with the one-hot label matrix.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,9 @@ from torch import Tensor
 __all__ = ['class_distance_statistics', 'soft_label_entropy']
 
 
-def class_distance_statistics(embeddings: Tensor, labels: Tensor, num_classes: int | None = None,
-                              chunk_size: int = 4096) -> dict[str, float]:
+def class_distance_statistics(
+    embeddings: Tensor, labels: Tensor, num_classes: int | None = None, chunk_size: int = 4096
+) -> dict[str, float]:
     """Mean intra- / inter-class Euclidean distance and ``d_Intra`` / ``d_Inter`` of ``embeddings``.
 
     Args:
@@ -46,9 +48,11 @@ def class_distance_statistics(embeddings: Tensor, labels: Tensor, num_classes: i
     Raises:
         ValueError: naming the shape or value at fault.
     """
-    if embeddings.ndim != 2 or labels.shape != (embeddings.shape[0], ):
-        raise ValueError(f'expected embeddings [N, D] and labels [N], got {tuple(embeddings.shape)}'
-                         f' and {tuple(labels.shape)}')
+    if embeddings.ndim != 2 or labels.shape != (embeddings.shape[0],):
+        raise ValueError(
+            f'expected embeddings [N, D] and labels [N], got {tuple(embeddings.shape)}'
+            f' and {tuple(labels.shape)}'
+        )
     if embeddings.shape[0] == 0:
         raise ValueError('class_distance_statistics needs at least one sample')
     if chunk_size < 1:
@@ -56,35 +60,40 @@ def class_distance_statistics(embeddings: Tensor, labels: Tensor, num_classes: i
     labels = labels.long()
     num_classes = int(labels.max()) + 1 if num_classes is None else num_classes
     if int(labels.min()) < 0 or int(labels.max()) >= num_classes:
-        raise ValueError(f'labels must lie in [0, {num_classes}), got [{int(labels.min())}, '
-                         f'{int(labels.max())}]')
+        raise ValueError(
+            f'labels must lie in [0, {num_classes}), got [{int(labels.min())}, {int(labels.max())}]'
+        )
     norms = embeddings.norm(dim=1)
     if not bool((norms > 0).all()):
-        raise ValueError(f'{int((norms == 0).sum())} embeddings are all zeros; they have no '
-                         'direction to normalise')
+        raise ValueError(
+            f'{int((norms == 0).sum())} embeddings are all zeros; they have no '
+            'direction to normalise'
+        )
     # float64 throughout: a few thousand rows of exp() sums lose digits in float32.
     unit = F.normalize(embeddings.double(), dim=1)
-    onehot = F.one_hot(labels, num_classes).double()            # [N, C]
-    class_size = onehot.sum(0)                                   # [C]
+    onehot = F.one_hot(labels, num_classes).double()  # [N, C]
+    class_size = onehot.sum(0)  # [C]
     num = unit.shape[0]
-    sums = {key: unit.new_zeros(()) for key in ('intra_distance', 'inter_distance', 'd_intra',
-                                                'd_inter')}
+    sums = {
+        key: unit.new_zeros(())
+        for key in ('intra_distance', 'inter_distance', 'd_intra', 'd_inter')
+    }
     anchors = {'intra': 0, 'inter': 0}
     for start in range(0, num, chunk_size):
         rows = torch.arange(start, min(start + chunk_size, num))
         own = labels[rows]
-        cosine = unit[rows] @ unit.T                             # [b, N]
+        cosine = unit[rows] @ unit.T  # [b, N]
         pair_values = {
             'distance': (2 - 2 * cosine).clamp_min(0).sqrt(),
             'd': cosine.exp(),
         }
-        same_count = class_size[own] - 1                         # partners in the class
+        same_count = class_size[own] - 1  # partners in the class
         other_count = num - class_size[own]
         has_same, has_other = same_count > 0, other_count > 0
         for name, values in pair_values.items():
-            per_class = values @ onehot                          # [b, C] sums per class
+            per_class = values @ onehot  # [b, C] sums per class
             own_class = per_class.gather(1, own[:, None]).squeeze(1)
-            self_pair = values[torch.arange(len(rows)), rows]    # the anchor with itself
+            self_pair = values[torch.arange(len(rows)), rows]  # the anchor with itself
             same = (own_class - self_pair) / same_count.clamp_min(1)
             other = (values.sum(1) - own_class) / other_count.clamp_min(1)
             key_intra = 'intra_distance' if name == 'distance' else 'd_intra'

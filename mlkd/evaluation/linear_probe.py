@@ -17,6 +17,7 @@ with full-batch L-BFGS (strong Wolfe line search). ``J`` is strictly convex in `
 the solution does not depend on the starting point; the grid is walked from the largest λ down,
 each fit warm-started from the previous solution.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,8 +25,15 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-__all__ = ['l2_grid', 'probe_objective', 'fit_linear_probe', 'probe_accuracy',
-           'stratified_holdout', 'ProbeResult', 'select_and_evaluate']
+__all__ = [
+    'l2_grid',
+    'probe_objective',
+    'fit_linear_probe',
+    'probe_accuracy',
+    'stratified_holdout',
+    'ProbeResult',
+    'select_and_evaluate',
+]
 
 
 def l2_grid(num: int = 45, low: float = 1e-6, high: float = 1e5) -> list[float]:
@@ -33,23 +41,36 @@ def l2_grid(num: int = 45, low: float = 1e-6, high: float = 1e5) -> list[float]:
     values in [1e-6, 1e5] by default), ascending."""
     if num < 1 or not 0 < low <= high:
         raise ValueError(f'l2_grid needs num >= 1 and 0 < low <= high; got {num}, {low}, {high}')
-    return torch.logspace(torch.log10(torch.tensor(low, dtype=torch.float64)),
-                          torch.log10(torch.tensor(high, dtype=torch.float64)), num,
-                          dtype=torch.float64).tolist()
+    return torch.logspace(
+        torch.log10(torch.tensor(low, dtype=torch.float64)),
+        torch.log10(torch.tensor(high, dtype=torch.float64)),
+        num,
+        dtype=torch.float64,
+    ).tolist()
 
 
-def _check_features(features: torch.Tensor, labels: torch.Tensor, num_classes: int,
-                    where: str) -> None:
-    if features.ndim != 2 or labels.shape != (len(features), ):
-        raise ValueError(f'{where}: features must be [N, D] and labels [N]; got '
-                         f'{tuple(features.shape)} and {tuple(labels.shape)}')
+def _check_features(
+    features: torch.Tensor, labels: torch.Tensor, num_classes: int, where: str
+) -> None:
+    if features.ndim != 2 or labels.shape != (len(features),):
+        raise ValueError(
+            f'{where}: features must be [N, D] and labels [N]; got '
+            f'{tuple(features.shape)} and {tuple(labels.shape)}'
+        )
     if len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
-        raise ValueError(f'{where}: labels must be class indices in [0, {num_classes}); got '
-                         f'[{int(labels.min())}, {int(labels.max())}]')
+        raise ValueError(
+            f'{where}: labels must be class indices in [0, {num_classes}); got '
+            f'[{int(labels.min())}, {int(labels.max())}]'
+        )
 
 
-def probe_objective(weight: torch.Tensor, bias: torch.Tensor, features: torch.Tensor,
-                    labels: torch.Tensor, l2: float) -> torch.Tensor:
+def probe_objective(
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    l2: float,
+) -> torch.Tensor:
     """``J(W, b)`` of the module docstring: mean cross-entropy + ``l2 / 2 · ‖W‖²``.
 
     Args:
@@ -59,9 +80,15 @@ def probe_objective(weight: torch.Tensor, bias: torch.Tensor, features: torch.Te
     return F.cross_entropy(logits, labels) + 0.5 * l2 * weight.pow(2).sum()
 
 
-def fit_linear_probe(features: torch.Tensor, labels: torch.Tensor, num_classes: int, l2: float,
-                     max_iter: int = 1000, init: tuple[torch.Tensor, torch.Tensor] | None = None,
-                     tolerance: float = 1e-9) -> tuple[torch.Tensor, torch.Tensor]:
+def fit_linear_probe(
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    l2: float,
+    max_iter: int = 1000,
+    init: tuple[torch.Tensor, torch.Tensor] | None = None,
+    tolerance: float = 1e-9,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Minimise :func:`probe_objective` with full-batch L-BFGS.
 
     Args:
@@ -85,14 +112,22 @@ def fit_linear_probe(features: torch.Tensor, labels: torch.Tensor, num_classes: 
         bias = features.new_zeros(num_classes)
     else:
         weight, bias = (t.detach().to(features).clone() for t in init)
-        if weight.shape != shape or bias.shape != (num_classes, ):
-            raise ValueError(f'fit_linear_probe: init must be ({shape}, ({num_classes},)); got '
-                             f'{tuple(weight.shape)}, {tuple(bias.shape)}')
+        if weight.shape != shape or bias.shape != (num_classes,):
+            raise ValueError(
+                f'fit_linear_probe: init must be ({shape}, ({num_classes},)); got '
+                f'{tuple(weight.shape)}, {tuple(bias.shape)}'
+            )
     weight.requires_grad_(True)
     bias.requires_grad_(True)
-    optimizer = torch.optim.LBFGS([weight, bias], lr=1, max_iter=max_iter, history_size=20,
-                                  tolerance_grad=tolerance, tolerance_change=1e-12,
-                                  line_search_fn='strong_wolfe')
+    optimizer = torch.optim.LBFGS(
+        [weight, bias],
+        lr=1,
+        max_iter=max_iter,
+        history_size=20,
+        tolerance_grad=tolerance,
+        tolerance_change=1e-12,
+        line_search_fn='strong_wolfe',
+    )
 
     def closure() -> torch.Tensor:
         optimizer.zero_grad()
@@ -105,8 +140,9 @@ def fit_linear_probe(features: torch.Tensor, labels: torch.Tensor, num_classes: 
     return weight.detach(), bias.detach()
 
 
-def probe_accuracy(weight: torch.Tensor, bias: torch.Tensor, features: torch.Tensor,
-                   labels: torch.Tensor) -> float:
+def probe_accuracy(
+    weight: torch.Tensor, bias: torch.Tensor, features: torch.Tensor, labels: torch.Tensor
+) -> float:
     """Top-1 accuracy (a fraction) of the linear classifier on ``features [N, D]``; ties in the
     logits go to the lowest class index (``argmax``)."""
     if len(labels) == 0:
@@ -114,8 +150,9 @@ def probe_accuracy(weight: torch.Tensor, bias: torch.Tensor, features: torch.Ten
     return float(((features @ weight.T + bias).argmax(1) == labels).double().mean())
 
 
-def stratified_holdout(labels: torch.Tensor, fraction: float,
-                       seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def stratified_holdout(
+    labels: torch.Tensor, fraction: float, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Split indices ``0..N-1`` into (train, validation), class by class.
 
     Of each class with ``n`` samples, ``round(fraction · n)`` random ones go to validation, but
@@ -149,6 +186,7 @@ class ProbeResult:
     ``grid`` is ascending; ``selection_accuracy[k]`` is the accuracy at ``grid[k]`` on the split
     the weight was chosen on (validation, or test for ``selection='test'``).
     """
+
     selection: str
     grid: list[float]
     selection_accuracy: list[float]
@@ -169,11 +207,19 @@ def _sweep(features, labels, eval_features, eval_labels, num_classes, grid, max_
     return accuracy
 
 
-def select_and_evaluate(train_features: torch.Tensor, train_labels: torch.Tensor,
-                        test_features: torch.Tensor, test_labels: torch.Tensor, num_classes: int,
-                        grid: list[float] | None = None, selection: str = 'val',
-                        val_fraction: float = 0.2, seed: int = 0, refit: bool = True,
-                        max_iter: int = 1000) -> ProbeResult:
+def select_and_evaluate(
+    train_features: torch.Tensor,
+    train_labels: torch.Tensor,
+    test_features: torch.Tensor,
+    test_labels: torch.Tensor,
+    num_classes: int,
+    grid: list[float] | None = None,
+    selection: str = 'val',
+    val_fraction: float = 0.2,
+    seed: int = 0,
+    refit: bool = True,
+    max_iter: int = 1000,
+) -> ProbeResult:
     """Choose the L2 weight of the linear probe and report its test accuracy.
 
     ``selection='val'``: :func:`stratified_holdout` takes ``val_fraction`` of the training set
@@ -205,20 +251,44 @@ def select_and_evaluate(train_features: torch.Tensor, train_labels: torch.Tensor
         raise ValueError(f"selection must be 'val' or 'test', got {selection!r}")
     grid = sorted(grid or l2_grid())
     if selection == 'test':
-        accuracy = _sweep(train_features, train_labels, test_features, test_labels, num_classes,
-                          grid, max_iter)
+        accuracy = _sweep(
+            train_features, train_labels, test_features, test_labels, num_classes, grid, max_iter
+        )
         best = max(k for k in range(len(grid)) if accuracy[k] == max(accuracy))
-        return ProbeResult('test', grid, accuracy, grid[best], accuracy[best],
-                           len(train_labels), 0, len(test_labels))
+        return ProbeResult(
+            'test',
+            grid,
+            accuracy,
+            grid[best],
+            accuracy[best],
+            len(train_labels),
+            0,
+            len(test_labels),
+        )
     train_idx, val_idx = stratified_holdout(train_labels, val_fraction, seed)
     device = train_labels.device
     train_idx, val_idx = train_idx.to(device), val_idx.to(device)
-    accuracy = _sweep(train_features[train_idx], train_labels[train_idx], train_features[val_idx],
-                      train_labels[val_idx], num_classes, grid, max_iter)
+    accuracy = _sweep(
+        train_features[train_idx],
+        train_labels[train_idx],
+        train_features[val_idx],
+        train_labels[val_idx],
+        num_classes,
+        grid,
+        max_iter,
+    )
     best = max(k for k in range(len(grid)) if accuracy[k] == max(accuracy))
     fit_on = slice(None) if refit else train_idx
-    weight, bias = fit_linear_probe(train_features[fit_on], train_labels[fit_on], num_classes,
-                                    grid[best], max_iter)
-    return ProbeResult('val', grid, accuracy, grid[best],
-                       probe_accuracy(weight, bias, test_features, test_labels),
-                       len(train_idx), len(val_idx), len(test_labels))
+    weight, bias = fit_linear_probe(
+        train_features[fit_on], train_labels[fit_on], num_classes, grid[best], max_iter
+    )
+    return ProbeResult(
+        'val',
+        grid,
+        accuracy,
+        grid[best],
+        probe_accuracy(weight, bias, test_features, test_labels),
+        len(train_idx),
+        len(val_idx),
+        len(test_labels),
+    )

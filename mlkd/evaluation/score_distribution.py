@@ -8,6 +8,7 @@
   on Multi-Label Logit Distillation" (:func:`label_score_statistics`,
   :func:`label_score_histograms`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,9 @@ import numpy as np
 __all__ = ['top_score_histogram', 'label_score_statistics', 'label_score_histograms']
 
 
-def top_score_histogram(scores: np.ndarray, k: int = 4,
-                        bins: int = 10) -> tuple[np.ndarray, np.ndarray]:
+def top_score_histogram(
+    scores: np.ndarray, k: int = 4, bins: int = 10
+) -> tuple[np.ndarray, np.ndarray]:
     """Histogram of the ``k`` highest scores of each image (the SCL paper's Fig. F.1).
 
     Args:
@@ -42,8 +44,10 @@ def top_score_histogram(scores: np.ndarray, k: int = 4,
 
 def _check_probabilities(scores: np.ndarray, caller: str) -> None:
     if scores.size and (scores.min() < 0 or scores.max() > 1):
-        raise ValueError(f'{caller} expects probabilities in [0, 1] (sigmoid scores); got values '
-                         f'in [{scores.min():g}, {scores.max():g}]')
+        raise ValueError(
+            f'{caller} expects probabilities in [0, 1] (sigmoid scores); got values '
+            f'in [{scores.min():g}, {scores.max():g}]'
+        )
 
 
 def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -51,22 +55,28 @@ def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.clip(np.searchsorted(edges, values, side='right') - 1, 0, len(edges) - 2)
 
 
-def _check_scores_and_targets(scores: np.ndarray, targets: np.ndarray,
-                              caller: str) -> tuple[np.ndarray, np.ndarray]:
+def _check_scores_and_targets(
+    scores: np.ndarray, targets: np.ndarray, caller: str
+) -> tuple[np.ndarray, np.ndarray]:
     scores = np.asarray(scores, dtype=np.float64)
     targets = np.asarray(targets)
     if scores.ndim != 2 or targets.shape != scores.shape:
-        raise ValueError(f'{caller}: scores and targets must both be [N, C]; got scores '
-                         f'{scores.shape} and targets {targets.shape}')
+        raise ValueError(
+            f'{caller}: scores and targets must both be [N, C]; got scores '
+            f'{scores.shape} and targets {targets.shape}'
+        )
     if not np.isin(targets, (-1, 0, 1)).all():
-        raise ValueError(f'{caller}: targets must be 1 (positive), 0 (negative) or -1 (ignored); '
-                         f'got values {np.unique(targets)[:6].tolist()}')
+        raise ValueError(
+            f'{caller}: targets must be 1 (positive), 0 (negative) or -1 (ignored); '
+            f'got values {np.unique(targets)[:6].tolist()}'
+        )
     _check_probabilities(scores, caller)
     return scores, targets
 
 
-def label_score_statistics(scores: np.ndarray, targets: np.ndarray,
-                           threshold: float = 0.5) -> dict[str, float]:
+def label_score_statistics(
+    scores: np.ndarray, targets: np.ndarray, threshold: float = 0.5
+) -> dict[str, float]:
     """Per-label accuracy and mean scores on positive / negative labels (3D Table C.4).
 
     For every (image, label) entry with a target ``y`` in {0, 1} (``-1`` entries are left out
@@ -116,12 +126,15 @@ def label_score_statistics(scores: np.ndarray, targets: np.ndarray,
         negative_score=entry_mean(scores, negative),
         class_positive_score=class_mean(scores, positive),
         class_negative_score=class_mean(scores, negative),
-        num_images=int(len(scores)), num_positive=int(positive.sum()),
-        num_negative=int(negative.sum()))
+        num_images=int(len(scores)),
+        num_positive=int(positive.sum()),
+        num_negative=int(negative.sum()),
+    )
 
 
-def label_score_histograms(scores: np.ndarray, targets: np.ndarray,
-                           bins: int = 20) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def label_score_histograms(
+    scores: np.ndarray, targets: np.ndarray, bins: int = 20
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Histograms of the scores on positive and on negative labels (``-1`` entries left out).
 
     Args:

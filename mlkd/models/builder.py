@@ -1,4 +1,5 @@
 """Build a classifier from a model dict, a config path, or a config path with overrides."""
+
 from __future__ import annotations
 
 from mmengine.config import Config
@@ -29,8 +30,10 @@ def build_network(cfg: dict | str, role: str) -> nn.Module:
         base.merge_from_dict({f'model.{k}': v for k, v in _flatten(overrides).items()})
         cfg = base.model
     if not isinstance(cfg, dict) or 'type' not in cfg:
-        raise TypeError(f'{role} must be a model config dict with a `type`, a config path, or '
-                        f'dict(cfg_path=...), got {cfg!r}')
+        raise TypeError(
+            f'{role} must be a model config dict with a `type`, a config path, or '
+            f'dict(cfg_path=...), got {cfg!r}'
+        )
     return MODELS.build(cfg)
 
 

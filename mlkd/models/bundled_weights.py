@@ -13,6 +13,7 @@ network names them in its config::
 initializer that is not called ``Pretrained``; :class:`BundledPretrained` refuses a module that
 would do so.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,10 +25,16 @@ from mmengine.model.weight_init import BaseInit, update_init_info
 from torch import nn
 
 from mlkd.registry import WEIGHT_INITIALIZERS
+
 from .weights import load_state_strictly, non_finite_keys, show_keys
 
-__all__ = ['BUNDLED_DIR', 'BundledPretrained', 'bundled_manifest', 'bundled_weights_path',
-           'file_sha256']
+__all__ = [
+    'BUNDLED_DIR',
+    'BundledPretrained',
+    'bundled_manifest',
+    'bundled_weights_path',
+    'file_sha256',
+]
 
 #: Folder of the shipped weights and their manifest.
 BUNDLED_DIR = osp.join(osp.dirname(osp.dirname(osp.abspath(__file__))), 'weights')
@@ -62,18 +69,23 @@ def bundled_weights_path(name: str, folder: str = BUNDLED_DIR) -> str:
     """
     manifest = bundled_manifest(folder)
     if name not in manifest:
-        raise KeyError(f'bundled weights: unknown name {name!r}; {osp.join(folder, MANIFEST)} '
-                       f'lists {sorted(manifest)}')
+        raise KeyError(
+            f'bundled weights: unknown name {name!r}; {osp.join(folder, MANIFEST)} '
+            f'lists {sorted(manifest)}'
+        )
     entry = manifest[name]
     path = osp.join(folder, entry['file'])
     if not osp.isfile(path):
-        raise FileNotFoundError(f'bundled weights {name!r}: {path!r} is missing; rebuild it with '
-                                f'`{entry["command"]}`')
+        raise FileNotFoundError(
+            f'bundled weights {name!r}: {path!r} is missing; rebuild it with `{entry["command"]}`'
+        )
     digest = file_sha256(path)
     if digest != entry['sha256']:
-        raise ValueError(f'bundled weights {name!r}: {path!r} has sha256 {digest}, the manifest '
-                         f'records {entry["sha256"]}; restore the file (git checkout) or rebuild '
-                         f'it with `{entry["command"]}`')
+        raise ValueError(
+            f'bundled weights {name!r}: {path!r} has sha256 {digest}, the manifest '
+            f'records {entry["sha256"]}; restore the file (git checkout) or rebuild '
+            f'it with `{entry["command"]}`'
+        )
     return path
 
 
@@ -91,15 +103,18 @@ class BundledPretrained(BaseInit):
 
     def __call__(self, module: nn.Module) -> None:
         if getattr(module, 'zero_init_residual', False):
-            raise ValueError(f'BundledPretrained({self.name!r}): {type(module).__name__} has '
-                             'zero_init_residual=True, which would zero the loaded residual BNs '
-                             'after this initializer; set zero_init_residual=False beside init_cfg')
+            raise ValueError(
+                f'BundledPretrained({self.name!r}): {type(module).__name__} has '
+                'zero_init_residual=True, which would zero the loaded residual BNs '
+                'after this initializer; set zero_init_residual=False beside init_cfg'
+            )
         path = bundled_weights_path(self.name)
         state = torch.load(path, map_location='cpu', weights_only=True)
         bad = non_finite_keys(state)
         if bad:
-            raise ValueError(f'bundled weights {path!r} hold NaN or infinite values in '
-                             f'{show_keys(bad)}')
+            raise ValueError(
+                f'bundled weights {path!r} hold NaN or infinite values in {show_keys(bad)}'
+            )
         load_state_strictly(module, state, path, f'{type(module).__name__} (BundledPretrained)')
         if hasattr(module, '_params_init_info'):
             update_init_info(module, init_info=self._get_init_info())

@@ -1,7 +1,8 @@
 """Small helpers shared by models, hooks and tools."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from mmengine.model import is_model_wrapper
@@ -25,7 +26,8 @@ def batch_targets(data_samples: Sequence, num_classes: int) -> torch.Tensor:
     scores = [s.get('gt_score') for s in data_samples]
     if all(isinstance(s, torch.Tensor) for s in scores):
         if scores and scores[0].numel() != num_classes:
-            raise ValueError(f'gt_score has {scores[0].numel()} classes but the model predicts '
-                             f'{num_classes}')
+            raise ValueError(
+                f'gt_score has {scores[0].numel()} classes but the model predicts {num_classes}'
+            )
         return mark_ignored(torch.stack(scores).float(), data_samples)
     return torch.stack([sample_target(s, num_classes) for s in data_samples])

@@ -5,13 +5,14 @@ under :data:`STUDENT_PREFIX` (and its teacher under ``teacher.``), a ``Classifie
 checkpoint (a classifier trained with extra losses, e.g. the intra-class contrastive teacher) its
 network under :data:`CLASSIFIER_PREFIX` next to the losses' state, DDP wrappers add ``module.``.
 """
+
 from __future__ import annotations
 
 import glob
 import os.path as osp
 import re
 from collections import OrderedDict
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import torch
 from mmengine.logging import MMLogger
@@ -43,19 +44,25 @@ def resolve_checkpoint(path: str, role: str = 'checkpoint') -> str:
             for candidate in (named, osp.join(path, osp.basename(named))):
                 if candidate and osp.isfile(candidate):
                     return candidate
-        numbered = [(int(m.group(2)), f) for f in glob.glob(osp.join(path, '*_*.pth'))
-                    if (m := re.fullmatch(r'(epoch|iter)_(\d+)\.pth', osp.basename(f)))]
+        numbered = [
+            (int(m.group(2)), f)
+            for f in glob.glob(osp.join(path, '*_*.pth'))
+            if (m := re.fullmatch(r'(epoch|iter)_(\d+)\.pth', osp.basename(f)))
+        ]
         if numbered:
             return max(numbered)[1]
-        raise FileNotFoundError(f'{role}: work dir {path!r} holds no checkpoint (no '
-                                'last_checkpoint, epoch_N.pth or iter_N.pth); train it first')
+        raise FileNotFoundError(
+            f'{role}: work dir {path!r} holds no checkpoint (no '
+            'last_checkpoint, epoch_N.pth or iter_N.pth); train it first'
+        )
     if '://' not in path and not osp.isfile(path):
         raise FileNotFoundError(f'{role}: checkpoint file not found: {path!r}')
     return path
 
 
-def non_finite_keys(named: Iterable[tuple[str, torch.Tensor]] | Mapping[str, torch.Tensor]
-                    ) -> list[str]:
+def non_finite_keys(
+    named: Iterable[tuple[str, torch.Tensor]] | Mapping[str, torch.Tensor],
+) -> list[str]:
     """Names of the floating-point tensors that hold a NaN or an inf (one device sync in all)."""
     items = named.items() if isinstance(named, Mapping) else named
     tensors = [(k, v) for k, v in items if isinstance(v, torch.Tensor) and v.is_floating_point()]
@@ -76,13 +83,15 @@ def network_state(state: Mapping[str, torch.Tensor]) -> OrderedDict:
     state = OrderedDict((re.sub(r'^module\.', '', k), v) for k, v in state.items())
     for prefix in (STUDENT_PREFIX, CLASSIFIER_PREFIX):
         if any(k.startswith(prefix) for k in state):
-            return OrderedDict((k[len(prefix):], v) for k, v in state.items()
-                               if k.startswith(prefix))
+            return OrderedDict(
+                (k[len(prefix) :], v) for k, v in state.items() if k.startswith(prefix)
+            )
     return state
 
 
-def load_state_strictly(net: nn.Module, state: Mapping[str, torch.Tensor], source: str,
-                        role: str) -> None:
+def load_state_strictly(
+    net: nn.Module, state: Mapping[str, torch.Tensor], source: str, role: str
+) -> None:
     """``net.load_state_dict(state, strict=True)`` that lists every misfit before failing.
 
     Raises:
@@ -90,8 +99,11 @@ def load_state_strictly(net: nn.Module, state: Mapping[str, torch.Tensor], sourc
             shape-mismatched keys (the first ten of each).
     """
     own = net.state_dict()
-    wrong_shape = [f'{k}: checkpoint {tuple(v.shape)} vs {role} {tuple(own[k].shape)}'
-                   for k, v in state.items() if k in own and own[k].shape != v.shape]
+    wrong_shape = [
+        f'{k}: checkpoint {tuple(v.shape)} vs {role} {tuple(own[k].shape)}'
+        for k, v in state.items()
+        if k in own and own[k].shape != v.shape
+    ]
     missing = [k for k in own if k not in state]
     unexpected = [k for k in state if k not in own]
     if wrong_shape or missing or unexpected:
@@ -99,7 +111,8 @@ def load_state_strictly(net: nn.Module, state: Mapping[str, torch.Tensor], sourc
             f'{source!r} does not fit the {role} model:'
             + (f'\n  missing keys: {show_keys(missing)}' if missing else '')
             + (f'\n  unexpected keys: {show_keys(unexpected)}' if unexpected else '')
-            + (f'\n  shape mismatches: {show_keys(wrong_shape)}' if wrong_shape else ''))
+            + (f'\n  shape mismatches: {show_keys(wrong_shape)}' if wrong_shape else '')
+        )
     net.load_state_dict(state, strict=True)
 
 
@@ -117,10 +130,13 @@ def load_network_checkpoint(net: nn.Module, path: str, role: str) -> dict:
     state = network_state(state)
     bad = non_finite_keys(state)
     if bad:
-        raise ValueError(f'{role}: checkpoint {path!r} holds NaN or infinite weights in '
-                         f'{show_keys(bad)}; it comes from a diverged run and would make every '
-                         'loss NaN')
+        raise ValueError(
+            f'{role}: checkpoint {path!r} holds NaN or infinite weights in '
+            f'{show_keys(bad)}; it comes from a diverged run and would make every '
+            'loss NaN'
+        )
     load_state_strictly(net, state, path, role)
     MMLogger.get_current_instance().info(
-        f'Loaded {role} weights from {path} ({len(state)} tensors, strict)')
+        f'Loaded {role} weights from {path} ({len(state)} tensors, strict)'
+    )
     return checkpoint

@@ -6,14 +6,20 @@ no code with ``mlkd.models.losses``. They are slow by design; the package's clos
 against them (``tests/models/losses/test_logit_losses.py``) and timed against them
 (``tools/benchmarks/benchmark_losses.py``).
 """
+
 from __future__ import annotations
 
 import torch
 
 
-def partial_softmax_reference(s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor,
-                              temperature: float = 1.0, normalize: str = 'batch',
-                              temperature_squared: bool = False) -> torch.Tensor:
+def partial_softmax_reference(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    gt: torch.Tensor,
+    temperature: float = 1.0,
+    normalize: str = 'batch',
+    temperature_squared: bool = False,
+) -> torch.Tensor:
     """PSM / L_PD by definition: one softmax over ``[z_k] ⊕ z_N`` per sample and positive."""
     total = s_logits.new_zeros(())
     num_positives = 0
@@ -28,13 +34,19 @@ def partial_softmax_reference(s_logits: torch.Tensor, t_logits: torch.Tensor, gt
             total = total + (q_t * (q_t.log() - q_s.log())).sum()
     denom = s_logits.shape[0] if normalize == 'batch' else max(num_positives, 1)
     loss = total / denom
-    return loss * temperature ** 2 if temperature_squared else loss
+    return loss * temperature**2 if temperature_squared else loss
 
 
-def negative_discrepancy_reference(s_logits: torch.Tensor, t_logits: torch.Tensor,
-                                   gt: torch.Tensor, form: str = 'bound',
-                                   pair_norm: str = 'per_pair', aux_form: str = 'bound_exact',
-                                   gamma_b: float = 2.0, prob_temperature: float = 1.0) -> torch.Tensor:
+def negative_discrepancy_reference(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    gt: torch.Tensor,
+    form: str = 'bound',
+    pair_norm: str = 'per_pair',
+    aux_form: str = 'bound_exact',
+    gamma_b: float = 2.0,
+    prob_temperature: float = 1.0,
+) -> torch.Tensor:
     """3D's L_NDD by definition: a loop over ordered pairs ``(i, j)``, ``i ≠ j``.
 
     For each pair, ``p̃`` are the probabilities restricted to the labels negative in both samples
@@ -100,9 +112,13 @@ def negative_discrepancy_reference(s_logits: torch.Tensor, t_logits: torch.Tenso
     return mse + gamma_b * aux
 
 
-def negative_discrepancy_triple_loop(s_logits: torch.Tensor, t_logits: torch.Tensor,
-                                     gt: torch.Tensor, pair_norm: str = 'per_pair',
-                                     prob_temperature: float = 1.0) -> float:
+def negative_discrepancy_triple_loop(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    gt: torch.Tensor,
+    pair_norm: str = 'per_pair',
+    prob_temperature: float = 1.0,
+) -> float:
     """Exact L_NDD with explicit ``i, j, c`` loops on Python floats (tiny inputs only)."""
     p_s = torch.sigmoid(s_logits.double() / prob_temperature).tolist()
     p_t = torch.sigmoid(t_logits.double() / prob_temperature).tolist()
@@ -128,8 +144,9 @@ def negative_discrepancy_triple_loop(s_logits: torch.Tensor, t_logits: torch.Ten
     return sum(pair_means) / len(pair_means) if pair_norm == 'per_pair' else total / count
 
 
-def binary_kl_reference(s_logits: torch.Tensor, t_logits: torch.Tensor,
-                        temperature: float = 1.0) -> torch.Tensor:
+def binary_kl_reference(
+    s_logits: torch.Tensor, t_logits: torch.Tensor, temperature: float = 1.0
+) -> torch.Tensor:
     """Elementwise analytic ``KLb(σ(t/T) ‖ σ(s/T))`` from probabilities (moderate logits only)."""
     p = torch.sigmoid(t_logits / temperature)
     q = torch.sigmoid(s_logits / temperature)
@@ -142,15 +159,18 @@ def _smooth_l1(x: torch.Tensor) -> torch.Tensor:
     return torch.where(x.abs() < 1, 0.5 * x * x, x.abs() - 0.5)
 
 
-def rkd_reference(s: torch.Tensor, t: torch.Tensor, distance_weight: float = 25.0,
-                  angle_weight: float = 50.0) -> torch.Tensor:
+def rkd_reference(
+    s: torch.Tensor, t: torch.Tensor, distance_weight: float = 25.0, angle_weight: float = 50.0
+) -> torch.Tensor:
     """RKD from the paper: pair distances over their mean (i ≠ j), angles at every anchor j;
     smooth-L1 averaged over all B² pairs and B³ triples (degenerate entries 0, as mdistiller)."""
     batch = s.shape[0]
 
     def distances(e):
-        d = [[(e[i] - e[j]).norm() if i != j else e.new_zeros(()) for j in range(batch)]
-             for i in range(batch)]
+        d = [
+            [(e[i] - e[j]).norm() if i != j else e.new_zeros(()) for j in range(batch)]
+            for i in range(batch)
+        ]
         d = torch.stack([torch.stack(row) for row in d])
         mean = d.sum() / max(batch * (batch - 1), 1)
         return d / mean if batch > 1 else d
@@ -161,13 +181,13 @@ def rkd_reference(s: torch.Tensor, t: torch.Tensor, distance_weight: float = 25.
             return e.new_zeros(())
         return (a @ b) / (a.norm() * b.norm())
 
-    loss_d = _smooth_l1(distances(s) - distances(t.detach())).sum() / batch ** 2
+    loss_d = _smooth_l1(distances(s) - distances(t.detach())).sum() / batch**2
     loss_a = s.new_zeros(())
     for i in range(batch):
         for j in range(batch):
             for k in range(batch):
                 loss_a = loss_a + _smooth_l1(cosine(s, i, j, k) - cosine(t.detach(), i, j, k))
-    return distance_weight * loss_d + angle_weight * loss_a / batch ** 3
+    return distance_weight * loss_d + angle_weight * loss_a / batch**3
 
 
 def pkt_reference(s: torch.Tensor, t: torch.Tensor, eps: float = 1e-7) -> torch.Tensor:
@@ -177,8 +197,10 @@ def pkt_reference(s: torch.Tensor, t: torch.Tensor, eps: float = 1e-7) -> torch.
     def probs(e):
         rows = []
         for i in range(batch):
-            k = [((e[i] @ e[j]) / ((e[i].norm() + eps) * (e[j].norm() + eps)) + 1) / 2
-                 for j in range(batch)]
+            k = [
+                ((e[i] @ e[j]) / ((e[i].norm() + eps) * (e[j].norm() + eps)) + 1) / 2
+                for j in range(batch)
+            ]
             k = torch.stack(k)
             rows.append(k / k.sum())
         return torch.stack(rows)
@@ -188,7 +210,7 @@ def pkt_reference(s: torch.Tensor, t: torch.Tensor, eps: float = 1e-7) -> torch.
     for i in range(batch):
         for j in range(batch):
             total = total + p_t[i, j] * torch.log((p_t[i, j] + eps) / (p_s[i, j] + eps))
-    return total / batch ** 2
+    return total / batch**2
 
 
 def block_mean(x: torch.Tensor, size: int) -> torch.Tensor:
@@ -208,7 +230,7 @@ def at_reference(s_list, t_list, p: float = 2.0) -> torch.Tensor:
             q_s = s[i].abs().pow(p).mean(dim=0).flatten()
             q_t = t[i].abs().pow(p).mean(dim=0).flatten()
             diff = q_s / q_s.norm() - q_t / q_t.norm()
-            total = total + (diff ** 2).sum() / (s.shape[0] * diff.numel())
+            total = total + (diff**2).sum() / (s.shape[0] * diff.numel())
     return total
 
 
@@ -229,12 +251,13 @@ def vid_reference(means, t_list, log_scales, eps: float = 1e-5) -> torch.Tensor:
 def ofd_margin_reference(weight, bias) -> list[float]:
     """E[x | x < 0] for x ~ N(β, γ²) via erfc, −3|γ| where the tail is below 0.001."""
     import math
+
     margins = []
     for g, b in zip(weight.tolist(), bias.tolist()):
         std = abs(g)
         tail = 0.5 * math.erfc((b / std) / math.sqrt(2))
         if tail > 0.001:
-            density = math.exp(-(b / std) ** 2 / 2) / math.sqrt(2 * math.pi)
+            density = math.exp(-((b / std) ** 2) / 2) / math.sqrt(2 * math.pi)
             margins.append(b - std * density / tail)
         else:
             margins.append(-3 * std)
@@ -252,9 +275,11 @@ def ofd_reference(s_list, t_list, margins) -> torch.Tensor:
         for b in range(s.shape[0]):
             for c in range(s.shape[1]):
                 sb, tb, mc = s[b, c], t[b, c], float(m[c])
-                d = ((sb - mc) ** 2 * ((sb > mc) & (tb <= mc))
-                     + (sb - tb) ** 2 * ((sb > tb) & (tb > mc) & (tb <= 0))
-                     + (sb - tb) ** 2 * (tb > 0))
+                d = (
+                    (sb - mc) ** 2 * ((sb > mc) & (tb <= mc))
+                    + (sb - tb) ** 2 * ((sb > tb) & (tb > mc) & (tb <= 0))
+                    + (sb - tb) ** 2 * (tb > 0)
+                )
                 stage = stage + d.sum()
         total = total + stage / s.shape[0] / 2 ** (n - 1 - i)
     return total
@@ -277,14 +302,16 @@ def dkd_reference(s_logits, t_logits, target, alpha=1.0, beta=8.0, temperature=4
             q_s = torch.softmax(s_logits[i, others] / temperature, 0)
             q_t = torch.softmax(t_logits[i, others].detach() / temperature, 0)
             nckd = nckd + (q_t * (q_t.log() - q_s.log())).sum()
-    return (alpha * tckd + beta * nckd) * temperature ** 2 / batch
+    return (alpha * tckd + beta * nckd) * temperature**2 / batch
 
 
-def mlld_reference(s_logits, t_logits, temperatures=(4.0, 3.0, 5.0, 2.0, 6.0),
-                   mask_mode='scalar') -> dict:
+def mlld_reference(
+    s_logits, t_logits, temperatures=(4.0, 3.0, 5.0, 2.0, 6.0), mask_mode='scalar'
+) -> dict:
     """MLLD from its definition: per-sample KD, C×C and B×B Gram entries as explicit sums,
     median masks from sorted values (interpolated median)."""
     import statistics
+
     batch, classes = s_logits.shape
     t_logits = t_logits.detach()
     prob1 = torch.softmax(t_logits, 1)
@@ -298,13 +325,25 @@ def mlld_reference(s_logits, t_logits, temperatures=(4.0, 3.0, 5.0, 2.0, 6.0),
     for temp in temperatures:
         p_s = torch.softmax(s_logits / temp, 1)
         p_t = torch.softmax(t_logits / temp, 1)
-        kd = [temp ** 2 * (p_t[i] * (p_t[i].log() - p_s[i].log())).sum() for i in range(batch)]
-        cc = [sum(((p_t[:, a] * p_t[:, b]).sum() - (p_s[:, a] * p_s[:, b]).sum()) ** 2
-                  for b in range(classes)) / classes for a in range(classes)]
-        bc = [sum(((p_t[i] * p_t[j]).sum() - (p_s[i] * p_s[j]).sum()) ** 2
-                  for j in range(batch)) / batch for i in range(batch)]
-        for name, rows, weights in (('instance', kd, keep), ('class', cc, keep_c),
-                                    ('batch', bc, keep)):
+        kd = [temp**2 * (p_t[i] * (p_t[i].log() - p_s[i].log())).sum() for i in range(batch)]
+        cc = [
+            sum(
+                ((p_t[:, a] * p_t[:, b]).sum() - (p_s[:, a] * p_s[:, b]).sum()) ** 2
+                for b in range(classes)
+            )
+            / classes
+            for a in range(classes)
+        ]
+        bc = [
+            sum(((p_t[i] * p_t[j]).sum() - (p_s[i] * p_s[j]).sum()) ** 2 for j in range(batch))
+            / batch
+            for i in range(batch)
+        ]
+        for name, rows, weights in (
+            ('instance', kd, keep),
+            ('class', cc, keep_c),
+            ('batch', bc, keep),
+        ):
             scale = 1 / batch if name == 'instance' else 1
             if mask_mode == 'per_sample':
                 value = sum(r * w for r, w in zip(rows, weights))
@@ -328,8 +367,7 @@ def hcl_reference(s_list, t_list, pool_sizes=(4, 2, 1)) -> torch.Tensor:
     return total
 
 
-def crd_reference(v_s, v_t, idx, memory_s, memory_t, normalisers, temperature, momentum,
-                  eps=1e-7):
+def crd_reference(v_s, v_t, idx, memory_s, memory_t, normalisers, temperature, momentum, eps=1e-7):
     """One CRD step by loops: scores of every (sample, index) pair, NCE posteriors, then the
     momentum update row by row. Returns (loss, new memory_s, new memory_t)."""
     batch, columns = idx.shape
@@ -366,8 +404,9 @@ def _entries(gt: torch.Tensor):
                 yield i, c, bool(gt[i, c] == 1)
 
 
-def asymmetric_reference(logits, gt, gamma_pos=0.0, gamma_neg=4.0, clip=0.05, eps=1e-8,
-                         detach_focal_weight=True) -> torch.Tensor:
+def asymmetric_reference(
+    logits, gt, gamma_pos=0.0, gamma_neg=4.0, clip=0.05, eps=1e-8, detach_focal_weight=True
+) -> torch.Tensor:
     """ASL summed over entries: ``−(1−p)^{γ+} log max(p, ε)`` / ``−p_m^{γ−} log max(1−p_m, ε)``."""
     x = logits.double()
     total = x.new_zeros(())
@@ -378,7 +417,7 @@ def asymmetric_reference(logits, gt, gamma_pos=0.0, gamma_neg=4.0, clip=0.05, ep
             log_term = torch.log(torch.clamp(p, min=eps))
         else:
             shifted = torch.clamp(p - clip, min=0.0)
-            weight = shifted ** gamma_neg
+            weight = shifted**gamma_neg
             complement = 1 - shifted if clip > 0 else torch.sigmoid(-x[i, c])
             log_term = torch.log(torch.clamp(complement, min=eps))
         if detach_focal_weight:
@@ -395,7 +434,7 @@ def sigmoid_focal_reference(logits, gt, alpha=0.25, gamma=2.0) -> torch.Tensor:
         p_t = torch.sigmoid(x[i, c] if positive else -x[i, c])
         alpha_t = 1.0 if alpha < 0 else (alpha if positive else 1 - alpha)
         one_minus_p_t = torch.sigmoid(-x[i, c] if positive else x[i, c])
-        total = total - alpha_t * one_minus_p_t ** gamma * torch.log(p_t)
+        total = total - alpha_t * one_minus_p_t**gamma * torch.log(p_t)
         count += 1
     return total / max(count, 1)
 
@@ -410,12 +449,13 @@ def hill_reference(logits, gt, hill_lambda=1.5, margin=1.0, gamma=2.0) -> torch.
             total = total - torch.sigmoid(margin - x[i, c]) ** gamma * torch.log(q)
         else:
             p = torch.sigmoid(x[i, c])
-            total = total + (hill_lambda - p) * p ** 2
+            total = total + (hill_lambda - p) * p**2
     return total
 
 
-def splc_reference(logits, gt, epoch, threshold=0.6, change_epoch=1, margin=1.0,
-                   gamma=2.0) -> torch.Tensor:
+def splc_reference(
+    logits, gt, epoch, threshold=0.6, change_epoch=1, margin=1.0, gamma=2.0
+) -> torch.Tensor:
     """SPLC summed over entries; ``epoch=None`` (no correction) is the focal margin loss."""
     x = logits.double()
     total = x.new_zeros(())
@@ -423,16 +463,17 @@ def splc_reference(logits, gt, epoch, threshold=0.6, change_epoch=1, margin=1.0,
         z = x[i, c] - margin if positive else x[i, c]
         q = torch.sigmoid(z)
         if not positive and epoch is not None and epoch >= change_epoch and q > threshold:
-            positive = True                       # corrected: the logit keeps no margin
+            positive = True  # corrected: the logit keeps no margin
         if positive:
             total = total - torch.sigmoid(-z) ** gamma * torch.log(q)
         else:
-            total = total - q ** gamma * torch.log(torch.sigmoid(-z))
+            total = total - q**gamma * torch.log(torch.sigmoid(-z))
     return total
 
 
-def two_way_reference(logits, gt, pos_temperature=4.0, neg_temperature=1.0, classwise=True,
-                      samplewise=True) -> torch.Tensor:
+def two_way_reference(
+    logits, gt, pos_temperature=4.0, neg_temperature=1.0, classwise=True, samplewise=True
+) -> torch.Tensor:
     """Two-way loss by its product form, set by set:
     ``ℓ = log(1 + [Σ_n e^{x_n/T_N}]^{T_N} [Σ_p e^{−x_p/T_P}]^{T_P})``, averaged over the sets with a
     positive, class-wise (columns) plus sample-wise (rows)."""
@@ -448,8 +489,7 @@ def two_way_reference(logits, gt, pos_temperature=4.0, neg_temperature=1.0, clas
                 continue
             pos_sum = sum(torch.exp(-v / pos_temperature) for v in positives)
             neg_sum = sum((torch.exp(v / neg_temperature) for v in negatives), x.new_zeros(()))
-            set_losses.append(torch.log(1 + neg_sum ** neg_temperature
-                                        * pos_sum ** pos_temperature))
+            set_losses.append(torch.log(1 + neg_sum**neg_temperature * pos_sum**pos_temperature))
         if set_losses:
             total = total + sum(set_losses) / len(set_losses)
     return total
@@ -466,7 +506,7 @@ def warp_reference(logits, gt, margin=1.0, reduction='sum', ranks=None) -> torch
     ``L(r) = Σ_{a=1}^{r} 1/a``, ``r_j`` counted literally (the negatives with ``1 + f_k > f_j``)
     unless ``ranks[i][j]`` is given. ``'mean'``: divided by the number of (j, k) pairs."""
     x = logits.double()
-    total, pairs = x.sum() * 0, 0   # connected to the graph when empty
+    total, pairs = x.sum() * 0, 0  # connected to the graph when empty
     for i in range(x.shape[0]):
         positives, negatives = _positives_and_negatives(gt[i])
         for j in positives:
@@ -485,8 +525,9 @@ def warp_reference(logits, gt, margin=1.0, reduction='sum', ranks=None) -> torch
     return total
 
 
-def robust_ramp_reference(logits, gt, ramp_start=-1.0, classwise_weight=1.0,
-                          pair_normalise=False, reduction='sum') -> torch.Tensor:
+def robust_ramp_reference(
+    logits, gt, ramp_start=-1.0, classwise_weight=1.0, pair_normalise=False, reduction='sum'
+) -> torch.Tensor:
     """mlkd's reconstruction of RML, by definition: per sample
     ``ρ Σ_{j∈P} Σ_{k∈N} R(f_j − f_k) + λ Σ_{c∈P∪N} R(y_c f_c)``,
     ``R(t) = min(1 − s, max(0, 1 − t))``, ``y_c = ±1``."""

@@ -1,11 +1,13 @@
 """Writing a file all at once, so that a crash never leaves half of it behind."""
+
 from __future__ import annotations
 
 import contextlib
 import os
 import os.path as osp
 import uuid
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 
 @contextlib.contextmanager

@@ -36,6 +36,7 @@ config (``--cfg-options load_strict=False``).
 renamed into place, so a crash or a full disk while saving leaves no truncated ``epoch_N.pth``
 and never damages the file being replaced.
 """
+
 from __future__ import annotations
 
 import functools
@@ -56,7 +57,7 @@ from mlkd.utils.atomic import atomic_write
 TRUST_ENV = 'MLKD_TRUST_CHECKPOINTS'
 
 #: How torch.save's legacy (non-zip) format starts: pickle protocol 2, then the magic number.
-_LEGACY_MAGIC = pickle.dumps(0x1950a86a20f9469cfc6c, protocol=2)[:12]
+_LEGACY_MAGIC = pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2)[:12]
 
 _trusted_paths: set[str] = set()
 
@@ -82,8 +83,11 @@ def _allowed_attributes() -> dict[type, tuple[str, ...]]:
     """
     from mmengine.logging import HistoryBuffer
     from mmengine.optim.scheduler.param_scheduler import OneCycleParamScheduler
-    return {OneCycleParamScheduler: ('_annealing_cos', '_annealing_linear'),
-            HistoryBuffer: ('min', 'max', 'current', 'mean')}
+
+    return {
+        OneCycleParamScheduler: ('_annealing_cos', '_annealing_linear'),
+        HistoryBuffer: ('min', 'max', 'current', 'mean'),
+    }
 
 
 def _restricted_getattr(owner: type, name: str):
@@ -96,8 +100,11 @@ def _restricted_getattr(owner: type, name: str):
     if name not in allowed.get(owner, ()):
         raise pickle.UnpicklingError(
             f'getattr({getattr(owner, "__qualname__", type(owner).__qualname__)}, {name!r}) is '
-            'not allowed in a checkpoint; allowed: ' + ', '.join(
-                f'{cls.__qualname__}.{attr}' for cls, attrs in allowed.items() for attr in attrs))
+            'not allowed in a checkpoint; allowed: '
+            + ', '.join(
+                f'{cls.__qualname__}.{attr}' for cls, attrs in allowed.items() for attr in attrs
+            )
+        )
     return getattr(owner, name)
 
 
@@ -114,13 +121,27 @@ def safe_globals() -> tuple:
     from mmengine.optim.scheduler.param_scheduler import OneCycleParamScheduler
 
     from mlkd.engine.schedulers.one_cycle import _anneal_cos, _anneal_linear
+
     try:
         multiarray = importlib.import_module('numpy._core.multiarray')
     except ImportError:  # numpy 1.x
         multiarray = importlib.import_module('numpy.core.multiarray')
-    numeric_dtypes = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                      np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
-                      np.complex128)
+    numeric_dtypes = (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    )
     entries = [
         # The message hub's logged scalars ('log_scalars'); its constructor only stores lists.
         # Its __setstate__ merges the pickled statistics methods into the class-wide table: a
@@ -193,22 +214,26 @@ def _is_torch_file(path: str) -> bool:
 def _torch_reason(error: BaseException) -> str:
     """The specific part of torch's long weights-only message (its boilerplate dropped)."""
     message = str(error)
-    found = re.search(r'WeightsUnpickler error:(.*?)(\n\s*\nCheck the documentation|$)', message,
-                      re.DOTALL)
+    found = re.search(
+        r'WeightsUnpickler error:(.*?)(\n\s*\nCheck the documentation|$)', message, re.DOTALL
+    )
     if found:
         return found.group(1).strip()
     boilerplate = ('Weights only load failed', 'Check the documentation')
     paragraphs = [p.strip() for p in re.split(r'\n\s*\n', message)]
-    return ' '.join(p for p in paragraphs if p and not p.startswith(boilerplate)) or \
-        type(error).__name__
+    return (
+        ' '.join(p for p in paragraphs if p and not p.startswith(boilerplate))
+        or type(error).__name__
+    )
 
 
 def _refused_globals(path: str, reason: str) -> list[str]:
     """Every global in ``path`` that the allow-list lacks, else the one torch's message names."""
     allowed = set()
     for entry in safe_globals():
-        allowed.add(entry[1] if isinstance(entry, tuple)
-                    else f'{entry.__module__}.{entry.__qualname__}')
+        allowed.add(
+            entry[1] if isinstance(entry, tuple) else f'{entry.__module__}.{entry.__qualname__}'
+        )
     try:
         found = torch.serialization.get_unsafe_globals_in_checkpoint(path)
     except (ValueError, RuntimeError):  # legacy format: torch cannot list them
@@ -226,14 +251,18 @@ def _weights_only_load(path: str, map_location):
             return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as error:  # noqa: BLE001 - random bytes raise anything from EOFError on
         if not _is_torch_file(path):
-            what = 'an empty file' if osp.getsize(path) == 0 else (
-                "not a PyTorch checkpoint (neither torch.save's zip nor its legacy format)")
+            what = (
+                'an empty file'
+                if osp.getsize(path) == 0
+                else ("not a PyTorch checkpoint (neither torch.save's zip nor its legacy format)")
+            )
             raise InvalidCheckpointError(f'{path!r} is {what}') from None
         reason = _torch_reason(error)
         if not isinstance(error, pickle.UnpicklingError):
             raise InvalidCheckpointError(
                 f'checkpoint {path!r} is truncated or damaged and cannot be read '
-                f'({type(error).__name__}: {reason})') from None
+                f'({type(error).__name__}: {reason})'
+            ) from None
     refused = _refused_globals(path, reason)
     needs = f'needs {", ".join(refused)}, which' if refused else 'holds something that'
     raise UnsafeCheckpointError(
@@ -241,7 +270,8 @@ def _weights_only_load(path: str, map_location):
         '(unpickling it could run arbitrary code).\n'
         + ('' if refused else f'  torch: {reason}\n')
         + f'  If you trust this file, pass --trust-checkpoint {path} to tools/train.py, '
-        f'tools/test.py or tools/export_student.py, or set {TRUST_ENV}={path}.')
+        f'tools/test.py or tools/export_student.py, or set {TRUST_ENV}={path}.'
+    )
 
 
 def load_local_checkpoint(filename: str, map_location=None):
@@ -261,8 +291,10 @@ def load_local_checkpoint(filename: str, map_location=None):
     except UnsafeCheckpointError as error:
         if not is_trusted(filename):
             raise
-        _logger().warning(f'{filename} is trusted ({TRUST_ENV} / --trust-checkpoint): '
-                          f'unpickling it in full. {str(error).splitlines()[0]}')
+        _logger().warning(
+            f'{filename} is trusted ({TRUST_ENV} / --trust-checkpoint): '
+            f'unpickling it in full. {str(error).splitlines()[0]}'
+        )
         checkpoint = torch.load(filename, map_location=map_location, weights_only=False)
     _log_loaded(filename, checkpoint)
     return checkpoint
@@ -270,13 +302,14 @@ def load_local_checkpoint(filename: str, map_location=None):
 
 def _logger():
     from mmengine.logging import MMLogger
+
     return MMLogger.get_current_instance()
 
 
 def _log_loaded(filename: str, checkpoint) -> None:
     from mmengine.logging import MMLogger
-    if not MMLogger.check_instance_created(MMLogger.instance_name) and \
-            not MMLogger._instance_dict:
+
+    if not MMLogger.check_instance_created(MMLogger.instance_name) and not MMLogger._instance_dict:
         return
     logger = MMLogger.get_current_instance()
     if isinstance(checkpoint, dict):
@@ -284,7 +317,7 @@ def _log_loaded(filename: str, checkpoint) -> None:
         meta = checkpoint.get('meta', {}) if isinstance(checkpoint.get('meta'), dict) else {}
         where = ''
         if 'epoch' in meta or 'iter' in meta:
-            where = f", saved at epoch {meta.get('epoch')} / iter {meta.get('iter')}"
+            where = f', saved at epoch {meta.get("epoch")} / iter {meta.get("iter")}'
         logger.info(f'Loaded checkpoint {filename} (contains: {", ".join(parts)}{where})')
     else:
         logger.info(f'Loaded checkpoint {filename}')
@@ -293,9 +326,13 @@ def _log_loaded(filename: str, checkpoint) -> None:
 _mmengine_runner_load_checkpoint = Runner.load_checkpoint
 
 
-def strict_runner_load_checkpoint(runner: Runner, filename: str, map_location='cpu',
-                                  strict: bool | None = None,
-                                  revise_keys: list = [(r'^module\.', '')]) -> dict:  # noqa: B006
+def strict_runner_load_checkpoint(
+    runner: Runner,
+    filename: str,
+    map_location='cpu',
+    strict: bool | None = None,
+    revise_keys: list = [(r'^module\.', '')],  # noqa: B006 - mmengine's signature, never mutated
+) -> dict:
     """``Runner.load_checkpoint`` with ``strict`` defaulting to the config's ``load_strict``
     (True when unset), and a mismatch reported with the file's name.
 
@@ -306,27 +343,37 @@ def strict_runner_load_checkpoint(runner: Runner, filename: str, map_location='c
     if strict is None:
         strict = bool(runner.cfg.get('load_strict', True))
     try:
-        return _mmengine_runner_load_checkpoint(runner, filename, map_location=map_location,
-                                                strict=strict, revise_keys=revise_keys)
+        return _mmengine_runner_load_checkpoint(
+            runner, filename, map_location=map_location, strict=strict, revise_keys=revise_keys
+        )
     except RuntimeError as error:
         if 'do not match exactly' not in str(error):
             raise
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
-        hint = ('To load the matching part only (e.g. to fine-tune), set load_strict=False '
-                '(--cfg-options load_strict=False).')
+        hint = (
+            'To load the matching part only (e.g. to fine-tune), set load_strict=False '
+            '(--cfg-options load_strict=False).'
+        )
         if 'student.' in str(error) and not hasattr(model, 'student'):
             # The commonest case: a plain classifier config given a distiller checkpoint.
-            hint = ('It is a distiller checkpoint (its weights are under "student." and '
-                    '"teacher."): evaluate it with the distiller config it was trained with, or '
-                    'extract the student first: python tools/export_student.py '
-                    f'{filename} student.pth')
+            hint = (
+                'It is a distiller checkpoint (its weights are under "student." and '
+                '"teacher."): evaluate it with the distiller config it was trained with, or '
+                'extract the student first: python tools/export_student.py '
+                f'{filename} student.pth'
+            )
         raise CheckpointMismatchError(
             f'checkpoint {filename!r} does not fit the model ({type(model).__name__}):\n'
-            f'{str(error).strip()}\n{hint}') from None
+            f'{str(error).strip()}\n{hint}'
+        ) from None
 
 
-def save_checkpoint(checkpoint: dict, filename: str, file_client_args: dict | None = None,
-                    backend_args: dict | None = None) -> None:
+def save_checkpoint(
+    checkpoint: dict,
+    filename: str,
+    file_client_args: dict | None = None,
+    backend_args: dict | None = None,
+) -> None:
     """mmengine's ``save_checkpoint``, writing local files atomically (see :func:`atomic_write`).
 
     Remote destinations (``s3://``, ``pavi://``, ... or explicit backend arguments) go to
@@ -336,5 +383,6 @@ def save_checkpoint(checkpoint: dict, filename: str, file_client_args: dict | No
         with atomic_write(filename) as file:
             torch.save(checkpoint, file)
         return
-    _mmengine_save_checkpoint(checkpoint, filename, file_client_args=file_client_args,
-                              backend_args=backend_args)
+    _mmengine_save_checkpoint(
+        checkpoint, filename, file_client_args=file_client_args, backend_args=backend_args
+    )

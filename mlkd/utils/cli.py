@@ -1,5 +1,6 @@
 """What the tools' command lines share: finding and loading a config, visualizer backends, trusted
 checkpoints."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,12 @@ def load_config(config: str, cfg_options: dict | None = None) -> Config:
             ``--cfg-options`` key that nothing takes (:mod:`mlkd.utils.config_keys`).
         ValueError: for an option that the config overrides at run time.
     """
-    from mlkd.utils.config_keys import (check_cfg_options, check_overridden_options,
-                                        check_top_level_keys)
+    from mlkd.utils.config_keys import (
+        check_cfg_options,
+        check_overridden_options,
+        check_top_level_keys,
+    )
+
     path = resolve_config_path(config)
     cfg = Config.fromfile(path)
     check_top_level_keys(cfg, path)
@@ -35,8 +40,9 @@ def load_config(config: str, cfg_options: dict | None = None) -> Config:
     return cfg
 
 
-def load_run_config(config: str, cfg_options: dict | None, launcher: str,
-                    work_dir: str | None) -> Config:
+def load_run_config(
+    config: str, cfg_options: dict | None, launcher: str, work_dir: str | None
+) -> Config:
     """Read ``config``, apply ``--cfg-options``, set the launcher and the work dir.
 
     The work dir is ``work_dir``, else the config's own ``work_dir``, else
@@ -46,8 +52,11 @@ def load_run_config(config: str, cfg_options: dict | None, launcher: str,
     """
     cfg = load_config(config, cfg_options)
     cfg.launcher = launcher
-    cfg.work_dir = work_dir or cfg.get('work_dir') or osp.join(
-        'work_dirs', osp.splitext(osp.basename(cfg.filename))[0])
+    cfg.work_dir = (
+        work_dir
+        or cfg.get('work_dir')
+        or osp.join('work_dirs', osp.splitext(osp.basename(cfg.filename))[0])
+    )
     return cfg
 
 
@@ -55,7 +64,7 @@ def load_run_config(config: str, cfg_options: dict | None, launcher: str,
 VIS_BACKENDS = {
     'local': ('LocalVisBackend', ()),
     'tensorboard': ('TensorboardVisBackend', ('tensorboard', 'tensorboardX')),
-    'wandb': ('WandbVisBackend', ('wandb', )),
+    'wandb': ('WandbVisBackend', ('wandb',)),
 }
 
 
@@ -72,16 +81,21 @@ def set_vis_backends(cfg: Config, names: list[str]) -> None:
     backends = [dict(type='LocalVisBackend')]
     for name in dict.fromkeys(names):
         if name not in VIS_BACKENDS:
-            raise ValueError(f'unknown --vis-backend {name!r}; '
-                             f'choose from {", ".join(VIS_BACKENDS)}')
+            raise ValueError(
+                f'unknown --vis-backend {name!r}; choose from {", ".join(VIS_BACKENDS)}'
+            )
         backend, packages = VIS_BACKENDS[name]
         if packages and not any(importlib.util.find_spec(p) for p in packages):
             raise ModuleNotFoundError(
                 f'--vis-backend {name} needs the {packages[0]!r} package, which is not installed: '
-                f'pip install {packages[0]} (or pip install -r requirements/optional.txt)')
+                f'pip install {packages[0]} (or pip install -r requirements/optional.txt)'
+            )
         if name == 'wandb':
-            backends.append(dict(type=backend, init_kwargs=dict(
-                project='mlkd', name=cfg.get('experiment_name'))))
+            backends.append(
+                dict(
+                    type=backend, init_kwargs=dict(project='mlkd', name=cfg.get('experiment_name'))
+                )
+            )
         elif name != 'local':
             backends.append(dict(type=backend))
     cfg.vis_backends = backends
@@ -94,6 +108,7 @@ class _TrustCheckpoint(argparse.Action):
 
     def __call__(self, parser, namespace, value, option_string=None) -> None:
         from mlkd.utils.checkpoint import trust_checkpoint
+
         try:
             trust_checkpoint(value)
         except FileNotFoundError as error:
@@ -104,6 +119,10 @@ class _TrustCheckpoint(argparse.Action):
 def add_trust_checkpoint_argument(parser: argparse.ArgumentParser) -> None:
     """Add ``--trust-checkpoint PATH`` (repeatable); see :mod:`mlkd.utils.checkpoint`."""
     parser.add_argument(
-        '--trust-checkpoint', action=_TrustCheckpoint, default=None, metavar='CKPT',
+        '--trust-checkpoint',
+        action=_TrustCheckpoint,
+        default=None,
+        metavar='CKPT',
         help='unpickle CKPT in full if a weights-only load refuses it (it can then run code: '
-        'only for files you trust); repeat for several files. Also: MLKD_TRUST_CHECKPOINTS')
+        'only for files you trust); repeat for several files. Also: MLKD_TRUST_CHECKPOINTS',
+    )

@@ -63,27 +63,34 @@ nine, in the order :func:`apply` installs them; :func:`applied_patches` says whi
 One more breakage (``init_dist('pytorch')`` calling ``torch.cuda.set_device`` on hosts without
 CUDA) is handled without patching, in :mod:`mlkd.utils.dist`.
 """
+
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
 
-from mlkd.utils.checkpoint import (load_local_checkpoint, save_checkpoint,
-                                   strict_runner_load_checkpoint)
+from mlkd.utils.checkpoint import (
+    load_local_checkpoint,
+    save_checkpoint,
+    strict_runner_load_checkpoint,
+)
 from mlkd.utils.config_paths import get_installed_path, is_installed, resolve_config_path
 
 
 def _mlkd_aware_cfg_path(original):
     """Wrap ``Config._get_cfg_path`` so that ``mlkd::`` base configs resolve (module doc)."""
+
     def get_cfg_path(cfg_path: str, filename: str):
         if cfg_path.startswith('mlkd::'):
             return resolve_config_path(cfg_path), 'mlkd'
         return original(cfg_path, filename)
+
     return get_cfg_path
 
 
 def _syntax_checked(original):
     """Wrap ``Config._is_lazy_import`` so that a syntax error names its config file."""
+
     def is_lazy_import(filename: str) -> bool:
         if filename.endswith('.py'):
             with open(filename, encoding='utf-8') as file:
@@ -92,15 +99,19 @@ def _syntax_checked(original):
                 compile(source, filename, 'exec', flags=ast.PyCF_ONLY_AST, dont_inherit=True)
             except SyntaxError as error:
                 text = (error.text or '').rstrip()
-                raise SyntaxError(f'syntax error in config file {filename}, line {error.lineno}: '
-                                  f'{error.msg}' + (f'\n    {text}' if text else ''),
-                                  (filename, error.lineno, error.offset, error.text)) from None
+                raise SyntaxError(
+                    f'syntax error in config file {filename}, line {error.lineno}: '
+                    f'{error.msg}' + (f'\n    {text}' if text else ''),
+                    (filename, error.lineno, error.offset, error.text),
+                ) from None
         return original(filename)
+
     return is_lazy_import
 
 
 def _sample_named_on_error(original):
     """Wrap ``BaseDataset.prepare_data`` so that a failing sample is named (module doc)."""
+
     def prepare_data(self, idx):
         try:
             return original(self, idx)
@@ -109,9 +120,12 @@ def _sample_named_on_error(original):
                 path = self.get_data_info(idx).get('img_path')
             except Exception:  # noqa: BLE001 - the note must not hide the original error
                 path = None
-            error.add_note(f'while loading sample {idx} of {type(self).__name__}'
-                           + (f': {path}' if path else ''))
+            error.add_note(
+                f'while loading sample {idx} of {type(self).__name__}'
+                + (f': {path}' if path else '')
+            )
             raise
+
     return prepare_data
 
 
@@ -131,8 +145,12 @@ def _memoised_format_code(original: Callable, size: int = 64) -> Callable:
     @functools.wraps(original)
     def format_code(text, *args, **kwargs):
         style = kwargs.get('style_config')
-        if args or set(kwargs) - {'style_config', 'verify'} or not isinstance(style, dict) \
-                or not isinstance(text, str):
+        if (
+            args
+            or set(kwargs) - {'style_config', 'verify'}
+            or not isinstance(style, dict)
+            or not isinstance(text, str)
+        ):
             return original(text, *args, **kwargs)
         try:
             key = tuple(sorted(style.items()))
@@ -147,11 +165,13 @@ def _memoised_format_code(original: Callable, size: int = 64) -> Callable:
 
 def _format_config_text_once() -> None:
     import mmengine.config.config as config_module
+
     config_module.FormatCode = _memoised_format_code(config_module.FormatCode)
 
 
 def _load_local_checkpoints_weights_only() -> None:
     from mmengine.runner.checkpoint import CheckpointLoader
+
     CheckpointLoader.register_scheme(prefixes='', force=True)(load_local_checkpoint)
 
 
@@ -159,6 +179,7 @@ def _save_checkpoints_atomically() -> None:
     import mmengine.runner as runner_package
     import mmengine.runner.checkpoint as checkpoint_module
     import mmengine.runner.runner as runner_module
+
     # Runner.save_checkpoint uses runner_module's name; CheckpointHook (publishing) the package's.
     for module in (checkpoint_module, runner_package, runner_module):
         module.save_checkpoint = save_checkpoint
@@ -166,6 +187,7 @@ def _save_checkpoints_atomically() -> None:
 
 def _load_checkpoints_into_the_model_strictly() -> None:
     import mmengine.runner.runner as runner_module
+
     runner_module.Runner.load_checkpoint = strict_runner_load_checkpoint
 
 
@@ -174,6 +196,7 @@ def _look_packages_up_without_pkg_resources() -> None:
     import mmengine.hub.hub as hub_module
     import mmengine.utils as utils_module
     import mmengine.utils.package_utils as package_utils
+
     for module in (package_utils, utils_module, config_module, hub_module):
         if hasattr(module, 'is_installed'):
             module.is_installed = is_installed
@@ -183,16 +206,19 @@ def _look_packages_up_without_pkg_resources() -> None:
 
 def _resolve_mlkd_config_bases() -> None:
     from mmengine.config import Config
+
     Config._get_cfg_path = staticmethod(_mlkd_aware_cfg_path(Config._get_cfg_path))
 
 
 def _name_the_config_file_of_a_syntax_error() -> None:
     from mmengine.config import Config
+
     Config._is_lazy_import = staticmethod(_syntax_checked(Config._is_lazy_import))
 
 
 def _name_the_sample_that_fails_to_load() -> None:
     from mmengine.dataset import BaseDataset
+
     BaseDataset.prepare_data = _sample_named_on_error(BaseDataset.prepare_data)
 
 
@@ -200,6 +226,7 @@ def _fetch_samples_under_their_key() -> None:
     from mmengine.dataset import BaseDataset, ClassBalancedDataset, ConcatDataset, RepeatDataset
 
     from mlkd.utils.sample_seed import keyed_getitem
+
     for dataset_class in (BaseDataset, ConcatDataset, RepeatDataset, ClassBalancedDataset):
         dataset_class.__getitem__ = keyed_getitem(dataset_class.__getitem__)
 

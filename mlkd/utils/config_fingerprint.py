@@ -4,11 +4,13 @@ Used wherever results of different runs could be taken for each other: training 
 that holds another config's run, the sweep and the demo reusing finished runs, the results
 collector averaging runs as seeds of one setting.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: Keys that say where and how a run is launched or named, not what it computes.
 LOCATION_KEYS = ('work_dir', 'experiment_name', 'launcher', 'resume', 'load_from', 'filename')

@@ -21,6 +21,7 @@ and silently ignored. The rules:
   (``laod_from``) is refused. Other unknown top-level names are the configs' own variables
   (``image_size``, ``max_lr``, ``method``) and are allowed.
 """
+
 from __future__ import annotations
 
 import copy
@@ -28,7 +29,8 @@ import difflib
 import functools
 import inspect
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 #: How similar (difflib ratio) a key must be to a known one to count as its misspelling.
 NEAR_MISS = 0.8
@@ -49,12 +51,19 @@ def known_top_level_keys() -> frozenset:
     """mmengine Runner's arguments, the keys it reads from ``cfg``, the config machinery's and
     mlkd's."""
     from mmengine.runner import Runner
+
     runner_args = set(inspect.signature(Runner.__init__).parameters) - {'self', 'cfg'}
-    read_by_runner = {'model_wrapper_cfg', 'find_unused_parameters', 'compile', 'sync_bn',
-                      'efficient_conv_bn_eval', 'activation_checkpointing', 'strategy'}
+    read_by_runner = {
+        'model_wrapper_cfg',
+        'find_unused_parameters',
+        'compile',
+        'sync_bn',
+        'efficient_conv_bn_eval',
+        'activation_checkpointing',
+        'strategy',
+    }
     config_machinery = {'_base_', 'custom_imports', 'filename', 'text'}
     return frozenset(runner_args | read_by_runner | config_machinery | MLKD_TOP_LEVEL_KEYS)
-
 
 
 def _suggest(key: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
@@ -63,8 +72,13 @@ def _suggest(key: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
 
 
 def _near_misses(key: str, candidates: Iterable[str]) -> list[str]:
-    return [c for c in difflib.get_close_matches(key, sorted(set(map(str, candidates))), n=3,
-                                                 cutoff=NEAR_MISS) if c != key]
+    return [
+        c
+        for c in difflib.get_close_matches(
+            key, sorted(set(map(str, candidates))), n=3, cutoff=NEAR_MISS
+        )
+        if c != key
+    ]
 
 
 def check_top_level_keys(cfg, source: str) -> None:
@@ -81,14 +95,18 @@ def check_top_level_keys(cfg, source: str) -> None:
         if close:
             raise UnknownConfigKeyError(
                 f'{source}: unknown top-level key {key!r}, which nothing reads; did you mean '
-                f'{" or ".join(close)}?')
+                f'{" or ".join(close)}?'
+            )
 
 
 def _child(node: Any, key: str) -> tuple[bool, Any]:
     if isinstance(node, dict):
         return (key in node, node.get(key))
-    if isinstance(node, (list, tuple)) and key.lstrip('-').isdigit() \
-            and -len(node) <= int(key) < len(node):
+    if (
+        isinstance(node, (list, tuple))
+        and key.lstrip('-').isdigit()
+        and -len(node) <= int(key) < len(node)
+    ):
         return (True, node[int(key)])
     return (False, None)
 
@@ -107,6 +125,7 @@ def _registered(type_: Any) -> list[Callable]:
     from mmengine.registry import FUNCTIONS
 
     from mlkd import registry
+
     registries = [getattr(registry, name) for name in registry.__all__ if name.isupper()]
     found = []
     for reg in [*registries, FUNCTIONS]:
@@ -128,8 +147,12 @@ def keywords(obj: Callable) -> frozenset | None:
     any.
     """
     import torch
-    chain = [k for k in obj.__mro__ if k not in (object, torch.nn.Module)] \
-        if inspect.isclass(obj) else [obj]
+
+    chain = (
+        [k for k in obj.__mro__ if k not in (object, torch.nn.Module)]
+        if inspect.isclass(obj)
+        else [obj]
+    )
     names: set[str] = set()
     for owner in chain:
         function = vars(owner).get('__init__') if inspect.isclass(obj) else owner
@@ -139,8 +162,7 @@ def keywords(obj: Callable) -> frozenset | None:
             parameters = inspect.signature(function).parameters.values()
         except (TypeError, ValueError):  # a builtin without a signature
             return None
-        names |= {p.name for p in parameters
-                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        names |= {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         if not any(p.kind == p.VAR_KEYWORD for p in parameters):
             return frozenset(names - {'self'})
         if not inspect.isclass(obj):
@@ -152,23 +174,44 @@ def keywords(obj: Callable) -> frozenset | None:
 def _typeless_defaults() -> dict[tuple, Callable[[dict], frozenset | None]]:
     """What consumes the dicts without ``type`` that mmengine's Runner builds itself."""
     import torch
-    from mmengine.runner import (EpochBasedTrainLoop, IterBasedTrainLoop, Runner, TestLoop,
-                                 ValLoop)
+    from mmengine.runner import EpochBasedTrainLoop, IterBasedTrainLoop, Runner, TestLoop, ValLoop
     from mmengine.runner.loops import BaseLoop
+
     loop_args = keywords(BaseLoop)  # runner, dataloader (given by the Runner)
     loader = keywords(torch.utils.data.DataLoader) | {
-        'num_batch_per_epoch', 'disable_subprocess_warning'}  # popped by Runner.build_dataloader
-    clip = (keywords(torch.nn.utils.clip_grad_norm_) | keywords(torch.nn.utils.clip_grad_value_)
-            | {'type'}) - {'parameters'}
+        'num_batch_per_epoch',
+        'disable_subprocess_warning',
+    }  # popped by Runner.build_dataloader
+    clip = (
+        keywords(torch.nn.utils.clip_grad_norm_)
+        | keywords(torch.nn.utils.clip_grad_value_)
+        | {'type'}
+    ) - {'parameters'}
     # DefaultOptimWrapperConstructor's documented paramwise_cfg keys.
-    paramwise = frozenset({'custom_keys', 'bias_lr_mult', 'bias_decay_mult', 'norm_decay_mult',
-                           'dwconv_decay_mult', 'flat_decay_mult', 'dcn_offset_lr_mult',
-                           'bypass_duplicate'})
+    paramwise = frozenset(
+        {
+            'custom_keys',
+            'bias_lr_mult',
+            'bias_decay_mult',
+            'norm_decay_mult',
+            'dwconv_decay_mult',
+            'flat_decay_mult',
+            'dcn_offset_lr_mult',
+            'bypass_duplicate',
+        }
+    )
     return {
-        **{(name,): lambda node: loader for name in
-           ('train_dataloader', 'val_dataloader', 'test_dataloader')},
-        ('train_cfg',): lambda node: (keywords(EpochBasedTrainLoop if node.get('by_epoch', True)
-                                               else IterBasedTrainLoop) - loop_args) | {'by_epoch'},
+        **{
+            (name,): lambda node: loader
+            for name in ('train_dataloader', 'val_dataloader', 'test_dataloader')
+        },
+        ('train_cfg',): lambda node: (
+            (
+                keywords(EpochBasedTrainLoop if node.get('by_epoch', True) else IterBasedTrainLoop)
+                - loop_args
+            )
+            | {'by_epoch'}
+        ),
         ('val_cfg',): lambda node: keywords(ValLoop) - loop_args - {'evaluator'},
         ('test_cfg',): lambda node: keywords(TestLoop) - loop_args - {'evaluator'},
         ('optim_wrapper',): lambda node: _with_type(node, 'OptimWrapper'),
@@ -176,8 +219,9 @@ def _typeless_defaults() -> dict[tuple, Callable[[dict], frozenset | None]]:
         ('optim_wrapper', 'paramwise_cfg'): lambda node: paramwise,
         ('log_processor',): lambda node: _with_type(node, 'LogProcessor'),
         ('randomness',): lambda node: keywords(Runner.set_randomness),
-        ('env_cfg',): lambda node: frozenset({'cudnn_benchmark', 'mp_cfg', 'dist_cfg',
-                                              'resource_limit'}),
+        ('env_cfg',): lambda node: frozenset(
+            {'cudnn_benchmark', 'mp_cfg', 'dist_cfg', 'resource_limit'}
+        ),
         ('env_cfg', 'mp_cfg'): lambda node: frozenset({'mp_start_method', 'opencv_num_threads'}),
         ('auto_scale_lr',): lambda node: frozenset({'enable', 'base_batch_size'}),
         # dicts of named entries, or passed on whole to torch
@@ -239,7 +283,7 @@ def accepted_keys(path: tuple, node: dict, parent: Any = None) -> frozenset | No
 
 def _annotation(type_: Any, keyword: str) -> str | None:
     for obj in _registered(type_):
-        for owner in (obj.__mro__ if inspect.isclass(obj) else [obj]):
+        for owner in obj.__mro__ if inspect.isclass(obj) else [obj]:
             function = vars(owner).get('__init__') if inspect.isclass(obj) else owner
             try:
                 parameter = inspect.signature(function).parameters.get(keyword)
@@ -247,8 +291,11 @@ def _annotation(type_: Any, keyword: str) -> str | None:
                 parameter = None
             if parameter is not None and parameter.annotation is not parameter.empty:
                 annotation = parameter.annotation
-                return annotation if isinstance(annotation, str) else \
-                    inspect.formatannotation(annotation)
+                return (
+                    annotation
+                    if isinstance(annotation, str)
+                    else inspect.formatannotation(annotation)
+                )
     return None
 
 
@@ -272,13 +319,12 @@ def check_cfg_options(cfg, options: dict, source: str = '--cfg-options') -> None
             continue
         parts = dotted.split('.')
         node: Any = {key: cfg[key] for key in cfg.keys()}  # Config is no dict
-        parent: Any = None
         path: list = []
         for depth, part in enumerate(parts):
             exists, child = _child(node, part)
             if exists:
                 path.append(int(part) if isinstance(node, (list, tuple)) else part)
-                parent, node = node, child
+                node = child
                 continue
             where = '.'.join(parts[:depth]) or 'the config'
             siblings = list(node.keys()) if isinstance(node, dict) else []
@@ -289,22 +335,31 @@ def check_cfg_options(cfg, options: dict, source: str = '--cfg-options') -> None
                 raise UnknownConfigKeyError(
                     f'{source} {dotted}: {part!r} is not a key of the config nor one that '
                     f'mmengine or mlkd reads'
-                    + _suggest(part, [*siblings, *known_top_level_keys()]) + hint)
+                    + _suggest(part, [*siblings, *known_top_level_keys()])
+                    + hint
+                )
             if not isinstance(node, dict):
                 raise UnknownConfigKeyError(
-                    f'{source} {dotted}: {where} is {type(node).__name__}, which has no {part!r}')
+                    f'{source} {dotted}: {where} is {type(node).__name__}, which has no {part!r}'
+                )
             if depth < len(parts) - 1:
                 raise UnknownConfigKeyError(
-                    f'{source} {dotted}: {where} has no key {part!r}' + _suggest(part, siblings))
+                    f'{source} {dotted}: {where} has no key {part!r}' + _suggest(part, siblings)
+                )
             merged_node, merged_parent = _at(merged_root, path), _at(merged_root, path[:-1])
             taken = accepted_keys(tuple(path), merged_node, merged_parent)
             if taken is ANY_KEY or part in taken:
                 break
-            what = (f"{merged_node['type']!r} takes no such keyword" if 'type' in merged_node
-                    else 'nothing reads such a key there')
+            what = (
+                f'{merged_node["type"]!r} takes no such keyword'
+                if 'type' in merged_node
+                else 'nothing reads such a key there'
+            )
             raise UnknownConfigKeyError(
                 f'{source} {dotted}: {where} has no key {part!r} and {what}'
-                + _suggest(part, [*siblings, *taken], cutoff=0.5) + hint)
+                + _suggest(part, [*siblings, *taken], cutoff=0.5)
+                + hint
+            )
 
 
 def _at(root: dict, path: list) -> Any:
@@ -328,10 +383,12 @@ def check_overridden_options(cfg, options: dict, source: str = '--cfg-options') 
     for index, scheduler in enumerate(schedulers):
         is_one_cycle = scheduler.get('type') in ('OneCycleLR', 'OneCycleLRWithMultipliers') or (
             scheduler.get('type') == 'OneCycleParamScheduler'
-            and scheduler.get('param_name') == 'lr')
+            and scheduler.get('param_name') == 'lr'
+        )
         if lr_options and is_one_cycle:
             raise ValueError(
                 f'{source} {lr_options[0]}={options[lr_options[0]]}: has no effect, '
                 f'param_scheduler[{index}] ({scheduler["type"]}) sets the learning rate from its '
                 f'eta_max (the peak) at every step; set param_scheduler.{index}.eta_max instead '
-                f'(now {scheduler.get("eta_max")})')
+                f'(now {scheduler.get("eta_max")})'
+            )

@@ -9,6 +9,7 @@ can import it first.
 functions of the same names (setuptools >= 82 has no ``pkg_resources``); :mod:`mlkd.utils.compat`
 installs them in mmengine.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -64,8 +65,9 @@ def get_installed_path(package: str) -> str:
     if spec is None:
         raise ModuleNotFoundError(f'package {package!r} is not installed')
     if spec.origin is None:
-        raise RuntimeError(f'{package} is a namespace package, which is invalid for '
-                           '`get_installed_path`')
+        raise RuntimeError(
+            f'{package} is a namespace package, which is invalid for `get_installed_path`'
+        )
     return osp.dirname(spec.origin)
 
 
@@ -91,8 +93,9 @@ def resolve_config_path(config: str) -> str:
     try:
         candidates.append(osp.join(get_installed_path(package), '.mim', 'configs', relative))
     except ModuleNotFoundError:
-        raise FileNotFoundError(f'config {config!r}: package {package!r} is not installed') \
-            from None
+        raise FileNotFoundError(
+            f'config {config!r}: package {package!r} is not installed'
+        ) from None
     for candidate in candidates:
         if osp.isfile(candidate):
             return candidate

@@ -15,6 +15,7 @@ that mmengine and torch accept but that train nonsense or fail far from their ca
 A batch larger than the dataset with ``drop_last=True`` needs the dataset's length, so it is
 checked when the training loop is built (:func:`check_train_loader`).
 """
+
 from __future__ import annotations
 
 import math
@@ -41,18 +42,27 @@ def _check_numbers(leaves: dict[str, Any]) -> None:
         if key in ('train_cfg.max_epochs', 'train_cfg.max_iters') and value < 0:
             _refuse(key, text, 'the number of epochs / iterations cannot be negative')
         elif key == 'train_cfg.val_interval' and (value < 1 or value != int(value)):
-            _refuse(key, text, 'validate every N epochs (iterations) needs a positive integer N; '
-                    'to skip validation use --no-validate')
-        elif (key == 'optim_wrapper.optimizer.lr' or
-              (key.startswith('param_scheduler.') and last in ('eta_max', 'eta_min'))) and \
-                not (math.isfinite(value) and value >= 0):
+            _refuse(
+                key,
+                text,
+                'validate every N epochs (iterations) needs a positive integer N; '
+                'to skip validation use --no-validate',
+            )
+        elif (
+            key == 'optim_wrapper.optimizer.lr'
+            or (key.startswith('param_scheduler.') and last in ('eta_max', 'eta_min'))
+        ) and not (math.isfinite(value) and value >= 0):
             _refuse(key, text, 'a learning rate must be finite and not negative')
-        elif key.startswith('model.') and ('temperature' in last or last == 'tau') and \
-                not (math.isfinite(value) and value > 0):
+        elif (
+            key.startswith('model.')
+            and ('temperature' in last or last == 'tau')
+            and not (math.isfinite(value) and value > 0)
+        ):
             _refuse(key, text, 'a temperature divides the logits, it must be positive')
         elif last == 'loss_weight' and not (math.isfinite(value) and value >= 0):
-            _refuse(key, text, 'a loss weight must be finite and not negative (0 switches the '
-                    'term off)')
+            _refuse(
+                key, text, 'a loss weight must be finite and not negative (0 switches the term off)'
+            )
 
 
 def _check_pipelines(cfg) -> None:
@@ -68,7 +78,8 @@ def _check_pipelines(cfg) -> None:
             raise ConfigValueError(
                 f'{loader}.dataset.pipeline {ends}, not a packing transform: add '
                 "dict(type='PackInputs') as its last step (the model takes the packed inputs "
-                'and data samples)')
+                'and data samples)'
+            )
 
 
 def check_config_values(cfg) -> None:
@@ -90,4 +101,5 @@ def check_train_loader(dataloader, key: str = 'train_dataloader') -> None:
     raise ConfigValueError(
         f'{key}.batch_size={batch_size} with drop_last=True gives no batch: the dataset '
         f'({type(dataset).__name__}) has {len(dataset)} samples per process; lower the batch size '
-        'or set drop_last=False')
+        'or set drop_last=False'
+    )

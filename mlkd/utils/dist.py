@@ -6,6 +6,7 @@ backend, and the Runner wraps the model in DDP with ``device_ids=[LOCAL_RANK]``,
 rejects. :func:`prepare_distributed` creates the gloo process group itself when CUDA is absent
 (``Runner.setup_env`` then skips ``init_dist``) and sets a CPU-valid model wrapper.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,24 +41,35 @@ def prepare_distributed(cfg: Config, launcher: str) -> None:
     if launcher == 'slurm':
         _slurm_env()
     elif launcher != 'pytorch':
-        raise ValueError(f'launcher {launcher!r} is not supported without CUDA; '
-                         "use 'pytorch' (torchrun) or 'slurm'")
-    missing = [k for k in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT')
-               if k not in os.environ]
+        raise ValueError(
+            f'launcher {launcher!r} is not supported without CUDA; '
+            "use 'pytorch' (torchrun) or 'slurm'"
+        )
+    missing = [
+        k for k in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT') if k not in os.environ
+    ]
     if missing:
-        raise RuntimeError(f'--launcher {launcher} needs the environment variables {missing}; '
-                           'start the job with tools/dist_train.sh (torchrun) or srun')
+        raise RuntimeError(
+            f'--launcher {launcher} needs the environment variables {missing}; '
+            'start the job with tools/dist_train.sh (torchrun) or srun'
+        )
     cfg.setdefault('env_cfg', {}).setdefault('dist_cfg', {})['backend'] = 'gloo'
     if not torch_dist.is_initialized():
         timeout = cfg.env_cfg.dist_cfg.get('timeout')
         kwargs = {}
         if timeout is not None:
             from datetime import timedelta
+
             kwargs['timeout'] = timedelta(seconds=timeout)
-        torch_dist.init_process_group(backend='gloo', rank=int(os.environ['RANK']),
-                                      world_size=int(os.environ['WORLD_SIZE']), **kwargs)
-    wrapper = cfg.get('model_wrapper_cfg') or dict(type='MMDistributedDataParallel',
-                                                   broadcast_buffers=False)
+        torch_dist.init_process_group(
+            backend='gloo',
+            rank=int(os.environ['RANK']),
+            world_size=int(os.environ['WORLD_SIZE']),
+            **kwargs,
+        )
+    wrapper = cfg.get('model_wrapper_cfg') or dict(
+        type='MMDistributedDataParallel', broadcast_buffers=False
+    )
     wrapper['device_ids'] = None
     cfg.model_wrapper_cfg = wrapper
 

@@ -10,6 +10,7 @@ Tools check all their outputs before the long work starts (:func:`check_outputs`
 each one with :func:`open_output` or :func:`save_figure` (which check again, as the disk may have
 changed meanwhile). ``docs/bad_inputs.md`` lists the tools and the test that pins each one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,7 +18,8 @@ import contextlib
 import io
 import os
 import os.path as osp
-from typing import IO, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import IO
 
 from mlkd.utils.atomic import atomic_write
 
@@ -33,12 +35,13 @@ class OutputIsInputError(ValueError):
     """An output path is one of the tool's inputs."""
 
 
-def add_overwrite_argument(parser: argparse.ArgumentParser, *aliases: str,
-                           help: str = 'replace output files that exist already (never the '
-                           'inputs)') -> None:
+def add_overwrite_argument(
+    parser: argparse.ArgumentParser,
+    *aliases: str,
+    help: str = 'replace output files that exist already (never the inputs)',
+) -> None:
     """Add ``--overwrite`` (and ``aliases``, e.g. an older ``--force``) to ``parser``."""
-    parser.add_argument(OVERWRITE_FLAG, *aliases, dest='overwrite', action='store_true',
-                        help=help)
+    parser.add_argument(OVERWRITE_FLAG, *aliases, dest='overwrite', action='store_true', help=help)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -47,8 +50,13 @@ def _same_file(a: str, b: str) -> bool:
     return osp.realpath(a) == osp.realpath(b)
 
 
-def check_output(path: str | os.PathLike, *, inputs: Iterable[str | os.PathLike | None] = (),
-                 overwrite: bool = False, flag: str = OVERWRITE_FLAG) -> str:
+def check_output(
+    path: str | os.PathLike,
+    *,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    overwrite: bool = False,
+    flag: str = OVERWRITE_FLAG,
+) -> str:
     """Raise unless ``path`` may be written; return it as a string.
 
     Raises:
@@ -60,8 +68,10 @@ def check_output(path: str | os.PathLike, *, inputs: Iterable[str | os.PathLike 
     path = os.fspath(path)
     for source in inputs:
         if source is not None and _same_file(path, os.fspath(source)):
-            raise OutputIsInputError(f'output {path!r} is one of the inputs ({os.fspath(source)!r})'
-                                     '; refusing to write onto it, choose another output path')
+            raise OutputIsInputError(
+                f'output {path!r} is one of the inputs ({os.fspath(source)!r})'
+                '; refusing to write onto it, choose another output path'
+            )
     if osp.isdir(path):
         raise IsADirectoryError(f'output {path!r} is a directory, expected a file path')
     if osp.lexists(path) and not overwrite:
@@ -76,8 +86,9 @@ def check_outputs(paths: Iterable[str | os.PathLike | None], **kwargs) -> list[s
     resolved = [osp.realpath(p) for p in checked]
     for index, path in enumerate(resolved):
         if path in resolved[:index]:
-            raise ValueError(f'two outputs are the same file {checked[index]!r}; '
-                             'give each output its own path')
+            raise ValueError(
+                f'two outputs are the same file {checked[index]!r}; give each output its own path'
+            )
     return checked
 
 
@@ -90,10 +101,16 @@ def output_paths(stem: str, extensions: Iterable[str], **policy) -> dict[str, st
 
 
 @contextlib.contextmanager
-def open_output(path: str | os.PathLike, mode: str = 'w', *,
-                inputs: Iterable[str | os.PathLike | None] = (), overwrite: bool = False,
-                flag: str = OVERWRITE_FLAG, encoding: str = 'utf-8',
-                newline: str | None = None) -> Iterator[IO]:
+def open_output(
+    path: str | os.PathLike,
+    mode: str = 'w',
+    *,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    overwrite: bool = False,
+    flag: str = OVERWRITE_FLAG,
+    encoding: str = 'utf-8',
+    newline: str | None = None,
+) -> Iterator[IO]:
     """Open ``path`` for writing under the output policy (``mode`` ``'w'`` text or ``'wb'``).
 
     The data goes to a temporary file beside ``path`` that is renamed onto it when the block

@@ -12,6 +12,7 @@ queue), and :func:`keyed_getitem`, installed by :mod:`mlkd.utils.compat` on the 
 every mmengine dataset goes through, runs the whole fetch of a keyed index, pipeline and refetches
 included, inside :func:`sample_random_state`. A plain ``int`` index is fetched as before.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,7 +28,7 @@ from torch.utils.data import get_worker_info
 
 __all__ = ['SampleKey', 'keyed_getitem', 'sample_random_state']
 
-_KEY = struct.Struct('<3Q')   # seed, epoch, index as unsigned 64-bit ints
+_KEY = struct.Struct('<3Q')  # seed, epoch, index as unsigned 64-bit ints
 
 
 class SampleKey(int):
@@ -39,7 +40,7 @@ class SampleKey(int):
     seed: int
     epoch: int
 
-    def __new__(cls, index: int, seed: int, epoch: int) -> 'SampleKey':
+    def __new__(cls, index: int, seed: int, epoch: int) -> SampleKey:
         key = super().__new__(cls, index)
         key.seed = seed
         key.epoch = epoch
@@ -72,11 +73,14 @@ def sample_random_state(seed: int, epoch: int, index: int) -> Iterator[None]:
         ValueError: naming the key when a part is negative or does not fit in 64 bits.
     """
     if not all(0 <= part < 2**64 for part in (seed, epoch, index)):
-        raise ValueError(f'sample_random_state: seed, epoch and index must be in [0, 2**64), '
-                         f'got seed={seed}, epoch={epoch}, index={index} (check '
-                         '`randomness.seed`)')
-    digest = hashlib.blake2b(_KEY.pack(seed, epoch, index), digest_size=20,
-                             person=b'mlkd-sample').digest()
+        raise ValueError(
+            f'sample_random_state: seed, epoch and index must be in [0, 2**64), '
+            f'got seed={seed}, epoch={epoch}, index={index} (check '
+            '`randomness.seed`)'
+        )
+    digest = hashlib.blake2b(
+        _KEY.pack(seed, epoch, index), digest_size=20, person=b'mlkd-sample'
+    ).digest()
     saved = None
     if get_worker_info() is None:
         saved = random.getstate(), np.random.get_state(), torch.get_rng_state()

@@ -16,9 +16,11 @@ The labels are validated once per batch, on the host, by :func:`check_batch_labe
 that preprocessor before the transfer): the losses read their targets without checking them
 again, which would cost a device-to-host synchronisation per loss call.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,13 +45,17 @@ def _host_indices(value: Any) -> np.ndarray:
 def _describe(sample: Any, row: int) -> str:
     path = sample.get('img_path') if hasattr(sample, 'get') else None
     index = sample.get('sample_idx') if hasattr(sample, 'get') else None
-    where = ', '.join(part for part in (f'sample_idx {index}' if index is not None else '',
-                                        str(path) if path else '') if part)
+    where = ', '.join(
+        part
+        for part in (f'sample_idx {index}' if index is not None else '', str(path) if path else '')
+        if part
+    )
     return f'sample {row} of the batch' + (f' ({where})' if where else '')
 
 
-def _check_class_indices(parts: list[np.ndarray], data_samples: Sequence, field: str,
-                         num_classes: int | None) -> None:
+def _check_class_indices(
+    parts: list[np.ndarray], data_samples: Sequence, field: str, num_classes: int | None
+) -> None:
     """Raise a ValueError naming the first sample whose ``field`` holds an index outside
     ``[0, num_classes)`` (one vectorised test over the batch; the search runs on failure only)."""
     if not any(len(part) for part in parts):
@@ -61,12 +67,15 @@ def _check_class_indices(parts: list[np.ndarray], data_samples: Sequence, field:
     for row, part in enumerate(parts):
         bad = part[(part < 0) | (part >= upper)]
         if len(bad):
-            raise ValueError(f'{field} of {_describe(data_samples[row], row)} holds class '
-                             f'{int(bad[0])}, outside [0, {num_classes})')
+            raise ValueError(
+                f'{field} of {_describe(data_samples[row], row)} holds class '
+                f'{int(bad[0])}, outside [0, {num_classes})'
+            )
 
 
-def check_batch_labels(data_samples: Sequence, num_classes: int | None,
-                       soft_targets: bool = False) -> None:
+def check_batch_labels(
+    data_samples: Sequence, num_classes: int | None, soft_targets: bool = False
+) -> None:
     """Validate the labels of a batch on the host, once, before they reach the device.
 
     The losses trust their targets (a value check there would cost a device-to-host sync per
@@ -82,7 +91,7 @@ def check_batch_labels(data_samples: Sequence, num_classes: int | None,
     Raises:
         ValueError: for the first bad entry.
     """
-    for field in ('gt_label', ) + IGNORED_FIELDS:
+    for field in ('gt_label',) + IGNORED_FIELDS:
         parts = [_host_indices(sample.get(field)) for sample in data_samples]
         _check_class_indices(parts, data_samples, field, num_classes)
     scores = [sample.get('gt_score') for sample in data_samples]
@@ -90,20 +99,29 @@ def check_batch_labels(data_samples: Sequence, num_classes: int | None,
         return
     for row, score in enumerate(scores):
         if score is None:
-            raise ValueError(f'{_describe(data_samples[row], row)} has no gt_score while others '
-                             'of its batch have one')
+            raise ValueError(
+                f'{_describe(data_samples[row], row)} has no gt_score while others '
+                'of its batch have one'
+            )
         score = torch.as_tensor(score).detach().cpu()
         if num_classes is not None and score.numel() != num_classes:
-            raise ValueError(f'gt_score of {_describe(data_samples[row], row)} has '
-                             f'{score.numel()} entries, expected num_classes={num_classes}')
+            raise ValueError(
+                f'gt_score of {_describe(data_samples[row], row)} has '
+                f'{score.numel()} entries, expected num_classes={num_classes}'
+            )
     batch = torch.stack([torch.as_tensor(s).detach().cpu().flatten().float() for s in scores])
     bad = (batch < 0) | (batch > 1) if soft_targets else (batch != 0) & (batch != 1)
     if bad.any():
         row, col = (int(v) for v in bad.nonzero()[0])
-        allowed = 'in [0, 1]' if soft_targets else ('0 or 1 (set soft_targets=True in the data '
-                                                     'preprocessor for soft targets)')
-        raise ValueError(f'gt_score of {_describe(data_samples[row], row)} holds '
-                         f'{float(batch[row, col]):g} for class {col}; entries must be {allowed}')
+        allowed = (
+            'in [0, 1]'
+            if soft_targets
+            else ('0 or 1 (set soft_targets=True in the data preprocessor for soft targets)')
+        )
+        raise ValueError(
+            f'gt_score of {_describe(data_samples[row], row)} holds '
+            f'{float(batch[row, col]):g} for class {col}; entries must be {allowed}'
+        )
 
 
 def mark_ignored(targets: torch.Tensor, data_samples: Sequence) -> torch.Tensor:
@@ -143,8 +161,9 @@ def sample_target(sample: Any, num_classes: int) -> torch.Tensor:
     if score is not None:
         target = torch.as_tensor(score).detach().float().clone().flatten()
         if target.numel() != num_classes:
-            raise ValueError(f'gt_score has {target.numel()} classes but the model predicts '
-                             f'{num_classes}')
+            raise ValueError(
+                f'gt_score has {target.numel()} classes but the model predicts {num_classes}'
+            )
     else:
         label = sample.get('gt_label')
         device = label.device if isinstance(label, torch.Tensor) else torch.device('cpu')

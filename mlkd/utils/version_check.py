@@ -1,4 +1,5 @@
 """Readable errors for version conflicts among torch and the OpenMMLab packages."""
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -37,14 +38,17 @@ def check_versions(installed: dict[str, str | None] | None = None) -> None:
     """
     problems = []
     for package, (names, low, high) in REQUIREMENTS.items():
-        version = (installed or {}).get(package) if installed is not None \
-            else installed_version(names)
+        version = (
+            (installed or {}).get(package) if installed is not None else installed_version(names)
+        )
         if version is None:
             problems.append(f'  {package}: not installed (need >={low},<{high})')
         elif not _as_tuple(low) <= _as_tuple(version) < _as_tuple(high):
             problems.append(f'  {package}: {version} installed, mlkd needs >={low},<{high}')
     if problems:
         raise ImportError(
-            'mlkd found incompatible package versions:\n' + '\n'.join(problems) +
-            '\nInstall the supported versions with `pip install -r requirements/runtime.txt` '
-            '(mmcv-lite is enough; a full mmcv build is optional).')
+            'mlkd found incompatible package versions:\n'
+            + '\n'.join(problems)
+            + '\nInstall the supported versions with `pip install -r requirements/runtime.txt` '
+            '(mmcv-lite is enough; a full mmcv build is optional).'
+        )

@@ -12,6 +12,7 @@ work dir already holds a run:
 * of the same config, without ``resume``: trains in a new timestamped sub-folder, deleting
   nothing (with ``overwrite``: in the work dir itself, replacing its checkpoints).
 """
+
 from __future__ import annotations
 
 import glob
@@ -37,10 +38,12 @@ def holds_a_run(work_dir: str) -> bool:
     """Whether ``work_dir`` holds checkpoints or logs of a run."""
     if not osp.isdir(work_dir):
         return False
-    return bool(glob.glob(osp.join(work_dir, '*.pth')) or
-                osp.exists(osp.join(work_dir, 'last_checkpoint')) or
-                glob.glob(osp.join(work_dir, '*', 'vis_data')) or
-                glob.glob(osp.join(work_dir, '*', '*.log')))
+    return bool(
+        glob.glob(osp.join(work_dir, '*.pth'))
+        or osp.exists(osp.join(work_dir, 'last_checkpoint'))
+        or glob.glob(osp.join(work_dir, '*', 'vis_data'))
+        or glob.glob(osp.join(work_dir, '*', '*.log'))
+    )
 
 
 def read_record(work_dir: str) -> dict | None:
@@ -52,8 +55,9 @@ def read_record(work_dir: str) -> dict | None:
         return json.load(file)
 
 
-def claim_work_dir(cfg: Config, *, resume: bool = False, overwrite: bool = False,
-                   distributed: bool = False) -> str:
+def claim_work_dir(
+    cfg: Config, *, resume: bool = False, overwrite: bool = False, distributed: bool = False
+) -> str:
     """Check that ``cfg`` may train in ``cfg.work_dir``; record its fingerprint there.
 
     Sets ``cfg.work_dir`` to a new ``<work_dir>/<timestamp>`` sub-folder when the work dir holds
@@ -71,17 +75,22 @@ def claim_work_dir(cfg: Config, *, resume: bool = False, overwrite: bool = False
     if holds_a_run(work_dir) and not (resume or overwrite):
         record = read_record(work_dir)
         if record is None or record.get('sha256') != digest:
-            what = ('a run whose config is not recorded' if record is None else
-                    f'a run of another config ({record.get("config")}; '
-                    f'{config_differences(record.get("values", {}), values)})')
+            what = (
+                'a run whose config is not recorded'
+                if record is None
+                else f'a run of another config ({record.get("config")}; '
+                f'{config_differences(record.get("values", {}), values)})'
+            )
             raise WorkDirConflictError(
                 f'work dir {work_dir!r} holds {what}; pass --resume to continue that run with '
                 'this config, --overwrite to train here anyway (its checkpoints are replaced), '
-                'or choose another --work-dir')
+                'or choose another --work-dir'
+            )
         if distributed:
             raise WorkDirConflictError(
                 f'work dir {work_dir!r} holds a run of this config; pass --resume to continue '
-                'it, --overwrite to train it again there, or choose another --work-dir')
+                'it, --overwrite to train it again there, or choose another --work-dir'
+            )
         # The same config again, as a new run: a sub-folder, as mmengine does for the logs.
         work_dir = osp.join(work_dir, time.strftime('%Y%m%d_%H%M%S'))
         suffix = 1
@@ -93,6 +102,9 @@ def claim_work_dir(cfg: Config, *, resume: bool = False, overwrite: bool = False
         return work_dir
     record = dict(sha256=digest, config=cfg.get('filename'), values=values)
     os.makedirs(work_dir, exist_ok=True)
-    write_text(osp.join(work_dir, RECORD_NAME), json.dumps(record, indent=1, sort_keys=True),
-               overwrite=True)
+    write_text(
+        osp.join(work_dir, RECORD_NAME),
+        json.dumps(record, indent=1, sort_keys=True),
+        overwrite=True,
+    )
     return work_dir

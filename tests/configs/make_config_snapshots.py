@@ -13,6 +13,7 @@ reviewer exactly what users will see change. A restructuring of ``configs/`` (mo
 into bases, renaming base files) must leave every snapshot as it is; if the test fails after such
 a change, the change is wrong, not the snapshot. ``--check`` says which snapshots would change.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -100,13 +101,13 @@ def encode(value, root: str = REPO):
         return osp.normpath(value).replace(root, '<REPO>')
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise TypeError(f'config value of type {type(value).__name__} cannot be snapshotted: '
-                    f'{value!r}')
+    raise TypeError(f'config value of type {type(value).__name__} cannot be snapshotted: {value!r}')
 
 
 def resolve(leaf: str) -> dict:
     """The encoded resolution of ``configs/<leaf>``."""
     from mmengine.config import Config
+
     return encode(Config.fromfile(osp.join(CONFIGS, leaf)).to_dict())
 
 
@@ -120,8 +121,9 @@ def dumps(resolved: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--check', action='store_true',
-                        help='only report which snapshots differ; write nothing')
+    parser.add_argument(
+        '--check', action='store_true', help='only report which snapshots differ; write nothing'
+    )
     args = parser.parse_args(argv)
     differing = []
     for leaf in SAMPLE:
@@ -133,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         differing.append(leaf)
         if not args.check:
             import os
+
             os.makedirs(SNAPSHOT_DIR, exist_ok=True)
             with open(path, 'w', encoding='utf-8') as f:
                 f.write(text)

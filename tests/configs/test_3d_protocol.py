@@ -1,22 +1,34 @@
 """Every config of the 3D paper's comparison trains with its augmentation: a random horizontal
 flip (supplement §A, the weak view), before the strong augmentation of the single-view pipeline
 or in every view of a two-view pipeline."""
+
 import glob
 import os.path as osp
 
 import pytest
 import torch
+from conftest import REPO, cheap_default_init, step_on_own_data, write_nus_wide
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mlkd
 from mlkd.registry import MODELS
 
-from conftest import REPO, cheap_default_init, step_on_own_data, write_nus_wide
-
 #: The method folders of the comparison (3D and its baselines) and the networks they train.
-FOLDERS = ('3d', 'l2d', 'mdkd', 'mld', 'mse', 'ps', 'rkd', 'pkt', 'reviewkd', 'kd', 'teachers',
-           'students')
+FOLDERS = (
+    '3d',
+    'l2d',
+    'mdkd',
+    'mld',
+    'mse',
+    'ps',
+    'rkd',
+    'pkt',
+    'reviewkd',
+    'kd',
+    'teachers',
+    'students',
+)
 DATASETS = ('coco', 'voc', 'nuswide')
 
 pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
@@ -26,8 +38,10 @@ def comparison_configs() -> list[str]:
     paths = []
     for folder in FOLDERS:
         for path in sorted(glob.glob(osp.join(REPO, 'configs', folder, '*.py'))):
-            if any(f'_{d}_' in osp.basename(path) or osp.basename(path).startswith(f'{d}_')
-                   for d in DATASETS):
+            if any(
+                f'_{d}_' in osp.basename(path) or osp.basename(path).startswith(f'{d}_')
+                for d in DATASETS
+            ):
                 paths.append(osp.relpath(path, osp.join(REPO, 'configs')))
     return paths
 
@@ -44,8 +58,9 @@ def test_the_comparison_has_configs_on_each_dataset():
     names = comparison_configs()
     assert len(names) >= 90
     for dataset in DATASETS:
-        assert any(f'_{dataset}_' in n or n.split('/')[-1].startswith(f'{dataset}_')
-                   for n in names), dataset
+        assert any(
+            f'_{dataset}_' in n or n.split('/')[-1].startswith(f'{dataset}_') for n in names
+        ), dataset
     # The 3D paper trains every method of its comparison on NUS-WIDE too.
     for method in ('3d', 'l2d', 'mdkd', 'mld', 'mse', 'ps', 'rkd', 'pkt', 'reviewkd', 'kd'):
         assert f'{method}/{method}_nuswide_resnet101_to_resnet34.py' in names, method
@@ -86,12 +101,13 @@ def test_voc2007_counts_difficult_objects_as_positives(name):
 @pytest.mark.parametrize('dataset,num_classes', [('coco', 80), ('voc', 20), ('nuswide', 81)])
 def test_table_c4_resnet101_teachers_build_and_score(dataset, num_classes):
     """The ResNet-101 teachers of 3D Table C.4 (tools/analysis_tools/teacher_score_stats.py)."""
-    cfg = Config.fromfile(osp.join(REPO, 'configs', 'teachers',
-                                   f'{dataset}_resnet101_mldecoder.py'))
+    cfg = Config.fromfile(
+        osp.join(REPO, 'configs', 'teachers', f'{dataset}_resnet101_mldecoder.py')
+    )
     assert cfg.model.backbone.depth == 101
     assert cfg.model.head.num_classes == cfg.data_preprocessor.num_classes == num_classes
-    assert cfg.train_cfg.max_epochs == 30   # the L2D / 3D teacher recipe: 30 of 80 epochs
-    cfg.model.backbone.pop('init_cfg', None)   # no weight download in tests
+    assert cfg.train_cfg.max_epochs == 30  # the L2D / 3D teacher recipe: 30 of 80 epochs
+    cfg.model.backbone.pop('init_cfg', None)  # no weight download in tests
     mlkd.register_all_modules()
     with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
         model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor)).eval()
@@ -107,5 +123,6 @@ def test_nus_wide_leaf_takes_a_step_on_a_fixture_release(tmp_path):
     with cheap_default_init():
         losses = step_on_own_data(
             osp.join(REPO, 'configs', '3d', '3d_nuswide_resnet101_to_resnet34.py'),
-            dict(data_root=str(tmp_path / 'nuswide'), serialize_data=False))
+            dict(data_root=str(tmp_path / 'nuswide'), serialize_data=False),
+        )
     assert {'loss_cls', 'loss_pd', 'loss_ndd'} <= set(losses)

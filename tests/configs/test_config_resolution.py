@@ -1,11 +1,11 @@
 """A restructuring of configs/ changes nothing a user runs: sample leaves resolve exactly as the
 snapshots taken before it (``tests/data/config_snapshots``, written by
 ``make_config_snapshots.py``; its docstring says when a snapshot may be regenerated)."""
+
 import json
 import os.path as osp
 
 import pytest
-
 from make_config_snapshots import CONFIGS, SAMPLE, encode, resolve, snapshot_path
 
 pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
@@ -40,8 +40,11 @@ def _first_difference(expected, actual, path: str = '') -> str | None:
 
 def test_the_sample_spans_every_config_folder():
     import glob
-    folders = {osp.relpath(p, CONFIGS).split(osp.sep)[0]
-               for p in glob.glob(osp.join(CONFIGS, '**', '*.py'), recursive=True)}
+
+    folders = {
+        osp.relpath(p, CONFIGS).split(osp.sep)[0]
+        for p in glob.glob(osp.join(CONFIGS, '**', '*.py'), recursive=True)
+    }
     folders.discard('_base_')
     assert folders == {leaf.split('/')[0] for leaf in SAMPLE}
 
@@ -57,8 +60,9 @@ def test_leaf_resolves_as_its_snapshot(leaf):
 def test_the_comparison_sees_order_types_and_values():
     snapshot = encode({'model': {'a': 1, 'b': (1, 2)}, 'x': [1.0]})
     assert _first_difference(snapshot, encode({'model': {'a': 1, 'b': (1, 2)}, 'x': [1.0]})) is None
-    assert 'key order' in _first_difference(snapshot, encode({'model': {'b': (1, 2), 'a': 1},
-                                                              'x': [1.0]}))
+    assert 'key order' in _first_difference(
+        snapshot, encode({'model': {'b': (1, 2), 'a': 1}, 'x': [1.0]})
+    )
     assert _first_difference(snapshot, encode({'model': {'a': 1, 'b': [1, 2]}, 'x': [1.0]}))
     assert _first_difference(snapshot, encode({'model': {'a': 1, 'b': (1, 2)}, 'x': [1]}))
     assert _first_difference(snapshot, encode({'model': {'a': 2, 'b': (1, 2)}, 'x': [1.0]}))
@@ -66,5 +70,9 @@ def test_the_comparison_sees_order_types_and_values():
 
 def test_path_expansions_are_compared_by_the_file_they_name():
     from make_config_snapshots import REPO
-    assert encode(f'{REPO}/configs/_base_/pairs/../../cifar100/x.py') == \
-        encode(f'{REPO}/configs/cifar100/x.py') == '<REPO>/configs/cifar100/x.py'
+
+    assert (
+        encode(f'{REPO}/configs/_base_/pairs/../../cifar100/x.py')
+        == encode(f'{REPO}/configs/cifar100/x.py')
+        == '<REPO>/configs/cifar100/x.py'
+    )

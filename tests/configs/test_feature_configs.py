@@ -1,14 +1,14 @@
 """The feature / relation KD configs: multi-label (RKD, PKT, ReviewKD on every pair of the 3D
 tables) build and take a training step; the single-label CIFAR-100 / Tiny ImageNet configs take one
 step on a batch the config's own dataset and pipeline read from a fixture release."""
+
 import glob
 import os.path as osp
 
 import pytest
 import torch
-from mmengine.config import Config
-
 from conftest import REPO, cheap_default_init, distiller_step, multi_label_pairs, step_on_own_data
+from mmengine.config import Config
 
 PAIRS = multi_label_pairs()
 
@@ -30,28 +30,37 @@ def test_multi_label_feature_method_builds_and_steps(method, pair):
     assert losses[f'loss_{method}'].requires_grad
 
 
-SL_CONFIGS = sorted(p for p in glob.glob(osp.join(REPO, 'configs', '*', '*.py'))
-                    if any(k in osp.basename(p) for k in ('_cifar100_', '_tiny_imagenet_',
-                                                           '_multidigits_single_label')))
+SL_CONFIGS = sorted(
+    p
+    for p in glob.glob(osp.join(REPO, 'configs', '*', '*.py'))
+    if any(
+        k in osp.basename(p) for k in ('_cifar100_', '_tiny_imagenet_', '_multidigits_single_label')
+    )
+)
 
 
 @pytest.fixture(scope='module')
 def single_label_roots(tmp_path_factory):
     from conftest import write_cifar_release, write_tiny_imagenet
+
     root = tmp_path_factory.mktemp('single_label')
     write_cifar_release(root / 'cifar', 'CIFAR100', per_file=4)
     write_tiny_imagenet(root / 'tiny', ['n01443537', 'n01629819'], train_per_class=2)
     # Generated data: a small set. No serialisation of the data list (a full garbage collection
     # per build, ~0.1 s in a test process): the step reads the same samples either way.
-    return {'cifar100': dict(data_root=str(root / 'cifar'), serialize_data=False),
-            'tiny_imagenet': dict(data_root=str(root / 'tiny'), serialize_data=False),
-            'multidigits': dict(num_samples=4, serialize_data=False)}
+    return {
+        'cifar100': dict(data_root=str(root / 'cifar'), serialize_data=False),
+        'tiny_imagenet': dict(data_root=str(root / 'tiny'), serialize_data=False),
+        'multidigits': dict(num_samples=4, serialize_data=False),
+    }
 
 
 def test_every_single_label_method_has_a_config_for_every_cifar_pair():
     methods = ['kd', 'dkd', 'mlld', 'fitnet', 'at', 'rkd', 'pkt', 'crd', 'vid', 'ofd', 'reviewkd']
-    pairs = sorted(osp.basename(p)[:-3] for p in glob.glob(
-        osp.join(REPO, 'configs', '_base_', 'pairs', 'cifar100_*.py')))
+    pairs = sorted(
+        osp.basename(p)[:-3]
+        for p in glob.glob(osp.join(REPO, 'configs', '_base_', 'pairs', 'cifar100_*.py'))
+    )
     assert len(pairs) == 10
     for method in methods:
         for pair in pairs:
@@ -73,14 +82,17 @@ def test_multi_label_multidigits_feature_leaf_takes_a_step(method):
     """The feature leaves on the multi-label demo pair (ML-Decoder heads) train on the config's
     own multi-label data, CRD with the sample indices of its bank rows."""
     with cheap_default_init():
-        losses = step_on_own_data(osp.join(REPO, 'configs', method, f'{method}_multidigits.py'),
-                                  dict(num_samples=4, serialize_data=False))
+        losses = step_on_own_data(
+            osp.join(REPO, 'configs', method, f'{method}_multidigits.py'),
+            dict(num_samples=4, serialize_data=False),
+        )
     assert f'loss_{method}' in losses and 'loss_cls' in losses
     assert losses[f'loss_{method}'].requires_grad
 
 
 def _crd_banks(path: str):
     from mlkd.models.losses import CRDLoss
+
     crd = Config.fromfile(path).model.distill_losses.crd.to_dict()
     return CRDLoss(**{k: v for k, v in crd.items() if k not in ('type', 'inputs')})
 
@@ -89,10 +101,11 @@ def _crd_banks(path: str):
 def test_crd_bank_has_one_row_per_training_image(name):
     """The leaf's banks are sized from the dataset config: one row per image of the training
     set the config builds (sample_idx runs over 0 .. len - 1)."""
-    import mlkd
     from mmengine.registry import DefaultScope
 
+    import mlkd
     from mlkd.registry import DATASETS
+
     path = osp.join(REPO, 'configs', name)
     loss = _crd_banks(path)
     mlkd.register_all_modules()

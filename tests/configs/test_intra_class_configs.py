@@ -17,6 +17,7 @@ model-zoo README that lists them.
 * the README quotes the paper's number of every cell as docs/paper-tables.md §3 transcribes it,
   "not run" for ours, and the command of each row, for exactly the configs of the folder.
 """
+
 from __future__ import annotations
 
 import glob
@@ -25,13 +26,12 @@ import re
 
 import pytest
 import torch
+from conftest import REPO, cheap_default_init, write_cifar_release, write_tiny_imagenet
+from helpers import intra_class_paper_tables
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
-
-from conftest import REPO, cheap_default_init, write_cifar_release, write_tiny_imagenet
-from helpers import intra_class_paper_tables, markdown_rows
 
 import mlkd
 from mlkd.registry import MODELS
@@ -41,23 +41,40 @@ mlkd.register_all_modules()
 pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
 
 FOLDER = osp.join(REPO, 'configs', 'intra_class')
-DATASETS = {'cifar100': ('CIFAR-100', 100, 32), 'tiny_imagenet': ('Tiny ImageNet', 200, 64),
-            'cifar10': ('CIFAR-10', 10, 32)}
+DATASETS = {
+    'cifar100': ('CIFAR-100', 100, 32),
+    'tiny_imagenet': ('Tiny ImageNet', 200, 64),
+    'cifar10': ('CIFAR-10', 10, 32),
+}
 TEACHERS = {'resnet50': 'ResNet50', 'wrn_40_2': 'WRN-40-2', 'vgg13': 'VGG13'}
-STUDENTS = {'resnet34': 'ResNet34', 'wrn_16_2': 'WRN-16-2', 'vgg8': 'VGG8',
-            'mobilenetv2': 'MobileNetV2', 'shufflev2': 'ShuffleV2'}
+STUDENTS = {
+    'resnet34': 'ResNet34',
+    'wrn_16_2': 'WRN-16-2',
+    'vgg8': 'VGG8',
+    'mobilenetv2': 'MobileNetV2',
+    'shufflev2': 'ShuffleV2',
+}
 HOMOGENEOUS = [('resnet50', 'resnet34'), ('wrn_40_2', 'wrn_16_2'), ('vgg13', 'vgg8')]
-HETEROGENEOUS = [('resnet50', 'mobilenetv2'), ('vgg13', 'mobilenetv2'),
-                 ('wrn_40_2', 'shufflev2')]
+HETEROGENEOUS = [('resnet50', 'mobilenetv2'), ('vgg13', 'mobilenetv2'), ('wrn_40_2', 'shufflev2')]
 # Column of each heterogeneous pair in Table 3 (its own order).
-TABLE3_HETEROGENEOUS = {('resnet50', 'mobilenetv2'): 3, ('wrn_40_2', 'shufflev2'): 4,
-                        ('vgg13', 'mobilenetv2'): 5}
+TABLE3_HETEROGENEOUS = {
+    ('resnet50', 'mobilenetv2'): 3,
+    ('wrn_40_2', 'shufflev2'): 4,
+    ('vgg13', 'mobilenetv2'): 5,
+}
 #: method -> (paper's row name, the distillation losses of its config)
-METHODS = {'kd': ('KD', {'kd'}), 'fitnet': ('FitNet', {'fitnet'}), 'rkd': ('RKD', {'rkd'}),
-           'crd': ('CRD', {'crd'}), 'ofd': ('OFD', {'ofd'}),
-           'reviewkd': ('ReviewKD', {'reviewkd'}), 'vid': ('VID', {'vid'}),
-           'mlld': ('MLLD', {'mlld'}), 'ours': ('Ours', {'kd'}),
-           'ours_rkd': ('Ours+RKD', {'kd', 'rkd'})}
+METHODS = {
+    'kd': ('KD', {'kd'}),
+    'fitnet': ('FitNet', {'fitnet'}),
+    'rkd': ('RKD', {'rkd'}),
+    'crd': ('CRD', {'crd'}),
+    'ofd': ('OFD', {'ofd'}),
+    'reviewkd': ('ReviewKD', {'reviewkd'}),
+    'vid': ('VID', {'vid'}),
+    'mlld': ('MLLD', {'mlld'}),
+    'ours': ('Ours', {'kd'}),
+    'ours_rkd': ('Ours+RKD', {'kd', 'rkd'}),
+}
 HOMOGENEOUS_ONLY = {'crd', 'ofd'}  # no heterogeneous rows in Tables 2 and 3
 FROM_INTRA_CLASS_TEACHER = {'ours', 'ours_rkd'}
 
@@ -81,8 +98,10 @@ def _cells() -> dict[str, tuple]:
 
 CELLS = _cells()
 #: The bundled-data study (tools/analysis_tools/intra_class_study.py), on MultiDigits.
-STUDY = {f'multidigits/{name}.py' for name in ('teacher', 'teacher_intra_class', 'student', 'kd',
-                                               'ours', 'kd_rkd', 'ours_rkd')}
+STUDY = {
+    f'multidigits/{name}.py'
+    for name in ('teacher', 'teacher_intra_class', 'student', 'kd', 'ours', 'kd_rkd', 'ours_rkd')
+}
 #: Every config of the folder builds and trains (the study's configs run on the bundled data).
 RUN = sorted(CELLS) + sorted(STUDY)
 
@@ -95,9 +114,8 @@ def test_every_cell_has_a_config_and_nothing_else_is_there():
 
 def _check_schedule(cfg: Config, batch: int, lr: float) -> None:
     assert cfg.train_cfg.max_epochs == 90
-    (scheduler, ) = cfg.param_scheduler
-    assert (scheduler.type, scheduler.milestones, scheduler.gamma) == ('MultiStepLR', [30, 60],
-                                                                      0.1)
+    (scheduler,) = cfg.param_scheduler
+    assert (scheduler.type, scheduler.milestones, scheduler.gamma) == ('MultiStepLR', [30, 60], 0.1)
     optimizer = cfg.optim_wrapper.optimizer
     assert (optimizer.type, optimizer.lr, optimizer.momentum) == ('SGD', lr, 0.9)
     assert cfg.train_dataloader.batch_size == cfg.auto_scale_lr.base_batch_size == batch
@@ -119,7 +137,7 @@ def test_config_follows_the_paper_recipe_and_its_method(cell):
         assert model.type == 'ClassifierWithLosses' and model.views == dict(anchor=0, positive=1)
         assert osp.normpath(model.classifier) == osp.join(FOLDER, data, f'{details}.py')
         assert model.probe_input_size == (size, size)
-        (loss, ) = model.losses.values()
+        (loss,) = model.losses.values()
         assert loss.type == 'IntraClassContrastiveLoss' and 0.01 <= loss.loss_weight <= 0.03
         return
     assert 'AnchorPositiveViews' not in pipeline
@@ -142,7 +160,9 @@ def test_config_follows_the_paper_recipe_and_its_method(cell):
         assert model.distill_losses.crd.num_samples == cfg.num_train_samples
     # Every tap a method reads is one the pair gives.
     for prefix, taps in (('s_', model.student_taps), ('t_', model.teacher_taps)):
-        read = {name[2:] for name in _strings(model) if re.fullmatch(rf'{prefix}(stage|preact)\d', name)}
+        read = {
+            name[2:] for name in _strings(model) if re.fullmatch(rf'{prefix}(stage|preact)\d', name)
+        }
         assert read <= set(taps), (prefix, read - set(taps))
 
 
@@ -163,15 +183,18 @@ def fake_roots(tmp_path_factory) -> dict[str, str]:
     write_cifar_release(root / 'cifar', 'CIFAR100', per_file=4)
     write_cifar_release(root / 'cifar', 'CIFAR10', per_file=1)
     write_tiny_imagenet(root / 'tiny', ['n01000000', 'n02000000'], train_per_class=2)
-    return {'cifar100': str(root / 'cifar'), 'cifar10': str(root / 'cifar'),
-            'tiny_imagenet': str(root / 'tiny')}
+    return {
+        'cifar100': str(root / 'cifar'),
+        'cifar10': str(root / 'cifar'),
+        'tiny_imagenet': str(root / 'tiny'),
+    }
 
 
 @pytest.mark.parametrize('cell', RUN)
 def test_config_builds_and_trains_two_iterations_on_fake_data(cell, fake_roots):
     cfg = Config.fromfile(osp.join(FOLDER, cell))
     loader = cfg.train_dataloader
-    if cell in STUDY:   # generated data: a small set (the 1,000 images take a second to draw)
+    if cell in STUDY:  # generated data: a small set (the 1,000 images take a second to draw)
         loader.dataset.num_samples = 8
     else:
         loader.dataset.data_root = fake_roots[CELLS[cell][0]]
@@ -192,8 +215,9 @@ def test_config_builds_and_trains_two_iterations_on_fake_data(cell, fake_roots):
     model.train()
     before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
     teacher = getattr(model, 'teacher', None)
-    teacher_before = ({k: v.clone() for k, v in teacher.state_dict().items()}
-                      if teacher is not None else {})
+    teacher_before = (
+        {k: v.clone() for k, v in teacher.state_dict().items()} if teacher is not None else {}
+    )
     steps = 0
     for batch in batches:
         losses = model.train_step(batch, optim_wrapper)
@@ -202,13 +226,18 @@ def test_config_builds_and_trains_two_iterations_on_fake_data(cell, fake_roots):
         if steps == 2:
             break
     assert steps == 2
-    expected = {f'loss_{name}' for name in cfg.model.get('distill_losses', None) or
-                cfg.model.get('losses', None) or {}}
+    expected = {
+        f'loss_{name}'
+        for name in cfg.model.get('distill_losses', None) or cfg.model.get('losses', None) or {}
+    }
     # Each loss logs (a dict result as loss_<name>_<term>).
     assert all(any(k == e or k.startswith(f'{e}_') for k in losses) for e in expected), losses
     # The optimizer moved the trained network's weights (the frozen teacher's are not in it).
-    moved = [name for name, p in model.named_parameters()
-             if p.requires_grad and not torch.equal(p, before[name])]
+    moved = [
+        name
+        for name, p in model.named_parameters()
+        if p.requires_grad and not torch.equal(p, before[name])
+    ]
     assert moved and not any(name.startswith('teacher.') for name in moved)
     # The teacher's weights and batch-norm statistics are as built.
     if teacher is not None:
@@ -218,21 +247,22 @@ def test_config_builds_and_trains_two_iterations_on_fake_data(cell, fake_roots):
 def _paper_cell(paper, data: str, pair: tuple[str, str], row: str) -> str | None:
     """The paper's value of ``row`` for ``pair`` on ``data`` (None where it prints none)."""
     if data == 'cifar10':
-        column = (HOMOGENEOUS.index(pair) if pair in HOMOGENEOUS else TABLE3_HETEROGENEOUS[pair])
+        column = HOMOGENEOUS.index(pair) if pair in HOMOGENEOUS else TABLE3_HETEROGENEOUS[pair]
         table = paper['3']
     else:
-        pairs, table = ((HOMOGENEOUS, paper['1']) if pair in HOMOGENEOUS
-                        else (HETEROGENEOUS, paper['2']))
+        pairs, table = (
+            (HOMOGENEOUS, paper['1']) if pair in HOMOGENEOUS else (HETEROGENEOUS, paper['2'])
+        )
         column = pairs.index(pair) + (3 if data == 'tiny_imagenet' else 0)
     value = table.get(row, [None] * 6)[column]
     return None if value in (None, 'n/a', '-') else value
 
 
 def _readme_rows(readme: str, title: str) -> list[list[str]]:
-    lines = readme[readme.index(title):].split('\n')
+    lines = readme[readme.index(title) :].split('\n')
     first = next(i for i, line in enumerate(lines) if line.startswith('|'))
     rows = []
-    for line in lines[first + 2:]:
+    for line in lines[first + 2 :]:
         if not line.startswith('|'):
             break
         rows.append([cell.strip() for cell in line.strip('|').split('|')])
@@ -240,8 +270,11 @@ def _readme_rows(readme: str, title: str) -> list[list[str]]:
 
 
 def _command_config(command: str, data: str) -> str:
-    match = re.fullmatch(r'`python tools/train\.py configs/intra_class/(\S+)\.py '
-                         r'--work-dir work_dirs/intra_class/(\S+)`', command)
+    match = re.fullmatch(
+        r'`python tools/train\.py configs/intra_class/(\S+)\.py '
+        r'--work-dir work_dirs/intra_class/(\S+)`',
+        command,
+    )
     assert match and match.group(1) == match.group(2), command
     assert match.group(1).startswith(f'{data}/'), command
     return match.group(1) + '.py'
@@ -263,8 +296,11 @@ def test_readme_lists_every_config_with_the_papers_number_and_its_command():
             assert number == 'not reported' and cell == f'{data}/{t}_intra_class.py'
             continue
         assert cell == f'{data}/{t}.py'
-        expected = {_paper_cell(paper, data, pair, 'Teacher')
-                    for pair in HOMOGENEOUS + HETEROGENEOUS if pair[0] == t}
+        expected = {
+            _paper_cell(paper, data, pair, 'Teacher')
+            for pair in HOMOGENEOUS + HETEROGENEOUS
+            if pair[0] == t
+        }
         assert set(re.findall(r'\d+\.\d+', number)) == expected, (dataset, teacher)
     for dataset, student, number, ours, command in _readme_rows(readme, '### Students alone'):
         data = names[dataset]
@@ -272,19 +308,28 @@ def test_readme_lists_every_config_with_the_papers_number_and_its_command():
         listed.append(cell)
         s = {v: k for k, v in STUDENTS.items()}[student]
         assert cell == f'{data}/{s}.py' and ours == 'not run'
-        expected = {_paper_cell(paper, data, pair, 'Student')
-                    for pair in HOMOGENEOUS + HETEROGENEOUS if pair[1] == s} - {None}
+        expected = {
+            _paper_cell(paper, data, pair, 'Student')
+            for pair in HOMOGENEOUS + HETEROGENEOUS
+            if pair[1] == s
+        } - {None}
         assert set(re.findall(r'\d+\.\d+', number)) == expected, (dataset, student)
         assert expected or number == 'not reported'
     for data, (dataset, _, _) in DATASETS.items():
         for pair_name, method_name, number, ours, command in _readme_rows(
-                readme, f'### Distillation on {dataset}\n'):
+            readme, f'### Distillation on {dataset}\n'
+        ):
             cell = _command_config(command, data)
             listed.append(cell)
             method, t, s = CELLS[cell][2]
             assert pair_name == f'{TEACHERS[t]} → {STUDENTS[s]}'
             assert method_name == METHODS[method][0] and ours == 'not run'
-            table = ('Table 3' if data == 'cifar10' else
-                     'Table 1' if (t, s) in HOMOGENEOUS else 'Table 2')
+            table = (
+                'Table 3'
+                if data == 'cifar10'
+                else 'Table 1'
+                if (t, s) in HOMOGENEOUS
+                else 'Table 2'
+            )
             assert number == f'{_paper_cell(paper, data, (t, s), method_name)} ({table})', cell
     assert sorted(listed) == sorted(CELLS)  # every config once, nothing else

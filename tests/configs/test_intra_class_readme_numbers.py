@@ -1,23 +1,34 @@
 """The baseline READMEs quote Tables 1-3 of "Enriching Knowledge Distillation with Intra-Class
 Contrastive Learning" (anonymous ICLR submission) exactly as docs/paper-tables.md §3 transcribes
 them: every cell, in the right pair and dataset column."""
+
 from __future__ import annotations
 
 import os.path as osp
 import re
 
 import pytest
-
 from conftest import REPO
 from helpers import intra_class_paper_tables, markdown_rows
 
-METHODS = {'kd': 'KD', 'fitnet': 'FitNet', 'rkd': 'RKD', 'crd': 'CRD', 'ofd': 'OFD',
-           'reviewkd': 'ReviewKD', 'vid': 'VID', 'mlld': 'MLLD'}
+METHODS = {
+    'kd': 'KD',
+    'fitnet': 'FitNet',
+    'rkd': 'RKD',
+    'crd': 'CRD',
+    'ofd': 'OFD',
+    'reviewkd': 'ReviewKD',
+    'vid': 'VID',
+    'mlld': 'MLLD',
+}
 HOMOGENEOUS = ['ResNet50 → ResNet34', 'WRN-40-2 → WRN-16-2', 'VGG13 → VGG8']
 HETEROGENEOUS = ['ResNet50 → MobileNetV2', 'VGG13 → MobileNetV2', 'WRN-40-2 → ShuffleV2']
 # Column of each heterogeneous pair in Table 3 (its own order: R50-MBV2, WRN-ShuffleV2, VGG-MBV2).
-TABLE3_HETEROGENEOUS = {'ResNet50 → MobileNetV2': 3, 'WRN-40-2 → ShuffleV2': 4,
-                        'VGG13 → MobileNetV2': 5}
+TABLE3_HETEROGENEOUS = {
+    'ResNet50 → MobileNetV2': 3,
+    'WRN-40-2 → ShuffleV2': 4,
+    'VGG13 → MobileNetV2': 5,
+}
 SECTION = '### On the recipe of "Enriching Knowledge Distillation with Intra-Class'
 
 
@@ -42,9 +53,11 @@ def test_readme_cells_equal_the_transcribed_tables(folder, paper):
     method = METHODS[folder]
     with open(osp.join(REPO, 'configs', folder, 'README.md'), encoding='utf-8') as file:
         readme = file.read()
-    section = readme[readme.index(SECTION):]
-    rows = {**markdown_rows(section, 'Homogeneous pairs:'),
-            **markdown_rows(section, 'Heterogeneous pairs:')}
+    section = readme[readme.index(SECTION) :]
+    rows = {
+        **markdown_rows(section, 'Homogeneous pairs:'),
+        **markdown_rows(section, 'Heterogeneous pairs:'),
+    }
     assert sorted(rows) == sorted(HOMOGENEOUS + HETEROGENEOUS)
     for pair, (c100, tiny, c10, ours) in rows.items():
         assert ours == 'not run'

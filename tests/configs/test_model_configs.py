@@ -1,16 +1,16 @@
 """Every base model config builds and produces [B, num_classes] scores."""
+
 import glob
 import os.path as osp
 
 import pytest
 import torch
+from conftest import cheap_default_init, config_path
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mlkd
 from mlkd.registry import MODELS
-
-from conftest import cheap_default_init, config_path
 
 MODEL_FILES = sorted(glob.glob(config_path('_base_', 'models', '*.py')))
 
@@ -19,9 +19,19 @@ pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
 
 def test_the_source_papers_backbones_are_covered():
     names = {osp.basename(f)[:-3] for f in MODEL_FILES}
-    for expected in ('resnet18_ml', 'resnet34_ml', 'resnet50_ml', 'resnet101_ml',
-                     'mobilenet_v2_ml', 'shufflenet_v2_ml', 'repvgg_a0_ml', 'swin_t_ml',
-                     'vgg13_bn_ml', 'digits_resnet_teacher', 'digits_resnet_student'):
+    for expected in (
+        'resnet18_ml',
+        'resnet34_ml',
+        'resnet50_ml',
+        'resnet101_ml',
+        'mobilenet_v2_ml',
+        'shufflenet_v2_ml',
+        'repvgg_a0_ml',
+        'swin_t_ml',
+        'vgg13_bn_ml',
+        'digits_resnet_teacher',
+        'digits_resnet_student',
+    ):
         assert expected in names
 
 
@@ -30,7 +40,7 @@ def test_model_builds_and_scores(path):
     mlkd.register_all_modules()
     cfg = Config.fromfile(path)
     model_cfg = cfg.model
-    model_cfg.backbone.pop('init_cfg', None)   # no weight download in tests
+    model_cfg.backbone.pop('init_cfg', None)  # no weight download in tests
     digits = 'digits' in path
     size = 32 if digits else 224
     with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():

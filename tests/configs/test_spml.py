@@ -1,5 +1,6 @@
 """Single-positive configs on MultiDigits: each builds and trains; per-sample state survives resume;
 the heatmap tool runs on a tiny SCL run."""
+
 import csv
 import glob
 import math
@@ -8,33 +9,44 @@ import os.path as osp
 import numpy as np
 import pytest
 import torch
+from conftest import (
+    SMALL_TOOL_RUN,
+    assert_same_state,
+    config_path,
+    run_tool,
+    small_run_cfg,
+    whole_and_resumed_runs,
+)
 from mmengine.runner import Runner
-
-from conftest import (SMALL_TOOL_RUN, assert_same_state, config_path, run_tool, small_run_cfg,
-                      whole_and_resumed_runs)
 
 CONFIGS = sorted(osp.basename(p) for p in glob.glob(config_path('spml', '*_multidigits.py')))
 PARTIAL = sorted(osp.basename(p) for p in glob.glob(config_path('spml', 'partial', '*.py')))
 
 
 def test_every_single_positive_method_has_a_config():
-    assert CONFIGS == sorted(f'{m}_multidigits.py' for m in
-                             ('an', 'an_ls', 'wan', 'epr', 'role', 'em', 'en', 'cl', 'scl',
-                              'full_labels'))
-    assert PARTIAL == sorted(f'{m}_partial{f}_multidigits.py' for m in ('an', 'en', 'scl')
-                             for f in (75, 40))
+    assert CONFIGS == sorted(
+        f'{m}_multidigits.py'
+        for m in ('an', 'an_ls', 'wan', 'epr', 'role', 'em', 'en', 'cl', 'scl', 'full_labels')
+    )
+    assert PARTIAL == sorted(
+        f'{m}_partial{f}_multidigits.py' for m in ('an', 'en', 'scl') for f in (75, 40)
+    )
 
 
 @pytest.mark.parametrize('fraction', [75, 40])
 def test_partial_label_configs_observe_the_fraction_and_evaluate_on_full_held_out_labels(fraction):
     from mmengine.config import Config
     from mmengine.registry import DefaultScope
+
     from mlkd.datasets.observed_labels import label_lists_to_matrix
     from mlkd.registry import DATASETS
+
     cfg = Config.fromfile(config_path('spml', 'partial', f'an_partial{fraction}_multidigits.py'))
     with DefaultScope.overwrite_default_scope('mlkd'):
-        splits = {split: DATASETS.build(cfg[f'{split}_dataloader'].dataset)
-                  for split in ('train', 'val', 'test')}
+        splits = {
+            split: DATASETS.build(cfg[f'{split}_dataloader'].dataset)
+            for split in ('train', 'val', 'test')
+        }
     train = splits['train']
     infos = [train.get_data_info(i) for i in range(len(train))]
     observed = label_lists_to_matrix([i['gt_label'] for i in infos], 10)
@@ -42,7 +54,7 @@ def test_partial_label_configs_observe_the_fraction_and_evaluate_on_full_held_ou
     expected = np.maximum(1, np.floor(fraction / 100 * full.sum(1) + 0.5))
     assert (observed <= full).all() and (observed.sum(1) == expected).all()
     assert len(train) == 1500
-    for split, size in (('val', 500), ('test', 1000)):   # held-out scans, clean label sets
+    for split, size in (('val', 500), ('test', 1000)):  # held-out scans, clean label sets
         data = splits[split]
         assert data.split == split and len(data) == size
         assert all('gt_label_ignored' not in data.get_data_info(i) for i in range(5))
@@ -50,19 +62,26 @@ def test_partial_label_configs_observe_the_fraction_and_evaluate_on_full_held_ou
 
 @pytest.mark.parametrize('name', CONFIGS)
 def test_config_builds_and_takes_steps(name, tmp_path):
-    cfg = small_run_cfg(config_path('spml', name), str(tmp_path), epochs=1, train_samples=32,
-                        val_samples=16, batch_size=16, augment=True)
+    cfg = small_run_cfg(
+        config_path('spml', name),
+        str(tmp_path),
+        epochs=1,
+        train_samples=32,
+        val_samples=16,
+        batch_size=16,
+        augment=True,
+    )
     runner = Runner.from_cfg(cfg)
     runner.train()
     assert runner.iter == 2
     for loss in cfg.model.losses:
         value = runner.message_hub.get_scalar(f'train/loss_{loss}').current()
         assert math.isfinite(value), loss
-    assert runner.message_hub.get_scalar('train/loss_cls').current() == 0   # AN etc. replace it
+    assert runner.message_hub.get_scalar('train/loss_cls').current() == 0  # AN etc. replace it
     model = runner.model
     for loss in model.losses.values():
         if hasattr(loss, 'seen'):
-            assert loss.seen.sum() == 32                       # every training image visited
+            assert loss.seen.sum() == 32  # every training image visited
         if hasattr(loss, 'known'):
             assert loss.known[:32].any(dim=(1, 2)).all() and not loss.known[32:].any()
 
@@ -77,14 +96,23 @@ def resume_runs(tmp_path_factory):
         if method not in made:
             config = config_path('spml', f'{method}_multidigits.py')
             made[method] = whole_and_resumed_runs(
-                lambda work, epochs: small_run_cfg(config, work, epochs=epochs, train_samples=48,
-                                                   val_samples=16, batch_size=16, augment=True),
-                tmp_path_factory.mktemp(f'resume_{method}'))
+                lambda work, epochs: small_run_cfg(
+                    config,
+                    work,
+                    epochs=epochs,
+                    train_samples=48,
+                    val_samples=16,
+                    batch_size=16,
+                    augment=True,
+                ),
+                tmp_path_factory.mktemp(f'resume_{method}'),
+            )
         return made[method]
+
     return runs
 
 
-@pytest.mark.parametrize('method', ['role', 'scl'])   # parameter + buffer; host store
+@pytest.mark.parametrize('method', ['role', 'scl'])  # parameter + buffer; host store
 def test_resume_keeps_the_per_sample_state(method, resume_runs):
     whole, resumed = resume_runs(method)
     assert resumed.iter == whole.iter == 6
@@ -99,30 +127,49 @@ def test_heatmap_overlays_tool_on_a_tiny_scl_run(resume_runs, tmp_path):
     config = config_path('spml', 'scl_multidigits.py')
     work, out = resume_runs('scl')[0].work_dir, str(tmp_path / 'overlays')
     logs = glob.glob(osp.join(work, '*', '*.log'))
-    assert logs and 'SpatialConsistencyLoss: heatmap store 1500 images x 10 classes x 8x8 uint8' \
+    assert (
+        logs
+        and 'SpatialConsistencyLoss: heatmap store 1500 images x 10 classes x 8x8 uint8'
         in open(logs[0]).read()
+    )
     ckpt = osp.join(work, 'epoch_2.pth')
-    run = run_tool('tools/visualization/heatmap_overlays.py', config, ckpt, '--out-dir', out,
-                   '--indices', '0', '3', '--top-k', '3', '--cfg-options', *SMALL_TOOL_RUN,
-                   'train_dataloader.dataset.num_samples=48')
+    run = run_tool(
+        'tools/visualization/heatmap_overlays.py',
+        config,
+        ckpt,
+        '--out-dir',
+        out,
+        '--indices',
+        '0',
+        '3',
+        '--top-k',
+        '3',
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+        'train_dataloader.dataset.num_samples=48',
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert osp.getsize(osp.join(out, 'heatmap_overlays.png')) > 1000
     with open(osp.join(out, 'heatmap_overlays.csv')) as f:
         rows = list(csv.DictReader(f))
-    assert [(int(r['sample_idx']), int(r['rank'])) for r in rows] == \
-        [(i, k) for i in (0, 3) for k in (1, 2, 3)]
+    assert [(int(r['sample_idx']), int(r['rank'])) for r in rows] == [
+        (i, k) for i in (0, 3) for k in (1, 2, 3)
+    ]
     from mlkd.utils.compat import load_local_checkpoint
+
     heatmaps = load_local_checkpoint(ckpt, map_location='cpu')['state_dict']['losses.scl.heatmaps']
-    for r in rows:   # the table reports the stored maps
+    for r in rows:  # the table reports the stored maps
         stored = heatmaps[int(r['sample_idx']), int(r['cls'])].float() / 255
         assert float(r['heatmap_max']) == pytest.approx(float(stored.max()), abs=1e-4)
-    assert sum(r['observed'] == 'True' for r in rows) <= 2       # one annotated positive each
+    assert sum(r['observed'] == 'True' for r in rows) <= 2  # one annotated positive each
     from mmengine.config import Config
+
     from mlkd.datasets.multidigits import MultiDigits
-    train = Config.fromfile(config).train_dataloader.dataset.to_dict()   # the run's training set
+
+    train = Config.fromfile(config).train_dataloader.dataset.to_dict()  # the run's training set
     train.pop('type')
     data = MultiDigits(**{**train, 'num_samples': 48, 'pipeline': []})
-    for r in rows:   # the true column is the clean label set of that training image
+    for r in rows:  # the true column is the clean label set of that training image
         truth = int(r['cls']) in data.get_data_info(int(r['sample_idx']))['gt_label_full']
         assert r['true'] == str(truth)
 
@@ -131,24 +178,31 @@ def test_results_tool_averages_test_metrics_over_seeds(tmp_path):
     """tools/analysis_tools/spml_results.py reads each run's tools/test.py result and last val
     mAP."""
     import json
+
     from conftest import run_tool
+
     for seed, (test_map, val_map) in enumerate([(60.0, 61.0), (70.0, 71.0)]):
         # Both namings: after the row (an_seed0) and after the config file, as the README's
         # commands name them (an_multidigits_seed1).
         work = tmp_path / (f'an_seed{seed}' if seed == 0 else f'an_multidigits_seed{seed}')
         (work / 'test' / '20260101_000000').mkdir(parents=True)
         (work / '20260101_000000' / 'vis_data').mkdir(parents=True)
-        (work / 'test' / '20260101_000000' / '20260101_000000.json').write_text(json.dumps(
-            {'mAP': test_map, 'CF1_oracle': 50.0 + seed, 'OF1_oracle': 40.0}))
+        (work / 'test' / '20260101_000000' / '20260101_000000.json').write_text(
+            json.dumps({'mAP': test_map, 'CF1_oracle': 50.0 + seed, 'OF1_oracle': 40.0})
+        )
         (work / '20260101_000000' / 'vis_data' / 'scalars.json').write_text(
-            json.dumps({'loss': 1.0, 'step': 1}) + '\n' + json.dumps({'mAP': val_map}) + '\n')
-    (tmp_path / 'en_seed0').mkdir()                              # no test result: left out
-    run = run_tool('tools/analysis_tools/spml_results.py', str(tmp_path), '--out',
-                   str(tmp_path / 'results'))
+            json.dumps({'loss': 1.0, 'step': 1}) + '\n' + json.dumps({'mAP': val_map}) + '\n'
+        )
+    (tmp_path / 'en_seed0').mkdir()  # no test result: left out
+    run = run_tool(
+        'tools/analysis_tools/spml_results.py', str(tmp_path), '--out', str(tmp_path / 'results')
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     rows = [line for line in run.stdout.splitlines() if line.startswith('| single positive')]
-    assert rows == ['| single positive | AN | `an_multidigits.py` | 0,1 | 65.00 ± 7.07 | '
-                    '50.50 ± 0.71 | 40.00 ± 0.00 | 66.00 ± 7.07 |']
+    assert rows == [
+        '| single positive | AN | `an_multidigits.py` | 0,1 | 65.00 ± 7.07 | '
+        '50.50 ± 0.71 | 40.00 ± 0.00 | 66.00 ± 7.07 |'
+    ]
     assert osp.getsize(tmp_path / 'results.png') > 1000
 
 
@@ -157,11 +211,14 @@ def test_scl_diagnostics_tool_reads_a_store_against_the_digit_cells(tmp_path):
     the tool must report in-cell 1, elsewhere 0, absent 0, every cell known, and the loss terms
     with their gradients."""
     from mmengine.registry import init_default_scope
+
     from mlkd.registry import DATASETS, MODELS
     from mlkd.utils.cli import load_config
+
     config = config_path('spml', 'scl_multidigits.py')
     options = ['train_dataloader.dataset.num_samples=16', 'model.losses.scl.num_samples=16']
     from mlkd.models.losses import SpatialConsistencyLoss
+
     cfg = load_config(config, {})
     cfg.train_dataloader.dataset.num_samples = cfg.model.losses.scl.num_samples = 16
     init_default_scope('mlkd')
@@ -173,28 +230,50 @@ def test_scl_diagnostics_tool_reads_a_store_against_the_digit_cells(tmp_path):
         for row in range(2):
             for col in range(2):
                 if cells[row, col] >= 0:
-                    scl.heatmaps[n, cells[row, col], 4 * row:4 * row + 4, 4 * col:4 * col + 4] = 255
+                    scl.heatmaps[
+                        n, cells[row, col], 4 * row : 4 * row + 4, 4 * col : 4 * col + 4
+                    ] = 255
     scl.known[:] = True
     ckpt = str(tmp_path / 'store.pth')
     torch.save({'state_dict': model.state_dict()}, ckpt)
+
     def diagnostics(*flags):
         # A new output per call: the tools never replace an existing file without --overwrite.
         out = str(tmp_path / f'table_{len(list(tmp_path.glob("table_*.md")))}.md')
-        run = run_tool('tools/analysis_tools/scl_diagnostics.py', config, ckpt, '--num-images',
-                       '16', '--num-batches', '1', '--batch-size', '8', '--out', out, *flags,
-                       '--cfg-options', *options)
+        run = run_tool(
+            'tools/analysis_tools/scl_diagnostics.py',
+            config,
+            ckpt,
+            '--num-images',
+            '16',
+            '--num-batches',
+            '1',
+            '--batch-size',
+            '8',
+            '--out',
+            out,
+            *flags,
+            '--cfg-options',
+            *options,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
         with open(out) as f:
-            return {line.split('|')[1].strip(): line.split('|')[2].strip()
-                    for line in f.read().splitlines()[2:]}
+            return {
+                line.split('|')[1].strip(): line.split('|')[2].strip()
+                for line in f.read().splitlines()[2:]
+            }
 
     table = diagnostics()
-    assert (table['store_in_cell'], table['store_elsewhere'], table['store_absent'],
-            table['known']) == ('1', '0', '0', '1')
+    assert (
+        table['store_in_cell'],
+        table['store_elsewhere'],
+        table['store_absent'],
+        table['known'],
+    ) == ('1', '0', '0', '1')
     # With the store overwritten by the (untrained, near-constant) network's own maps, the SCL
     # target is the network's (eval-mode) view: the term shrinks against the 0 / 1 digit store.
     refreshed = diagnostics('--refresh-store')
-    assert refreshed['store_in_cell'] == '1'                  # the checkpoint's store, read first
+    assert refreshed['store_in_cell'] == '1'  # the checkpoint's store, read first
     assert float(refreshed['loss_scl']) < 0.2 * float(table['loss_scl'])
     assert float(table['loss_scl']) > 0 and float(table['loss_scl grad_norm backbone']) > 0
     assert float(table['loss_en grad_norm head']) > 0 and 'loss_cls' not in table

@@ -1,5 +1,6 @@
 """Every task-loss config (``configs/task_losses/``) builds and takes a training step; one trains
 through ``tools/train.py`` as a user runs it."""
+
 import glob
 import json
 import math
@@ -8,6 +9,7 @@ import os.path as osp
 
 import pytest
 import torch
+from conftest import REPO, SMALL_TOOL_RUN, run_tool
 from mmengine.config import Config
 from mmengine.optim import OptimWrapper
 from mmengine.registry import DefaultScope
@@ -16,16 +18,20 @@ from mmpretrain.structures import DataSample
 import mlkd
 from mlkd.registry import MODELS
 
-from conftest import REPO, SMALL_TOOL_RUN, run_tool
-
 CONFIGS = sorted(glob.glob(osp.join(REPO, 'configs', 'task_losses', 'resnet_student_*.py')))
-LOSS_TYPES = {'asl': 'AsymmetricMultiLabelLoss', 'asl_focal': 'AsymmetricFocalLoss',
-              'sigmoid_focal': 'SigmoidFocalLoss', 'two_way': 'TwoWayMultiLabelLoss',
-              'hill': 'HillLoss', 'splc': 'SPLCLoss', 'focal_margin': 'FocalMarginLoss'}
+LOSS_TYPES = {
+    'asl': 'AsymmetricMultiLabelLoss',
+    'asl_focal': 'AsymmetricFocalLoss',
+    'sigmoid_focal': 'SigmoidFocalLoss',
+    'two_way': 'TwoWayMultiLabelLoss',
+    'hill': 'HillLoss',
+    'splc': 'SPLCLoss',
+    'focal_margin': 'FocalMarginLoss',
+}
 
 
 def test_there_is_a_config_per_task_loss():
-    names = {osp.basename(p)[len('resnet_student_'):-3] for p in CONFIGS}
+    names = {osp.basename(p)[len('resnet_student_') : -3] for p in CONFIGS}
     assert names == set(LOSS_TYPES)
 
 
@@ -35,13 +41,12 @@ def test_task_loss_config_builds_and_takes_a_step(path):
     mlkd.register_all_modules()
     with DefaultScope.overwrite_default_scope('mlkd'):
         model = MODELS.build(cfg.model)
-    expected = LOSS_TYPES[osp.basename(path)[len('resnet_student_'):-3]]
+    expected = LOSS_TYPES[osp.basename(path)[len('resnet_student_') : -3]]
     assert type(model.head.loss_module).__name__ == expected
-    assert cfg.model.head.loss == dict(type=expected)      # the leaf only swaps the loss
+    assert cfg.model.head.loss == dict(type=expected)  # the leaf only swaps the loss
     model.train()
     g = torch.Generator().manual_seed(0)
-    images = [torch.randint(0, 255, (3, 32, 32), generator=g, dtype=torch.uint8)
-              for _ in range(4)]
+    images = [torch.randint(0, 255, (3, 32, 32), generator=g, dtype=torch.uint8) for _ in range(4)]
     samples = [DataSample().set_gt_label(labels) for labels in ([1, 3], [0], [2, 3, 9], [5])]
     optim = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1))
     before = model.head.fc.weight.detach().clone()
@@ -55,10 +60,17 @@ def test_splc_config_trains_with_tools_train_under_amp(tmp_path):
     # AMP on the CPU. On a machine without CUDA hiding the devices changes nothing, and the run
     # keeps the tool server's environment (a differing one costs a fresh interpreter).
     cpu_only = {'CUDA_VISIBLE_DEVICES': ''} if torch.cuda.is_available() else None
-    out = run_tool('tools/train.py', osp.join('configs', 'task_losses', 'resnet_student_splc.py'),
-                   '--amp', '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN,
-                   'model.head.loss.change_epoch=0',   # correct labels from the first epoch
-                   env=cpu_only)
+    out = run_tool(
+        'tools/train.py',
+        osp.join('configs', 'task_losses', 'resnet_student_splc.py'),
+        '--amp',
+        '--work-dir',
+        work,
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+        'model.head.loss.change_epoch=0',  # correct labels from the first epoch
+        env=cpu_only,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert osp.isfile(osp.join(work, 'epoch_1.pth'))
     records = []

@@ -1,15 +1,15 @@
 """AnchorPositiveViews and the two-view teacher dataset bases: two independent augmentations of the
 same image, keyed by (seed, epoch, sample index), batched as [anchor, positive]."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from conftest import config_path, write_cifar_release, write_tiny_imagenet
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
-
-from conftest import config_path, write_cifar_release, write_tiny_imagenet
 
 import mlkd
 from mlkd.datasets.transforms import AnchorPositiveViews
@@ -18,8 +18,10 @@ from mlkd.utils.sample_seed import SampleKey
 
 mlkd.register_all_modules()
 
-CROP_FLIP = [dict(type='RandomCrop', crop_size=32, padding=4, padding_mode='constant', pad_val=0),
-             dict(type='RandomFlip', prob=0.5, direction='horizontal')]
+CROP_FLIP = [
+    dict(type='RandomCrop', crop_size=32, padding=4, padding_mode='constant', pad_val=0),
+    dict(type='RandomFlip', prob=0.5, direction='horizontal'),
+]
 
 
 def _crops_and_flips(img: np.ndarray, padding: int) -> np.ndarray:
@@ -67,8 +69,10 @@ def test_views_are_two_different_augmentations_of_the_same_image(cifar_root):
 
 
 def test_views_keep_the_keyed_randomness_and_the_anchor_is_the_single_view_sample(cifar_root):
-    two = _dataset(Config.fromfile(
-        config_path('_base_', 'datasets', 'cifar100_anchor_positive.py')), cifar_root)
+    two = _dataset(
+        Config.fromfile(config_path('_base_', 'datasets', 'cifar100_anchor_positive.py')),
+        cifar_root,
+    )
     one = _dataset(Config.fromfile(config_path('_base_', 'datasets', 'cifar100.py')), cifar_root)
     for index in (0, 5):
         key = SampleKey(index, seed=7, epoch=2)
@@ -77,19 +81,31 @@ def test_views_keep_the_keyed_randomness_and_the_anchor_is_the_single_view_sampl
         # The anchor is what the single-view pipeline gives under the same key.
         assert torch.equal(first['inputs'][0], one[key]['inputs'])
     # Other epochs (or seeds) draw other views, for some sample at least.
-    changed = [not all(torch.equal(a, b) for a, b in zip(
-        two[SampleKey(i, seed=7, epoch=2)]['inputs'], two[SampleKey(i, seed=7, epoch=e)]['inputs']))
-        for i in range(len(two)) for e in (3, 4)]
+    changed = [
+        not all(
+            torch.equal(a, b)
+            for a, b in zip(
+                two[SampleKey(i, seed=7, epoch=2)]['inputs'],
+                two[SampleKey(i, seed=7, epoch=e)]['inputs'],
+            )
+        )
+        for i in range(len(two))
+        for e in (3, 4)
+    ]
     assert sum(changed) >= len(changed) - 1
 
 
-@pytest.mark.parametrize('name, dataset, size', [
-    ('cifar100_anchor_positive.py', 'CIFAR100', 32),
-    ('cifar10_anchor_positive.py', 'CIFAR10', 32),
-    ('tiny_imagenet_anchor_positive.py', 'TinyImageNet', 64),
-])
+@pytest.mark.parametrize(
+    'name, dataset, size',
+    [
+        ('cifar100_anchor_positive.py', 'CIFAR100', 32),
+        ('cifar10_anchor_positive.py', 'CIFAR10', 32),
+        ('tiny_imagenet_anchor_positive.py', 'TinyImageNet', 64),
+    ],
+)
 def test_config_batches_anchor_and_positive_for_the_multi_view_preprocessor(
-        name, dataset, size, cifar_root, tmp_path):
+    name, dataset, size, cifar_root, tmp_path
+):
     cfg = Config.fromfile(config_path('_base_', 'datasets', name))
     root = cifar_root
     if dataset == 'TinyImageNet':
@@ -100,8 +116,12 @@ def test_config_batches_anchor_and_positive_for_the_multi_view_preprocessor(
     views = cfg.train_dataloader.dataset.pipeline[-2]
     assert views.type == 'AnchorPositiveViews'
     crop, flip = views.transforms
-    assert (crop.type, crop.crop_size, crop.padding, crop.pad_val) == \
-        ('RandomCrop', size, size // 8, 0)
+    assert (crop.type, crop.crop_size, crop.padding, crop.pad_val) == (
+        'RandomCrop',
+        size,
+        size // 8,
+        0,
+    )
     assert (flip.type, flip.prob, flip.direction) == ('RandomFlip', 0.5, 'horizontal')
     assert cfg.data_preprocessor.type == 'MultiViewClsDataPreprocessor'
     with DefaultScope.overwrite_default_scope('mlkd'):
@@ -116,7 +136,7 @@ def test_config_batches_anchor_and_positive_for_the_multi_view_preprocessor(
     assert anchor.shape == positive.shape == (4, 3, size, size)
     assert not torch.equal(anchor, positive)
     # Single-label: integer labels, no one-hot score.
-    assert all(s.gt_label.shape == (1, ) and 'gt_score' not in s for s in batch['data_samples'])
+    assert all(s.gt_label.shape == (1,) and 'gt_score' not in s for s in batch['data_samples'])
     # Each view is normalised on its own (BGR -> RGB for the image files).
     mean = torch.tensor(cfg.data_preprocessor.mean).view(3, 1, 1)
     std = torch.tensor(cfg.data_preprocessor.std).view(3, 1, 1)
@@ -141,8 +161,7 @@ def test_registered_and_validated():
         return results
 
     with pytest.raises(ValueError, match=r'\(32, 32, 3\) but the positive \(28, 28, 3\)'):
-        AnchorPositiveViews([random_size])(dict(img=np.zeros((32, 32, 3), np.uint8),
-                                                sample_idx=4))
+        AnchorPositiveViews([random_size])(dict(img=np.zeros((32, 32, 3), np.uint8), sample_idx=4))
 
 
 def test_other_keys_are_the_samples_own():

@@ -1,4 +1,5 @@
 """CIFAR10 / CIFAR100 on tiny releases in the real pickle format; unsafe pickles are refused."""
+
 from __future__ import annotations
 
 import os
@@ -8,11 +9,10 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from conftest import CIFAR_LAYOUTS, config_path, write_cifar_release
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
-
-from conftest import CIFAR_LAYOUTS, config_path, write_cifar_release
 
 import mlkd
 from mlkd.datasets import CIFAR10, CIFAR100
@@ -51,6 +51,7 @@ def test_images_and_labels_follow_the_files(tmp_path, dataset, protocol):
 def test_mmpretrain_class_rejects_a_copy_that_is_not_the_release(tmp_path):
     """Why mlkd subclasses: mmpretrain checks the release MD5 sums (and, by default, downloads)."""
     from mmpretrain.datasets import CIFAR10 as MMPretrainCIFAR10
+
     write_cifar_release(tmp_path, 'CIFAR10')
     with pytest.raises(RuntimeError, match='Cannot find CIFAR10'):
         MMPretrainCIFAR10(data_root=str(tmp_path), download=False)
@@ -61,12 +62,12 @@ class _SystemPayload:
         self.marker = marker
 
     def __reduce__(self):
-        return os.system, (f'touch {self.marker}', )
+        return os.system, (f'touch {self.marker}',)
 
 
 class _ExecPayload(_SystemPayload):
     def __reduce__(self):
-        return exec, (f'open({self.marker!r}, "w").close()', )
+        return exec, (f'open({self.marker!r}, "w").close()',)
 
 
 @pytest.mark.parametrize('payload', [_SystemPayload, _ExecPayload])
@@ -114,7 +115,7 @@ def _damage(path: str, how: str) -> None:
         with open(path, 'rb') as file:
             raw = file.read()
         with open(path, 'wb') as file:
-            file.write(raw[:len(raw) // 2])
+            file.write(raw[: len(raw) // 2])
         return
     if how == 'label_out_of_range':
         entry['labels'][1] = 10
@@ -134,16 +135,19 @@ def _damage(path: str, how: str) -> None:
         pickle.dump(entry, file, protocol=2)
 
 
-@pytest.mark.parametrize('how, error, match', [
-    ('truncated', ValueError, 'truncated or corrupt CIFAR pickle'),
-    ('label_out_of_range', ValueError, r'labels\[1\] = 10 is outside \[0, 10\)'),
-    ('negative_label', ValueError, r'labels\[0\] = -1 is outside'),
-    ('wrong_row_length', ValueError, r"'data' must be a uint8 array \[N, 3072\]"),
-    ('float_data', ValueError, "'data' must be a uint8 array"),
-    ('missing_labels', KeyError, "no key 'labels'"),
-    ('label_count', ValueError, "'labels' must hold 4 integers"),
-    ('not_a_dict', ValueError, 'expected a pickled dict, got list'),
-])
+@pytest.mark.parametrize(
+    'how, error, match',
+    [
+        ('truncated', ValueError, 'truncated or corrupt CIFAR pickle'),
+        ('label_out_of_range', ValueError, r'labels\[1\] = 10 is outside \[0, 10\)'),
+        ('negative_label', ValueError, r'labels\[0\] = -1 is outside'),
+        ('wrong_row_length', ValueError, r"'data' must be a uint8 array \[N, 3072\]"),
+        ('float_data', ValueError, "'data' must be a uint8 array"),
+        ('missing_labels', KeyError, "no key 'labels'"),
+        ('label_count', ValueError, "'labels' must hold 4 integers"),
+        ('not_a_dict', ValueError, 'expected a pickled dict, got list'),
+    ],
+)
 def test_a_bad_batch_is_named(tmp_path, how, error, match):
     write_cifar_release(tmp_path, 'CIFAR10')
     path = _path(tmp_path, 'CIFAR10', 'data_batch_3')
@@ -179,15 +183,21 @@ def test_registered_in_the_mlkd_scope(tmp_path):
     assert isinstance(ds, CIFAR10)
 
 
-@pytest.mark.parametrize('name, dataset, mean', [
-    ('cifar100.py', 'CIFAR100', (0.5071, 0.4867, 0.4408)),
-    ('cifar10.py', 'CIFAR10', (0.4914, 0.4822, 0.4465)),
-])
+@pytest.mark.parametrize(
+    'name, dataset, mean',
+    [
+        ('cifar100.py', 'CIFAR100', (0.5071, 0.4867, 0.4408)),
+        ('cifar10.py', 'CIFAR10', (0.4914, 0.4822, 0.4465)),
+    ],
+)
 def test_config_builds_and_iterates(tmp_path, name, dataset, mean):
     write_cifar_release(tmp_path, dataset, per_file=6)
     cfg = Config.fromfile(config_path('_base_', 'datasets', name))
-    assert [t['type'] for t in cfg.train_dataloader.dataset.pipeline] == \
-        ['RandomCrop', 'RandomFlip', 'PackInputs']
+    assert [t['type'] for t in cfg.train_dataloader.dataset.pipeline] == [
+        'RandomCrop',
+        'RandomFlip',
+        'PackInputs',
+    ]
     crop = cfg.train_dataloader.dataset.pipeline[0]
     assert (crop.crop_size, crop.padding, crop.pad_val) == (32, 4, 0)
     assert cfg.data_preprocessor.mean == pytest.approx([m * 255 for m in mean])
@@ -195,8 +205,10 @@ def test_config_builds_and_iterates(tmp_path, name, dataset, mean):
     with DefaultScope.overwrite_default_scope('mlkd'):
         preprocessor = MODELS.build(cfg.data_preprocessor)
         _, train_files, test_files, *_ = CIFAR_LAYOUTS[dataset]
-        for key, split, files in (('train_dataloader', 'train', train_files),
-                                  ('val_dataloader', 'test', test_files)):
+        for key, split, files in (
+            ('train_dataloader', 'train', train_files),
+            ('val_dataloader', 'test', test_files),
+        ):
             loader_cfg = cfg[key]
             loader_cfg.dataset.data_root = str(tmp_path)
             loader_cfg.update(batch_size=4, num_workers=0, persistent_workers=False)
@@ -205,7 +217,7 @@ def test_config_builds_and_iterates(tmp_path, name, dataset, mean):
             batch = preprocessor(next(iter(loader)), training=key == 'train_dataloader')
             assert batch['inputs'].shape == (4, 3, 32, 32)
             assert batch['inputs'].dtype == torch.float32
-            assert all(s.gt_label.shape == (1, ) for s in batch['data_samples'])
+            assert all(s.gt_label.shape == (1,) for s in batch['data_samples'])
     # The test batch is unaugmented: the first input is the first test image, normalised.
     img = torch.from_numpy(loader.dataset.get_data_info(0)['img']).permute(2, 0, 1).float()
     std = torch.tensor(cfg.data_preprocessor.std).view(3, 1, 1)

@@ -3,14 +3,14 @@
 The settings are those of Table B.1 of Verelst et al., "Spatial Consistency Loss for Training
 Multi-Label Classifiers from Single-Label Annotations", WACV 2023.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import config_path, write_coco
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-
-from conftest import config_path, write_coco
 
 import mlkd
 from mlkd.registry import DATASETS
@@ -23,8 +23,11 @@ CATEGORIES = [dict(id=i + 1, name=f'cat{i:02d}') for i in range(80)]
 def root(tmp_path):
     # 40 images; image i holds classes 0 .. (i % 8) (1 to 8 positives).
     images = [dict(id=i, file_name=f'{i:03d}.jpg') for i in range(40)]
-    anns = [dict(id=100 * i + c, image_id=i, category_id=c + 1, bbox=[0, 0, 1, 1], iscrowd=0)
-            for i in range(40) for c in range(i % 8 + 1)]
+    anns = [
+        dict(id=100 * i + c, image_id=i, category_id=c + 1, bbox=[0, 0, 1, 1], iscrowd=0)
+        for i in range(40)
+        for c in range(i % 8 + 1)
+    ]
     for split in ('train', 'val'):
         write_coco(tmp_path / 'coco', split, images, anns, CATEGORIES)
     return str(tmp_path / 'coco')
@@ -36,9 +39,14 @@ def _build(name: str, key: str, root: str):
         return DATASETS.build(dict(cfg[key].dataset, data_root=root))
 
 
-@pytest.mark.parametrize('name, fraction', [('coco2014_spml.py', None),
-                                            ('coco2014_spml_partial75.py', 0.75),
-                                            ('coco2014_spml_partial40.py', 0.4)])
+@pytest.mark.parametrize(
+    'name, fraction',
+    [
+        ('coco2014_spml.py', None),
+        ('coco2014_spml_partial75.py', 0.75),
+        ('coco2014_spml_partial40.py', 0.4),
+    ],
+)
 def test_observed_counts_of_the_shipped_configs(root, name, fraction):
     train = _build(name, 'train_dataloader', root)
     infos = [train.get_data_info(i) for i in range(len(train))]

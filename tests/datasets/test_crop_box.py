@@ -1,4 +1,5 @@
 """RandomResizedCropWithBox: the recorded box maps crop pixels back to the source pixels."""
+
 import numpy as np
 import pytest
 from mmcv.transforms import Compose
@@ -6,7 +7,7 @@ from mmcv.transforms import Compose
 import mlkd  # noqa: F401  (registers the transforms)
 from mlkd.registry import TRANSFORMS
 
-H, W = 90, 120     # a non-square source: the square resize must be undone per axis
+H, W = 90, 120  # a non-square source: the square resize must be undone per axis
 
 
 def _gradient_image():
@@ -16,11 +17,21 @@ def _gradient_image():
 
 
 def _pipeline(flip_prob):
-    return Compose([TRANSFORMS.build(t) for t in (
-        dict(type='Resize', scale=(60, 60)),
-        dict(type='RandomResizedCropWithBox', scale=40, crop_ratio_range=(0.25, 1.0),
-             aspect_ratio_range=(1.0, 1.0)),
-        dict(type='RandomFlip', prob=flip_prob, direction='horizontal'))])
+    return Compose(
+        [
+            TRANSFORMS.build(t)
+            for t in (
+                dict(type='Resize', scale=(60, 60)),
+                dict(
+                    type='RandomResizedCropWithBox',
+                    scale=40,
+                    crop_ratio_range=(0.25, 1.0),
+                    aspect_ratio_range=(1.0, 1.0),
+                ),
+                dict(type='RandomFlip', prob=flip_prob, direction='horizontal'),
+            )
+        ]
+    )
 
 
 @pytest.mark.parametrize('flip_prob', [0.0, 1.0])
@@ -33,16 +44,22 @@ def test_box_maps_crop_pixels_to_source_pixels(flip_prob):
         assert out['flip'] is bool(flip_prob)
         size = out['img'].shape[0]
         j = np.arange(size, dtype=np.float32)
-        cols = x1 + (j + 0.5) * (x2 - x1) / size - 0.5     # source column of output column j
+        cols = x1 + (j + 0.5) * (x2 - x1) / size - 0.5  # source column of output column j
         rows = y1 + (j + 0.5) * (y2 - y1) / size - 0.5
         if out['flip']:
             cols = cols[::-1]
         # interior pixels (bilinear resizes of a linear ramp are exact away from the borders)
         inner = slice(3, size - 3)
-        np.testing.assert_allclose(out['img'][inner, inner, 0], np.broadcast_to(
-            cols[inner][None], (size - 6, size - 6)), atol=0.05)
-        np.testing.assert_allclose(out['img'][inner, inner, 1], np.broadcast_to(
-            rows[inner][:, None], (size - 6, size - 6)), atol=0.05)
+        np.testing.assert_allclose(
+            out['img'][inner, inner, 0],
+            np.broadcast_to(cols[inner][None], (size - 6, size - 6)),
+            atol=0.05,
+        )
+        np.testing.assert_allclose(
+            out['img'][inner, inner, 1],
+            np.broadcast_to(rows[inner][:, None], (size - 6, size - 6)),
+            atol=0.05,
+        )
 
 
 def test_box_is_square_in_the_resized_frame_and_covers_the_area_range():
@@ -52,7 +69,7 @@ def test_box_is_square_in_the_resized_frame_and_covers_the_area_range():
     for _ in range(200):
         out = pipeline(dict(img=_gradient_image(), ori_shape=(H, W)))
         x1, y1, x2, y2 = out['crop_box']
-        w60, h60 = (x2 - x1) * 60 / W, (y2 - y1) * 60 / H    # the box in the 60x60 frame
+        w60, h60 = (x2 - x1) * 60 / W, (y2 - y1) * 60 / H  # the box in the 60x60 frame
         assert abs(w60 - h60) < 1e-3
         areas.append(w60 * h60 / 3600)
     assert 0.24 < min(areas) < 0.35 and max(areas) > 0.9
@@ -65,10 +82,10 @@ def test_missing_ori_shape_is_named():
 
 
 def test_the_448_recipe_config_packs_the_crop_for_the_model(tmp_path):
+    from conftest import config_path, write_jpeg
     from mmengine.config import Config
     from mmengine.registry import DefaultScope
 
-    from conftest import config_path, write_jpeg
     cfg = Config.fromfile(config_path('_base_', 'spml', 'pipelines_448.py'))
     write_jpeg(tmp_path / 'a.jpg', size=(640, 480))
     with DefaultScope.overwrite_default_scope('mlkd'):
@@ -79,6 +96,6 @@ def test_the_448_recipe_config_packs_the_crop_for_the_model(tmp_path):
     meta = packed['data_samples'].metainfo
     x1, y1, x2, y2 = meta['crop_box']
     assert meta['ori_shape'] == (480, 640) and 0 <= x1 < x2 <= 640 and 0 <= y1 < y2 <= 480
-    assert (x2 - x1) / 640 == pytest.approx((y2 - y1) / 480, abs=0.01)   # square at 672x672
+    assert (x2 - x1) / 640 == pytest.approx((y2 - y1) / 480, abs=0.01)  # square at 672x672
     assert isinstance(meta['flip'], bool)
     assert tuple(test(dict(img_path=str(tmp_path / 'a.jpg')))['inputs'].shape) == (3, 448, 448)

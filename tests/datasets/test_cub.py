@@ -1,14 +1,14 @@
 """CUBAttributes on a tiny release in the official layout, its label rule and its config."""
+
 from __future__ import annotations
 
 import os
 import os.path as osp
 
 import pytest
+from conftest import config_path, write_cub
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-
-from conftest import config_path, write_cub
 
 import mlkd
 from mlkd.datasets import CUBAttributes
@@ -17,9 +17,16 @@ from mlkd.registry import DATASETS
 mlkd.register_all_modules()
 IMAGES = [('001.A/a_1.jpg', 1), ('001.A/a_2.jpg', 0), ('002.B/b_1.jpg', 1)]
 # (image id, attribute id, is_present, certainty id)
-LABELS = [(1, 1, 1, 4), (1, 2, 1, 2), (1, 312, 1, 1), (1, 3, 0, 4),
-          (2, 5, 1, 3),
-          (3, 2, 0, 1), (3, 7, 1, 3), (3, 8, 1, 1)]
+LABELS = [
+    (1, 1, 1, 4),
+    (1, 2, 1, 2),
+    (1, 312, 1, 1),
+    (1, 3, 0, 4),
+    (2, 5, 1, 3),
+    (3, 2, 0, 1),
+    (3, 7, 1, 3),
+    (3, 8, 1, 1),
+]
 
 
 @pytest.fixture
@@ -35,7 +42,9 @@ def _infos(ds):
 def test_is_present_rule_split_and_names(root):
     train = CUBAttributes(data_root=root, split='train')
     assert [osp.relpath(i['img_path'], osp.join(root, 'images')) for i in _infos(train)] == [
-        '001.A/a_1.jpg', '002.B/b_1.jpg']
+        '001.A/a_1.jpg',
+        '002.B/b_1.jpg',
+    ]
     # Attribute id a -> index a - 1; every certainty counts with min_certainty=1.
     assert [i['gt_label'] for i in _infos(train)] == [[0, 1, 311], [6, 7]]
     assert 'gt_label_ignored' not in _infos(train)[0]

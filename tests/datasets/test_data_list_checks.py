@@ -1,26 +1,47 @@
 """Every dataset's sample list is checked when the dataset is built (mlkd/datasets/validation.py):
 duplicate images, labels outside the class range, VOC objects of unknown classes; and, with
 ``tools/train.py --validate-data``, unreadable, truncated and too small images."""
+
 import logging
 import uuid
 
 import numpy as np
 import pytest
+from conftest import write_jpeg, write_voc
 from mmengine.logging import MMLogger
 
-from conftest import write_jpeg, write_voc
-
 import mlkd
-from mlkd.datasets import (CUBAttributes, COCOMultiLabel, ImageNetReaL, MultiLabelImageList,
-                           NUSWIDE, TinyImageNet, VOCMultiLabel)
-from mlkd.datasets.validation import (DataListChecksMixin, check_data_list, plain_crop_size,
-                                      validate_images)
+from mlkd.datasets import (
+    NUSWIDE,
+    COCOMultiLabel,
+    CUBAttributes,
+    ImageNetReaL,
+    MultiLabelImageList,
+    TinyImageNet,
+    VOCMultiLabel,
+)
+from mlkd.datasets.validation import (
+    DataListChecksMixin,
+    check_data_list,
+    plain_crop_size,
+    validate_images,
+)
 
 mlkd.register_all_modules()
 
 
-@pytest.mark.parametrize('dataset', [MultiLabelImageList, COCOMultiLabel, VOCMultiLabel,
-                                     CUBAttributes, NUSWIDE, ImageNetReaL, TinyImageNet])
+@pytest.mark.parametrize(
+    'dataset',
+    [
+        MultiLabelImageList,
+        COCOMultiLabel,
+        VOCMultiLabel,
+        CUBAttributes,
+        NUSWIDE,
+        ImageNetReaL,
+        TinyImageNet,
+    ],
+)
 def test_every_dataset_of_image_files_runs_the_checks(dataset):
     assert issubclass(dataset, DataListChecksMixin)
 
@@ -29,8 +50,9 @@ def _image_list(tmp_path, lines, **kwargs):
     for name in ('a.jpg', 'b.jpg'):
         write_jpeg(tmp_path / name)
     (tmp_path / 'ann.txt').write_text('\n'.join(lines) + '\n')
-    return MultiLabelImageList(data_root=str(tmp_path), ann_file='ann.txt',
-                               classes=['x', 'y', 'z'], **kwargs)
+    return MultiLabelImageList(
+        data_root=str(tmp_path), ann_file='ann.txt', classes=['x', 'y', 'z'], **kwargs
+    )
 
 
 def test_an_image_listed_twice_is_named_or_skipped_with_a_count(tmp_path):
@@ -38,8 +60,10 @@ def test_an_image_listed_twice_is_named_or_skipped_with_a_count(tmp_path):
     with pytest.raises(ValueError) as error:
         _image_list(tmp_path, lines)
     message = str(error.value)
-    assert f"MultiLabelImageList: 1 image(s) listed more than once in {tmp_path / 'ann.txt'}: " \
-           f"'{tmp_path / 'a.jpg'}' at samples 0 and 2" in message
+    assert (
+        f'MultiLabelImageList: 1 image(s) listed more than once in {tmp_path / "ann.txt"}: '
+        f"'{tmp_path / 'a.jpg'}' at samples 0 and 2" in message
+    )
     assert 'duplicate_images="skip"' in message
     # A fresh MMEngine logger becomes the current one, which the dataset logs to.
     logger = MMLogger.get_instance(f'duplicates_test_{uuid.uuid4().hex[:8]}')
@@ -52,28 +76,48 @@ def test_an_image_listed_twice_is_named_or_skipped_with_a_count(tmp_path):
     assert any('skipped 1 repeated entries of 3' in r.getMessage() for r in records)
 
 
-@pytest.mark.parametrize('key,labels', [('gt_label', [0, 3]), ('gt_label_ignored', [-1]),
-                                        ('gt_label_difficult', [1.5]), ('gt_label', 7)])
+@pytest.mark.parametrize(
+    'key,labels',
+    [
+        ('gt_label', [0, 3]),
+        ('gt_label_ignored', [-1]),
+        ('gt_label_difficult', [1.5]),
+        ('gt_label', 7),
+    ],
+)
 def test_labels_outside_the_class_range_name_sample_and_range(key, labels):
     data_list = [dict(img_path='a.jpg', gt_label=[0]), dict(img_path='b.jpg', gt_label=[1])]
     data_list[1][key] = labels
-    with pytest.raises(ValueError, match=rf"X: sample 1 \(b.jpg\) of ann.txt has {key} .*; "
-                                         r'expected class indices in 0..2 \(3 classes\)'):
+    with pytest.raises(
+        ValueError,
+        match=rf'X: sample 1 \(b.jpg\) of ann.txt has {key} .*; '
+        r'expected class indices in 0..2 \(3 classes\)',
+    ):
         check_data_list(data_list, 3, 'X', 'ann.txt')
     assert check_data_list(data_list[:1], 3, 'X', 'ann.txt') == data_list[:1]
 
 
-@pytest.mark.parametrize('name,hint', [('Dog', "it differs only by case from the class 'dog'"),
-                                       ('doggo', "expected one of ['aeroplane'")])
+@pytest.mark.parametrize(
+    'name,hint',
+    [
+        ('Dog', "it differs only by case from the class 'dog'"),
+        ('doggo', "expected one of ['aeroplane'"),
+    ],
+)
 def test_voc_objects_of_unknown_classes_are_refused(tmp_path, name, hint):
     """mmpretrain skipped them, so the image lost a positive without a word."""
     root = tmp_path / 'VOC2007'
-    write_voc(root, {'000001': [('cat', 0)], '000002': [('person', 0), (name, 0)]},
-              {'trainval': ['000001', '000002']})
+    write_voc(
+        root,
+        {'000001': [('cat', 0)], '000002': [('person', 0), (name, 0)]},
+        {'trainval': ['000001', '000002']},
+    )
     with pytest.raises(ValueError) as error:
         VOCMultiLabel(data_root=str(root), split='trainval')
-    assert f"{root / 'Annotations' / '000002.xml'}: object 1 has the unknown class name " \
-           f"{name!r}; {hint}" in str(error.value)
+    assert (
+        f'{root / "Annotations" / "000002.xml"}: object 1 has the unknown class name '
+        f'{name!r}; {hint}' in str(error.value)
+    )
     dataset = VOCMultiLabel(data_root=str(root), split='trainval', unknown_objects='skip')
     assert dataset.skipped_objects == 1 and len(dataset) == 2
 
@@ -81,8 +125,11 @@ def test_voc_objects_of_unknown_classes_are_refused(tmp_path, name, hint):
 def test_a_voc_image_id_listed_twice_is_refused(tmp_path):
     root = tmp_path / 'VOC2007'
     write_voc(root, {'000001': [('cat', 0)]}, {'trainval': ['000001', '000001']})
-    with pytest.raises(ValueError, match=r"listed more than once in .*trainval.txt: "
-                                         r"'.*000001.jpg' at samples 0 and 1"):
+    with pytest.raises(
+        ValueError,
+        match=r'listed more than once in .*trainval.txt: '
+        r"'.*000001.jpg' at samples 0 and 1",
+    ):
         VOCMultiLabel(data_root=str(root), split='trainval')
 
 
@@ -91,15 +138,18 @@ def test_validate_images_names_unreadable_truncated_and_too_small_images(tmp_pat
     dataset = _image_list(tmp_path, ['a.jpg 0', 'b.jpg 1', 'c.jpg 2'])  # a.jpg: 40 x 30
     write_jpeg(tmp_path / 'b.jpg', size=(200, 200))
     data = (tmp_path / 'b.jpg').read_bytes()
-    (tmp_path / 'b.jpg').write_bytes(data[:len(data) // 3])  # truncated
+    (tmp_path / 'b.jpg').write_bytes(data[: len(data) // 3])  # truncated
     (tmp_path / 'c.jpg').write_bytes(b'not an image')
     with pytest.raises(ValueError) as error:
         validate_images(dataset, (32, 32), 'train_dataloader.dataset')
     message = str(error.value)
-    assert message.startswith('train_dataloader.dataset (MultiLabelImageList): 3 of 3 images '
-                              'are not usable: ')
-    assert f"sample 0 '{tmp_path / 'a.jpg'}': 30x40 (height x width) is smaller than the crop " \
-           '32x32' in message
+    assert message.startswith(
+        'train_dataloader.dataset (MultiLabelImageList): 3 of 3 images are not usable: '
+    )
+    assert (
+        f"sample 0 '{tmp_path / 'a.jpg'}': 30x40 (height x width) is smaller than the crop "
+        '32x32' in message
+    )
     assert f"sample 1 '{tmp_path / 'b.jpg'}': unreadable" in message
     assert f"sample 2 '{tmp_path / 'c.jpg'}': unreadable" in message
     write_jpeg(tmp_path / 'b.jpg')
@@ -117,22 +167,32 @@ def test_the_crop_size_is_that_of_a_crop_before_any_resize():
 
 def test_train_validate_data_names_the_bad_image(tmp_path):
     from conftest import load_tool
+
     write_jpeg(tmp_path / 'data' / 'a.jpg')
     (tmp_path / 'data' / 'b.jpg').write_bytes(b'broken')
     (tmp_path / 'data' / 'ann.txt').write_text('a.jpg 0\nb.jpg 1\n')
     config = tmp_path / 'cfg.py'
     from conftest import config_path
+
     config.write_text(
         f'_base_ = [{config_path("multidigits", "resnet_student.py")!r}]\n'
         f'train_dataloader = dict(dataset=dict(_delete_=True, type="MultiLabelImageList", '
         f'data_root={str(tmp_path / "data")!r}, ann_file="ann.txt", classes=[str(i) for i in '
-        f'range(10)], pipeline=[dict(type="LoadImageFromFile"), dict(type="PackInputs")]))\n')
+        f'range(10)], pipeline=[dict(type="LoadImageFromFile"), dict(type="PackInputs")]))\n'
+    )
     train = load_tool('train')
-    cfg = train.build_cfg(train.parse_args([str(config), '--work-dir', str(tmp_path / 'w'),
-                                            '--no-validate', '--validate-data']))
-    with pytest.raises(ValueError, match=r"train_dataloader.dataset \(MultiLabelImageList\): 1 "
-                                         r"of 2 images are not usable: sample 1 '.*b.jpg': "
-                                         'unreadable'):
+    cfg = train.build_cfg(
+        train.parse_args(
+            [str(config), '--work-dir', str(tmp_path / 'w'), '--no-validate', '--validate-data']
+        )
+    )
+    with pytest.raises(
+        ValueError,
+        match=r'train_dataloader.dataset \(MultiLabelImageList\): 1 '
+        r"of 2 images are not usable: sample 1 '.*b.jpg': "
+        'unreadable',
+    ):
         train.validate_data(cfg)
-    np.testing.assert_equal(sorted(p.name for p in (tmp_path / 'w').iterdir()),
-                            ['mlkd_run_config.json'])
+    np.testing.assert_equal(
+        sorted(p.name for p in (tmp_path / 'w').iterdir()), ['mlkd_run_config.json']
+    )

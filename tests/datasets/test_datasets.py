@@ -1,4 +1,5 @@
 """Tests of the MultiDigits demo dataset and the MultiLabelImageList path-based dataset."""
+
 from __future__ import annotations
 
 import time
@@ -60,12 +61,15 @@ def test_train_val_disjoint_sources():
 
 def test_test_split_is_disjoint_and_leaves_val_unchanged():
     fractions = dict(val_fraction=0.2, test_fraction=0.2)
-    pools = {split: MultiDigits(split=split, seed=i, **fractions, **SMALL)
-             for i, split in enumerate(('train', 'val', 'test'))}
+    pools = {
+        split: MultiDigits(split=split, seed=i, **fractions, **SMALL)
+        for i, split in enumerate(('train', 'val', 'test'))
+    }
     num_scans = len(load_digit_scans()[0])
     sets = {k: set(ds.source_indices.tolist()) for k, ds in pools.items()}
-    assert not (sets['train'] & sets['val'] or sets['train'] & sets['test']
-                or sets['val'] & sets['test'])
+    assert not (
+        sets['train'] & sets['val'] or sets['train'] & sets['test'] or sets['val'] & sets['test']
+    )
     assert sum(map(len, sets.values())) == num_scans
     assert len(sets['test']) == round(0.2 * num_scans)
     for ds in pools.values():
@@ -73,8 +77,10 @@ def test_test_split_is_disjoint_and_leaves_val_unchanged():
         assert used <= set(ds.source_indices.tolist())
     # The test pool is carved out of train: val is the same as without a test split, and the
     # default (no test pool) keeps the train pool of earlier versions.
-    no_test = {s: set(MultiDigits(split=s, val_fraction=0.2, **SMALL).source_indices.tolist())
-               for s in ('train', 'val')}
+    no_test = {
+        s: set(MultiDigits(split=s, val_fraction=0.2, **SMALL).source_indices.tolist())
+        for s in ('train', 'val')
+    }
     assert no_test['val'] == sets['val']
     assert no_test['train'] == sets['train'] | sets['test']
     with pytest.raises(ValueError, match='test_fraction > 0'):
@@ -103,7 +109,7 @@ def test_labels_match_placed_digits_and_cells_are_drawn():
         assert (info['img'] == img[:, :, None]).all()
         for k in range(ds.grid * ds.grid):
             r, q = divmod(k, ds.grid)
-            peak = img[r * cell:(r + 1) * cell, q * cell:(q + 1) * cell].max()
+            peak = img[r * cell : (r + 1) * cell, q * cell : (q + 1) * cell].max()
             if occupied[k]:
                 assert peak > 64, (i, k, peak)
             else:
@@ -137,13 +143,16 @@ def test_single_positive_variant():
     assert any(len(labels) > 1 for labels in _labels(val))
 
 
-@pytest.mark.parametrize('kwargs, match', [
-    (dict(max_digits=5, grid=2), 'max_digits'),
-    (dict(variant='partial'), 'variant'),
-    (dict(image_size=30, grid=4), 'divisible'),
-    (dict(split='test'), 'split'),
-    (dict(num_samples=0), 'num_samples'),
-])
+@pytest.mark.parametrize(
+    'kwargs, match',
+    [
+        (dict(max_digits=5, grid=2), 'max_digits'),
+        (dict(variant='partial'), 'variant'),
+        (dict(image_size=30, grid=4), 'divisible'),
+        (dict(split='test'), 'split'),
+        (dict(num_samples=0), 'num_samples'),
+    ],
+)
 def test_argument_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         MultiDigits(**kwargs)
@@ -169,8 +178,12 @@ def test_build_through_registry():
             type='MultiDigits',
             split='val',
             num_samples=20,
-            pipeline=[dict(type='RandomFlip', prob=0.5),
-                      dict(type='PackInputs', algorithm_keys=['gt_label_full'])]))
+            pipeline=[
+                dict(type='RandomFlip', prob=0.5),
+                dict(type='PackInputs', algorithm_keys=['gt_label_full']),
+            ],
+        )
+    )
     assert isinstance(ds, MultiDigits)
     item = ds[5]
     sample = item['data_samples']
@@ -250,6 +263,7 @@ def test_export_round_trip(tmp_path):
         np.testing.assert_array_equal(ds[i]['img'], src.get_data_info(i)['img'])
     # The method form writes the same thing.
     again = src.export_image_folder(str(tmp_path / 'again'), label_key='gt_label_full')
-    assert (tmp_path / 'again' / 'ann.txt').read_text() == \
-        (tmp_path / 'export' / 'ann.txt').read_text()
+    assert (tmp_path / 'again' / 'ann.txt').read_text() == (
+        tmp_path / 'export' / 'ann.txt'
+    ).read_text()
     assert again['ann_file'] == 'ann.txt'

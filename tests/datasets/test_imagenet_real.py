@@ -1,14 +1,14 @@
 """ImageNetReaL on a tiny real.json and flat val folder, and its config."""
+
 from __future__ import annotations
 
 import json
 import os.path as osp
 
 import pytest
+from conftest import config_path, write_jpeg
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-
-from conftest import config_path, write_jpeg
 
 import mlkd
 from mlkd.datasets import ImageNetReaL
@@ -30,8 +30,10 @@ def test_labels_follow_file_numbers_and_empty_lists_are_dropped(root):
     ds = ImageNetReaL(data_root=root)
     infos = [ds.get_data_info(i) for i in range(len(ds))]
     assert [(osp.basename(i['img_path']), i['gt_label']) for i in infos] == [
-        ('ILSVRC2012_val_00000001.JPEG', [7]), ('ILSVRC2012_val_00000003.JPEG', [3, 999]),
-        ('ILSVRC2012_val_00000004.JPEG', [0])]
+        ('ILSVRC2012_val_00000001.JPEG', [7]),
+        ('ILSVRC2012_val_00000003.JPEG', [3, 999]),
+        ('ILSVRC2012_val_00000004.JPEG', [0]),
+    ]
     assert len(ds.metainfo['classes']) == 1000
     with_empty = ImageNetReaL(data_root=root, keep_empty=True)
     assert [with_empty.get_data_info(i)['gt_label'] for i in range(4)] == [[7], [], [3, 999], [0]]

@@ -1,4 +1,5 @@
 """MultiGlyphs (the demo's pretraining task): deterministic, label = glyphs present, no digits."""
+
 import hashlib
 
 import numpy as np
@@ -20,7 +21,13 @@ def test_glyphs_and_mosaics_match_the_recorded_bytes():
     images = np.stack([data.get_data_info(i)['img'] for i in range(6)])
     assert hashlib.sha256(images.tobytes()).hexdigest() == MOSAICS_DIGEST
     assert [data.get_data_info(i)['gt_label'] for i in range(6)] == [
-        [8], [0, 3, 9, 11], [1, 2, 10, 11], [6, 7], [5, 6, 7, 8], [6, 7, 10]]
+        [8],
+        [0, 3, 9, 11],
+        [1, 2, 10, 11],
+        [6, 7],
+        [5, 6, 7, 8],
+        [6, 7, 10],
+    ]
 
 
 def test_glyph_classes_are_not_digits_and_each_class_is_drawn():
@@ -65,4 +72,6 @@ def test_multidigits_is_unchanged_by_the_shared_composition():
     data = MultiDigits(split='train', num_samples=300)
     digest = hashlib.sha256(np.stack([data.get_data_info(i)['img'] for i in range(300)]).tobytes())
     digest.update(repr([data.get_data_info(i)['gt_label'] for i in range(300)]).encode())
-    assert digest.hexdigest() == ('f493b084eef52b25a9d009d44e489985611139aaf8b3371f6aa00b8dc4f40f9a')
+    assert digest.hexdigest() == (
+        'f493b084eef52b25a9d009d44e489985611139aaf8b3371f6aa00b8dc4f40f9a'
+    )

@@ -1,4 +1,5 @@
 """NUSWIDE on a tiny release in the official layout, its three protocols and its config."""
+
 from __future__ import annotations
 
 import logging
@@ -8,19 +9,22 @@ import uuid
 
 import numpy as np
 import pytest
+from conftest import config_path, write_nus_wide
 from mmengine.config import Config
 from mmengine.logging import MMLogger
 from mmengine.registry import DefaultScope
-
-from conftest import config_path, write_nus_wide
 
 import mlkd
 from mlkd.datasets import NUSWIDE
 from mlkd.registry import DATASETS
 
 mlkd.register_all_modules()
-TRAIN = {'actor\\0001_1.jpg': [0, 5], 'beach\\0002_2.jpg': [], 'beach\\0003_3.jpg': [80],
-         'zoo\\0004_4.jpg': None}  # listed, not on disk
+TRAIN = {
+    'actor\\0001_1.jpg': [0, 5],
+    'beach\\0002_2.jpg': [],
+    'beach\\0003_3.jpg': [80],
+    'zoo\\0004_4.jpg': None,
+}  # listed, not on disk
 TEST = {'actor\\0005_5.jpg': [3], 'sky\\0006_6.jpg': []}
 
 
@@ -31,8 +35,13 @@ def root(tmp_path):
 
 
 def _rows(ds):
-    return [(osp.relpath(ds.get_data_info(i)['img_path'], osp.join(ds.data_root, 'Flickr')),
-             ds.get_data_info(i)['gt_label']) for i in range(len(ds))]
+    return [
+        (
+            osp.relpath(ds.get_data_info(i)['img_path'], osp.join(ds.data_root, 'Flickr')),
+            ds.get_data_info(i)['gt_label'],
+        )
+        for i in range(len(ds))
+    ]
 
 
 def test_official_protocols_keep_or_drop_unlabeled_and_skip_missing_with_a_count(root):
@@ -44,27 +53,48 @@ def test_official_protocols_keep_or_drop_unlabeled_and_skip_missing_with_a_count
     logger.addHandler(handler)
     official = NUSWIDE(data_root=root, split='train', protocol='official')
     # The skip is counted in the log, not silent.
-    assert any(re.search(r'NUSWIDE: skipped 1 of 4 images listed in .*TrainImagelist\.txt'
-                         r'.*zoo/0004_4\.jpg', r.getMessage()) for r in records)
-    assert _rows(official) == [('actor/0001_1.jpg', [0, 5]), ('beach/0002_2.jpg', []),
-                               ('beach/0003_3.jpg', [80])]
+    assert any(
+        re.search(
+            r'NUSWIDE: skipped 1 of 4 images listed in .*TrainImagelist\.txt'
+            r'.*zoo/0004_4\.jpg',
+            r.getMessage(),
+        )
+        for r in records
+    )
+    assert _rows(official) == [
+        ('actor/0001_1.jpg', [0, 5]),
+        ('beach/0002_2.jpg', []),
+        ('beach/0003_3.jpg', [80]),
+    ]
     labeled = NUSWIDE(data_root=root, split='train', protocol='official_labeled')
     # The count of the Two-way paper's split (before the skip of missing images) is logged.
-    assert any(re.search(r'official_labeled keeps 2 of 4 images of .*TrainImagelist\.txt .*'
-                         r'counts 125,448 for the train split', r.getMessage()) for r in records)
+    assert any(
+        re.search(
+            r'official_labeled keeps 2 of 4 images of .*TrainImagelist\.txt .*'
+            r'counts 125,448 for the train split',
+            r.getMessage(),
+        )
+        for r in records
+    )
     assert _rows(labeled) == [('actor/0001_1.jpg', [0, 5]), ('beach/0003_3.jpg', [80])]
     assert _rows(NUSWIDE(data_root=root, split='test', protocol='official_labeled')) == [
-        ('actor/0005_5.jpg', [3])]
+        ('actor/0005_5.jpg', [3])
+    ]
     assert official.metainfo['classes'][80] == 'c80'
     # The error policy names the image instead.
-    with pytest.raises(FileNotFoundError, match=r"1 image\(s\) listed in .*TrainImagelist\.txt "
-                                                r"do not exist: .*zoo/0004_4\.jpg"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r'1 image\(s\) listed in .*TrainImagelist\.txt '
+        r'do not exist: .*zoo/0004_4\.jpg',
+    ):
         NUSWIDE(data_root=root, split='train', protocol='official', missing_images='error')
 
 
 def test_cole_protocol_reads_the_formatted_files(root):
-    np.save(osp.join(root, 'formatted_train_images.npy'),
-            np.array(['beach/0003_3.jpg', 'actor/0001_1.jpg']))
+    np.save(
+        osp.join(root, 'formatted_train_images.npy'),
+        np.array(['beach/0003_3.jpg', 'actor/0001_1.jpg']),
+    )
     labels = np.zeros((2, 81))
     labels[0, [1, 2]] = 1
     labels[1, 7] = 1
@@ -90,10 +120,12 @@ def test_bad_label_file_and_protocol_are_named(root):
 def test_config_builds_single_positive_train_and_full_test(root):
     cfg = Config.fromfile(config_path('_base_', 'datasets', 'nuswide_spml.py'))
     with DefaultScope.overwrite_default_scope('mlkd'):
-        train = DATASETS.build(dict(cfg.train_dataloader.dataset, data_root=root,
-                                    protocol='official_labeled'))
-        test = DATASETS.build(dict(cfg.test_dataloader.dataset, data_root=root,
-                                   protocol='official_labeled'))
+        train = DATASETS.build(
+            dict(cfg.train_dataloader.dataset, data_root=root, protocol='official_labeled')
+        )
+        test = DATASETS.build(
+            dict(cfg.test_dataloader.dataset, data_root=root, protocol='official_labeled')
+        )
     infos = [train.get_data_info(i) for i in range(len(train))]
     assert [len(i['gt_label']) for i in infos] == [1, 1]
     assert [i['gt_label_full'] for i in infos] == [[0, 5], [80]]
@@ -113,8 +145,11 @@ def test_l2d_config_keeps_the_official_lists_and_flips(root):
     with DefaultScope.overwrite_default_scope('mlkd'):
         train = DATASETS.build(dict(cfg.train_dataloader.dataset, data_root=root))
         test = DATASETS.build(dict(cfg.test_dataloader.dataset, data_root=root))
-    assert _rows(train) == [('actor/0001_1.jpg', [0, 5]), ('beach/0002_2.jpg', []),
-                            ('beach/0003_3.jpg', [80])]
+    assert _rows(train) == [
+        ('actor/0001_1.jpg', [0, 5]),
+        ('beach/0002_2.jpg', []),
+        ('beach/0003_3.jpg', [80]),
+    ]
     assert _rows(test) == [('actor/0005_5.jpg', [3]), ('sky/0006_6.jpg', [])]
     assert [t['type'] for t in cfg.train_dataloader.dataset.pipeline].count('RandomFlip') == 1
     assert tuple(train[0]['inputs'].shape) == (3, 224, 224)

@@ -1,19 +1,22 @@
 """Observed labels (single positive, partial positives, Cole et al.'s files) on real datasets."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from conftest import config_path
 from mmengine.config import Config
 from mmengine.dataset import pseudo_collate
 from mmengine.registry import DefaultScope
 
-from conftest import config_path
-
 import mlkd
 from mlkd.datasets import MultiDigits, MultiLabelImageList
-from mlkd.datasets.observed_labels import (draw_observed_positives, label_lists_to_matrix,
-                                           read_observed_file)
+from mlkd.datasets.observed_labels import (
+    draw_observed_positives,
+    label_lists_to_matrix,
+    read_observed_file,
+)
 from mlkd.registry import DATASETS, MODELS
 
 mlkd.register_all_modules()
@@ -21,8 +24,9 @@ SMALL = dict(num_samples=300, image_size=16, seed=3)
 
 
 def _matrix(ds, key: str = 'gt_label') -> np.ndarray:
-    return label_lists_to_matrix([ds.get_data_info(i)[key] for i in range(len(ds))],
-                                 len(ds.metainfo['classes']))
+    return label_lists_to_matrix(
+        [ds.get_data_info(i)[key] for i in range(len(ds))], len(ds.metainfo['classes'])
+    )
 
 
 def _clean(n: int = 4000, c: int = 12, seed: int = 0) -> np.ndarray:
@@ -99,10 +103,12 @@ def test_config_pipeline_and_preprocessor_build_the_1_minus1_target():
 
 
 def _image_list(tmp_path, names, labels):
-    (tmp_path / 'ann.txt').write_text(''.join(
-        f'imgs/{n} {" ".join(map(str, ls))}\n' for n, ls in zip(names, labels)))
-    return dict(data_root=str(tmp_path), ann_file='ann.txt', classes=list('abcd'),
-                check_files=False)
+    (tmp_path / 'ann.txt').write_text(
+        ''.join(f'imgs/{n} {" ".join(map(str, ls))}\n' for n, ls in zip(names, labels))
+    )
+    return dict(
+        data_root=str(tmp_path), ann_file='ann.txt', classes=list('abcd'), check_files=False
+    )
 
 
 def test_cole_file_is_read_by_image_path_and_checked(tmp_path):
@@ -113,25 +119,39 @@ def test_cole_file_is_read_by_image_path_and_checked(tmp_path):
     obs = np.array([[0, 0, 1, 0], [0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 1]], np.float64)
     obs[3, 0] = -1
     np.save(tmp_path / 'obs.npy', obs)
-    np.save(tmp_path / 'images.npy', np.array(['imgs/z.jpg', 'imgs/w.jpg', 'imgs/y.jpg',
-                                               'imgs/x.jpg']))
+    np.save(
+        tmp_path / 'images.npy', np.array(['imgs/z.jpg', 'imgs/w.jpg', 'imgs/y.jpg', 'imgs/x.jpg'])
+    )
     # x is row 3 (class 3 is not a positive of x: error naming the file); fix it first.
     with pytest.raises(ValueError, match='obs.npy.*class 3 of sample 0'):
-        MultiLabelImageList(**_image_list(tmp_path, names, labels), observed_labels=dict(
-            mode='file', file='obs.npy', images_file='images.npy'))
+        MultiLabelImageList(
+            **_image_list(tmp_path, names, labels),
+            observed_labels=dict(mode='file', file='obs.npy', images_file='images.npy'),
+        )
     obs[3] = [-1, 0, 1, 0]
     np.save(tmp_path / 'obs.npy', obs)
-    ds = MultiLabelImageList(**_image_list(tmp_path, names, labels), observed_labels=dict(
-        mode='file', file='obs.npy', images_file='images.npy'))
+    ds = MultiLabelImageList(
+        **_image_list(tmp_path, names, labels),
+        observed_labels=dict(mode='file', file='obs.npy', images_file='images.npy'),
+    )
     assert [ds.get_data_info(i)['gt_label'] for i in range(3)] == [[2], [1], [2]]
     # Unobserved -> ignored; x's observed negative (class 0) stays a negative.
     assert [ds.get_data_info(i)['gt_label_ignored'] for i in range(3)] == [
-        [1, 3], [0, 2, 3], [0, 1, 3]]
+        [1, 3],
+        [0, 2, 3],
+        [0, 1, 3],
+    ]
     assert [ds.get_data_info(i)['gt_label_full'] for i in range(3)] == labels
     # Equality with the file: the observed matrix in dataset order is the file's rows 3, 2, 0.
     np.testing.assert_array_equal(
-        read_observed_file(str(tmp_path / 'obs.npy'), 4, [f'r/imgs/{n}' for n in names],
-                           str(tmp_path / 'images.npy')), obs[[3, 2, 0]].astype(np.int8))
+        read_observed_file(
+            str(tmp_path / 'obs.npy'),
+            4,
+            [f'r/imgs/{n}' for n in names],
+            str(tmp_path / 'images.npy'),
+        ),
+        obs[[3, 2, 0]].astype(np.int8),
+    )
 
 
 def test_cole_file_errors_name_the_file(tmp_path):
@@ -145,7 +165,7 @@ def test_cole_file_errors_name_the_file(tmp_path):
         read_observed_file(str(tmp_path / 'short.npy'), 5)
     with pytest.raises(FileNotFoundError, match='nope.npy'):
         read_observed_file(str(tmp_path / 'nope.npy'), 4)
-    with pytest.raises(ValueError, match="mode in"):
+    with pytest.raises(ValueError, match='mode in'):
         MultiDigits(num_samples=4, observed_labels=dict(mode='one'))
     with pytest.raises(ValueError, match=r'fraction must be in \(0, 1\]'):
         MultiDigits(num_samples=4, observed_labels=dict(mode='fraction', fraction=1.5))
@@ -156,8 +176,15 @@ def test_single_positive_leaf_trains_with_tools_train(tmp_path):
     import re
 
     from conftest import SMALL_TOOL_RUN, run_tool
-    out = run_tool('tools/train.py', config_path('multidigits', 'resnet_student_single_positive.py'),
-                   '--work-dir', str(tmp_path / 'work'), '--cfg-options', *SMALL_TOOL_RUN)
+
+    out = run_tool(
+        'tools/train.py',
+        config_path('multidigits', 'resnet_student_single_positive.py'),
+        '--work-dir',
+        str(tmp_path / 'work'),
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+    )
     log = out.stdout + out.stderr
     assert out.returncode == 0, log[-3000:]
     assert 'MultiDigits: observed labels (single_positive): 64 of' in log

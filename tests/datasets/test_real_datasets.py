@@ -3,6 +3,7 @@
 No real data is needed: tiny COCO instance files, a VOCdevkit with three XML files and small
 JPEGs are written to temporary folders.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,20 +13,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import config_path
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from PIL import Image
 
-from conftest import config_path
-
 try:  # every mlkd module; fall back to the ones this file needs if another is unfinished
     import mlkd
+
     mlkd.register_all_modules()
 except Exception:  # pragma: no cover - depends on the state of other modules
-    import mlkd.datasets  # noqa: F401
-    import mlkd.models.data_preprocessors  # noqa: F401
     import mmpretrain.datasets  # noqa: F401
     import mmpretrain.models  # noqa: F401
+
+    import mlkd.datasets  # noqa: F401
+    import mlkd.models.data_preprocessors  # noqa: F401
 from mlkd.datasets import COCOMultiLabel, RandomColorCutout, VOCMultiLabel
 from mlkd.registry import DATASETS, MODELS, TRANSFORMS
 
@@ -50,10 +52,17 @@ def _write_jpeg(path: Path, size: tuple[int, int] = (40, 30), value: int = 90) -
 # Category ids chosen so that id order and name order disagree:
 #   alphabetical: 0 airplane(5), 1 bicycle(2), 2 person(1), 3 zebra(3)
 #   category_id:  0 person(1), 1 bicycle(2), 2 zebra(3), 3 airplane(5)
-CATEGORIES = [dict(id=1, name='person'), dict(id=2, name='bicycle'), dict(id=3, name='zebra'),
-              dict(id=5, name='airplane')]
-IMAGES = [dict(id=10, file_name='a.jpg'), dict(id=11, file_name='b.jpg'),
-          dict(id=12, file_name='c.jpg')]
+CATEGORIES = [
+    dict(id=1, name='person'),
+    dict(id=2, name='bicycle'),
+    dict(id=3, name='zebra'),
+    dict(id=5, name='airplane'),
+]
+IMAGES = [
+    dict(id=10, file_name='a.jpg'),
+    dict(id=11, file_name='b.jpg'),
+    dict(id=12, file_name='c.jpg'),
+]
 ANNOTATIONS = [
     dict(id=100, image_id=10, category_id=1, iscrowd=0),
     dict(id=101, image_id=12, category_id=2, iscrowd=0),
@@ -63,12 +72,16 @@ ANNOTATIONS = [
 ]  # image 11 has no annotation
 
 
-def _coco_root(tmp_path: Path, split: str = 'val', content: dict | None = None,
-               images: bool = True) -> Path:
+def _coco_root(
+    tmp_path: Path, split: str = 'val', content: dict | None = None, images: bool = True
+) -> Path:
     root = tmp_path / 'coco'
     (root / 'annotations').mkdir(parents=True, exist_ok=True)
-    content = content if content is not None else dict(
-        images=IMAGES, annotations=ANNOTATIONS, categories=CATEGORIES)
+    content = (
+        content
+        if content is not None
+        else dict(images=IMAGES, annotations=ANNOTATIONS, categories=CATEGORIES)
+    )
     (root / 'annotations' / f'instances_{split}2014.json').write_text(json.dumps(content))
     if images:
         for img in IMAGES:
@@ -77,8 +90,10 @@ def _coco_root(tmp_path: Path, split: str = 'val', content: dict | None = None,
 
 
 def _labels(ds) -> dict[str, list[int]]:
-    return {osp.basename(ds.get_data_info(i)['img_path']): ds.get_data_info(i)['gt_label']
-            for i in range(len(ds))}
+    return {
+        osp.basename(ds.get_data_info(i)['img_path']): ds.get_data_info(i)['gt_label']
+        for i in range(len(ds))
+    }
 
 
 def test_coco_alphabetical_order(tmp_path):
@@ -100,8 +115,9 @@ def test_coco_category_id_order(tmp_path):
     # Same images, same names: only the index convention changes.
     alpha = COCOMultiLabel(data_root=str(root), split='val')
     for a, b in zip(_labels(alpha).values(), _labels(ds).values()):
-        assert sorted(alpha.metainfo['classes'][i] for i in a) == \
-            sorted(ds.metainfo['classes'][i] for i in b)
+        assert sorted(alpha.metainfo['classes'][i] for i in a) == sorted(
+            ds.metainfo['classes'][i] for i in b
+        )
 
 
 def test_coco_unlabeled_switch(tmp_path):
@@ -115,14 +131,25 @@ def test_coco_unlabeled_switch(tmp_path):
 
 def test_coco_explicit_paths_and_expected_classes(tmp_path):
     root = _coco_root(tmp_path)
-    ds = COCOMultiLabel(data_root=str(root), split='train',
-                        ann_file='annotations/instances_val2014.json', data_prefix='val2014',
-                        classes=['airplane', 'bicycle', 'person', 'zebra'])
+    ds = COCOMultiLabel(
+        data_root=str(root),
+        split='train',
+        ann_file='annotations/instances_val2014.json',
+        data_prefix='val2014',
+        classes=['airplane', 'bicycle', 'person', 'zebra'],
+    )
     assert len(ds) == 2
-    with pytest.raises(ValueError, match=r"class_order='category_id'.*index 0: config "
-                                         r"'airplane' vs file 'person'"):
-        COCOMultiLabel(data_root=str(root), split='val', class_order='category_id',
-                       metainfo=dict(classes=('airplane', 'bicycle', 'person', 'zebra')))
+    with pytest.raises(
+        ValueError,
+        match=r"class_order='category_id'.*index 0: config "
+        r"'airplane' vs file 'person'",
+    ):
+        COCOMultiLabel(
+            data_root=str(root),
+            split='val',
+            class_order='category_id',
+            metainfo=dict(classes=('airplane', 'bicycle', 'person', 'zebra')),
+        )
 
 
 def test_coco_errors(tmp_path):
@@ -152,13 +179,27 @@ def test_coco_errors(tmp_path):
     with pytest.raises(ValueError, match=rf'{ann} is not valid json'):
         COCOMultiLabel(data_root=str(root), split='val')
 
-    ann.write_text(json.dumps(dict(images=IMAGES, categories=CATEGORIES,
-                                   annotations=ANNOTATIONS + [dict(image_id=12, category_id=77)])))
+    ann.write_text(
+        json.dumps(
+            dict(
+                images=IMAGES,
+                categories=CATEGORIES,
+                annotations=ANNOTATIONS + [dict(image_id=12, category_id=77)],
+            )
+        )
+    )
     with pytest.raises(ValueError, match=rf'{ann}.*category id 77'):
         COCOMultiLabel(data_root=str(root), split='val')
 
-    ann.write_text(json.dumps(dict(images=IMAGES, categories=CATEGORIES,
-                                   annotations=ANNOTATIONS + [dict(image_id=99, category_id=1)])))
+    ann.write_text(
+        json.dumps(
+            dict(
+                images=IMAGES,
+                categories=CATEGORIES,
+                annotations=ANNOTATIONS + [dict(image_id=99, category_id=1)],
+            )
+        )
+    )
     with pytest.raises(ValueError, match=rf'{ann}.*image id 99'):
         COCOMultiLabel(data_root=str(root), split='val')
 
@@ -171,16 +212,18 @@ def test_coco_errors(tmp_path):
 # VOC
 # ----------------------------------------------------------------------------------------------
 def _xml(objects: list[tuple[str, int]]) -> str:
-    body = ''.join(f'<object><name>{name}</name><pose>Unspecified</pose><truncated>0</truncated>'
-                   f'<difficult>{difficult}</difficult></object>'
-                   for name, difficult in objects)
+    body = ''.join(
+        f'<object><name>{name}</name><pose>Unspecified</pose><truncated>0</truncated>'
+        f'<difficult>{difficult}</difficult></object>'
+        for name, difficult in objects
+    )
     return f'<annotation><folder>VOC2007</folder><filename>x.jpg</filename>{body}</annotation>'
 
 
 VOC_OBJECTS = {
     '000001': [('dog', 0), ('person', 0), ('dog', 0)],
     '000002': [('cat', 1), ('cat', 0), ('car', 1)],  # cat: normal + difficult; car: difficult only
-    '000003': [('bird', 1)],                         # only difficult objects
+    '000003': [('bird', 1)],  # only difficult objects
 }
 
 
@@ -201,16 +244,23 @@ def _voc_labels(ds) -> list[tuple[list[str], list[str]]]:
     out = []
     for i in range(len(ds)):
         info = ds.get_data_info(i)
-        out.append(([classes[c] for c in info['gt_label']],
-                    [classes[c] for c in info['gt_label_difficult']]))
+        out.append(
+            (
+                [classes[c] for c in info['gt_label']],
+                [classes[c] for c in info['gt_label_difficult']],
+            )
+        )
     return out
 
 
-@pytest.mark.parametrize('policy, expected', [
-    ('ignore', [(['dog', 'person'], []), (['cat'], ['car']), ([], ['bird'])]),
-    ('positive', [(['dog', 'person'], []), (['car', 'cat'], []), (['bird'], [])]),
-    ('negative', [(['dog', 'person'], []), (['cat'], []), ([], [])]),
-])
+@pytest.mark.parametrize(
+    'policy, expected',
+    [
+        ('ignore', [(['dog', 'person'], []), (['cat'], ['car']), ([], ['bird'])]),
+        ('positive', [(['dog', 'person'], []), (['car', 'cat'], []), (['bird'], [])]),
+        ('negative', [(['dog', 'person'], []), (['cat'], []), ([], [])]),
+    ],
+)
 def test_voc_difficult_policies(tmp_path, policy, expected):
     root = _voc_root(tmp_path)
     ds = VOCMultiLabel(data_root=str(root), split='trainval', difficult_policy=policy)
@@ -229,23 +279,32 @@ def test_voc_drop_all_difficult_leaves_out_images_without_a_normal_object(tmp_pa
     policy. The default keeps every image."""
     root = _voc_root(tmp_path)
     kept = VOCMultiLabel(data_root=str(root), split='trainval', difficult_policy=policy)
-    dropped = VOCMultiLabel(data_root=str(root), split='trainval', difficult_policy=policy,
-                            drop_all_difficult=True)
+    dropped = VOCMultiLabel(
+        data_root=str(root), split='trainval', difficult_policy=policy, drop_all_difficult=True
+    )
     assert len(kept) == 3 and len(dropped) == 2
     assert [osp.basename(dropped.get_data_info(i)['img_path']) for i in range(2)] == [
-        '000001.jpg', '000002.jpg']
+        '000001.jpg',
+        '000002.jpg',
+    ]
     assert _voc_labels(dropped) == _voc_labels(kept)[:2]
 
 
 def test_voc_drop_all_difficult_needs_annotations(tmp_path):
     root = _voc_root(tmp_path)
     with pytest.raises(ValueError, match='drop_all_difficult=True needs the annotations'):
-        VOCMultiLabel(data_root=str(root), split='test', test_mode=True, data_prefix=dict(
-            img_path='JPEGImages'), drop_all_difficult=True)
+        VOCMultiLabel(
+            data_root=str(root),
+            split='test',
+            test_mode=True,
+            data_prefix=dict(img_path='JPEGImages'),
+            drop_all_difficult=True,
+        )
 
 
 def test_voc_default_matches_mmpretrain_positives(tmp_path):
     from mmpretrain.datasets import VOC
+
     root = _voc_root(tmp_path)
     ours = VOCMultiLabel(data_root=str(root), split='test', test_mode=True)
     theirs = VOC(data_root=str(root), split='test', test_mode=True)
@@ -266,7 +325,7 @@ def test_voc_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match=r'ImageSets/Main/val\.txt'):
         VOCMultiLabel(data_root=str(root), split='val')
     (root / 'Annotations' / '000003.xml').unlink()
-    with pytest.raises(FileNotFoundError, match=r"000003\.xml.*trainval\.txt"):
+    with pytest.raises(FileNotFoundError, match=r'000003\.xml.*trainval\.txt'):
         VOCMultiLabel(data_root=str(root), split='trainval')
     (root / 'Annotations' / '000003.xml').write_text('<annotation><object>')
     with pytest.raises(ValueError, match=r'000003\.xml'):
@@ -362,6 +421,7 @@ def _cfg(name: str) -> Config:
 @pytest.mark.parametrize('name', CONFIGS)
 def test_config_pipelines_build_and_run(name):
     from mmcv.transforms import Compose
+
     cfg = _cfg(name)
     assert cfg.data_preprocessor.mean == [0.0, 0.0, 0.0]
     assert cfg.data_preprocessor.std == [255.0, 255.0, 255.0]
@@ -369,12 +429,15 @@ def test_config_pipelines_build_and_run(name):
     num_classes = 80 if name.startswith('coco') else 20
     assert cfg.data_preprocessor.num_classes == num_classes
     assert cfg.train_dataloader.batch_size == 64 and cfg.train_dataloader.num_workers == 8
-    assert cfg.val_evaluator == dict(type='MultiLabelMetrics',
-                                     conventions=('oracle_topk', 'threshold'),
-                                     cf1_mode='mean_of_class_f1')
+    assert cfg.val_evaluator == dict(
+        type='MultiLabelMetrics',
+        conventions=('oracle_topk', 'threshold'),
+        cf1_mode='mean_of_class_f1',
+    )
     two_views = 'two_views' in name
-    assert cfg.data_preprocessor.type == ('MultiViewClsDataPreprocessor' if two_views
-                                          else 'MultiLabelDataPreprocessor')
+    assert cfg.data_preprocessor.type == (
+        'MultiViewClsDataPreprocessor' if two_views else 'MultiLabelDataPreprocessor'
+    )
     MODELS.build(cfg.data_preprocessor)
 
     img = np.random.default_rng(1).integers(0, 256, (150, 200, 3), dtype=np.uint8)
@@ -384,8 +447,15 @@ def test_config_pipelines_build_and_run(name):
         # Skip the loader: the image is given in memory.
         transforms = Compose([TRANSFORMS.build(t) for t in pipeline[1:]])
         np.random.seed(0)
-        out = transforms(dict(img=img.copy(), gt_label=[1, 3], gt_label_difficult=[2],
-                              img_shape=img.shape[:2], ori_shape=img.shape[:2]))
+        out = transforms(
+            dict(
+                img=img.copy(),
+                gt_label=[1, 3],
+                gt_label_difficult=[2],
+                img_shape=img.shape[:2],
+                ori_shape=img.shape[:2],
+            )
+        )
         if loader == 'train_dataloader' and two_views:
             assert [tuple(v.shape) for v in out['inputs']] == [(3, 224, 224)] * 2
         else:
@@ -458,6 +528,7 @@ def _reference_map(scores: np.ndarray, targets: np.ndarray) -> float:
     """L2D's evaluation (its evaluate.py): scikit-learn's AP of each class over the entries whose
     target is not -1, 0 for a class without a positive, mean over all classes, in percent."""
     from sklearn.metrics import average_precision_score
+
     aps = []
     for c in range(targets.shape[1]):
         keep = targets[:, c] >= 0
@@ -470,9 +541,9 @@ def test_voc2007_l2d_config_evaluates_in_l2ds_protocol(tmp_path):
     """The same predictions on real-format VOC files: the config's test dataset, preprocessor and
     evaluator give the mAP of L2D's protocol (every object a positive, difficult included);
     ``difficult_policy='ignore'`` gives the VOC-devkit number, which differs."""
+    from conftest import write_voc
     from mmengine.dataset import pseudo_collate
 
-    from conftest import write_voc
     from mlkd.registry import METRICS
 
     root = tmp_path / 'VOCdevkit' / 'VOC2007'
@@ -511,4 +582,4 @@ def test_voc2007_l2d_config_evaluates_in_l2ds_protocol(tmp_path):
     devkit, devkit_targets = evaluate('ignore')
     assert devkit_targets[1, dog] == -1 and devkit_targets[3, cat] == -1
     assert devkit == pytest.approx(_reference_map(scores.numpy(), devkit_targets), abs=1e-9)
-    assert protocol < devkit - 0.5   # 16 of the 20 classes have no positive here (AP 0)
+    assert protocol < devkit - 0.5  # 16 of the 20 classes have no positive here (AP 0)

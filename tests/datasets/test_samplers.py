@@ -1,30 +1,35 @@
 """EpochKeyedSampler: a sample's augmentation depends only on (seed, epoch, index)."""
+
 import mmengine.dataset.sampler as mmengine_sampler
 import numpy as np
 import pytest
+from conftest import record_draws
 from mmengine.dataset import DefaultSampler
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
 
-from conftest import record_draws
 from mlkd.datasets import EpochKeyedSampler, MultiDigits
 
-NUM_SAMPLES = 13          # odd: a 2-process split pads one index (round_up)
+NUM_SAMPLES = 13  # odd: a 2-process split pads one index (round_up)
 EPOCHS = 3
 #: The shipped MultiDigits augmentation, then one draw from each of random, numpy and torch.
-PIPELINE = [dict(type='RandomCrop', crop_size=32, padding=2, padding_mode='constant'),
-            record_draws]
+PIPELINE = [dict(type='RandomCrop', crop_size=32, padding=2, padding_mode='constant'), record_draws]
 
 
 def _loader(num_workers=0, persistent=False, sampler='EpochKeyedSampler', shuffle=True):
     """A loader built as the Runner builds it (seed 0 handed to the sampler)."""
     with DefaultScope.overwrite_default_scope('mlkd'):
         return Runner.build_dataloader(
-            dict(dataset=dict(type='MultiDigits', num_samples=NUM_SAMPLES, pipeline=PIPELINE),
-                 sampler=dict(type=sampler, shuffle=shuffle), batch_size=4,
-                 num_workers=num_workers, persistent_workers=persistent,
-                 collate_fn=dict(type=list)),
-            seed=0)
+            dict(
+                dataset=dict(type='MultiDigits', num_samples=NUM_SAMPLES, pipeline=PIPELINE),
+                sampler=dict(type=sampler, shuffle=shuffle),
+                batch_size=4,
+                num_workers=num_workers,
+                persistent_workers=persistent,
+                collate_fn=dict(type=list),
+            ),
+            seed=0,
+        )
 
 
 def _augmented(loader, epochs=range(EPOCHS)):
@@ -37,7 +42,7 @@ def _augmented(loader, epochs=range(EPOCHS)):
             for sample in batch:
                 seen = (sample['img'].copy(), sample['draws'])
                 previous = out[epoch].setdefault(sample['sample_idx'], seen)
-                _assert_same(previous, seen)                 # a padded duplicate agrees too
+                _assert_same(previous, seen)  # a padded duplicate agrees too
     return out
 
 
@@ -79,8 +84,9 @@ def test_epochs_and_samples_get_different_augmentations(reference):
         for generator in range(3):
             assert len({reference[e][index][1][generator] for e in range(EPOCHS)}) == EPOCHS
     # The crop offsets (25 possible) change between epochs for most samples.
-    moved = sum(not np.array_equal(reference[0][i][0], reference[1][i][0])
-                for i in range(NUM_SAMPLES))
+    moved = sum(
+        not np.array_equal(reference[0][i][0], reference[1][i][0]) for i in range(NUM_SAMPLES)
+    )
     assert moved >= NUM_SAMPLES // 2
 
 
@@ -95,7 +101,7 @@ def test_two_processes_give_each_sample_the_augmentation_of_one_process(referenc
         merged = {}
         for rank in (0, 1):
             shard = shards[rank][epoch]
-            assert len(shard) == (NUM_SAMPLES + 1) // 2            # rank 1 repeats one index
+            assert len(shard) == (NUM_SAMPLES + 1) // 2  # rank 1 repeats one index
             for index, seen in shard.items():
                 _assert_same(merged.setdefault(index, seen), seen)
         _assert_same_epochs({epoch: merged}, {epoch: reference[epoch]})

@@ -1,4 +1,5 @@
 """TinyImageNet on a tiny release in the real folder layout, and its dataset config."""
+
 from __future__ import annotations
 
 import os
@@ -8,11 +9,10 @@ import shutil
 import mmcv
 import pytest
 import torch
+from conftest import config_path, write_jpeg, write_tiny_imagenet
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
-
-from conftest import config_path, write_jpeg, write_tiny_imagenet
 
 import mlkd
 from mlkd.datasets import TinyImageNet
@@ -52,9 +52,14 @@ def test_labels_are_sorted_wnid_indices(root):
 
 def test_samples_go_through_load_image(root):
     with DefaultScope.overwrite_default_scope('mlkd'):
-        ds = DATASETS.build(dict(type='TinyImageNet', data_root=root, split='val',
-                                 pipeline=[dict(type='LoadImageFromFile'),
-                                           dict(type='PackInputs')]))
+        ds = DATASETS.build(
+            dict(
+                type='TinyImageNet',
+                data_root=root,
+                split='val',
+                pipeline=[dict(type='LoadImageFromFile'), dict(type='PackInputs')],
+            )
+        )
     sample = ds[0]
     assert tuple(sample['inputs'].shape) == (3, 64, 64)
     assert sample['data_samples'].gt_label.tolist() == [2]
@@ -71,8 +76,9 @@ def _edit(path: str, old: str, new: str) -> None:
 def test_a_val_wnid_not_in_wnids_is_named(root):
     path = osp.join(root, 'val', 'val_annotations.txt')
     _edit(path, 'val_3.JPEG\tn01000000', 'val_3.JPEG\tn04000000')
-    with pytest.raises(ValueError, match=r"val_annotations.txt:4: wnid 'n04000000' is not in") \
-            as info:
+    with pytest.raises(
+        ValueError, match=r"val_annotations.txt:4: wnid 'n04000000' is not in"
+    ) as info:
         TinyImageNet(data_root=root, split='val')
     assert osp.join(root, 'wnids.txt') in str(info.value)
     TinyImageNet(data_root=root, split='train')  # the train split does not read val
@@ -112,12 +118,26 @@ def test_a_class_without_training_images_is_named(root):
         TinyImageNet(data_root=root, split='train')
 
 
-@pytest.mark.parametrize('file, old, new, error, match', [
-    ('wnids.txt', 'n02000000', 'n01000000', ValueError, r"repeated: \['n01000000'\]"),
-    ('words.txt', 'n02000000\t', 'n02999999\t', ValueError, r"no names for wnids \['n02000000'\]"),
-    ('val/val_annotations.txt', 'val_0.JPEG\t', 'val_0.JPEG ', ValueError,
-     r'val_annotations.txt:1: expected 6 tab-separated fields'),
-])
+@pytest.mark.parametrize(
+    'file, old, new, error, match',
+    [
+        ('wnids.txt', 'n02000000', 'n01000000', ValueError, r"repeated: \['n01000000'\]"),
+        (
+            'words.txt',
+            'n02000000\t',
+            'n02999999\t',
+            ValueError,
+            r"no names for wnids \['n02000000'\]",
+        ),
+        (
+            'val/val_annotations.txt',
+            'val_0.JPEG\t',
+            'val_0.JPEG ',
+            ValueError,
+            r'val_annotations.txt:1: expected 6 tab-separated fields',
+        ),
+    ],
+)
 def test_bad_index_files_are_named(root, file, old, new, error, match):
     _edit(osp.join(root, file), old, new)
     with pytest.raises(error, match=match):
@@ -127,7 +147,7 @@ def test_bad_index_files_are_named(root, file, old, new, error, match):
 def test_missing_root_files_and_bad_split(root, tmp_path):
     with pytest.raises(FileNotFoundError, match='data_root directory'):
         TinyImageNet(data_root=str(tmp_path / 'nowhere'))
-    with pytest.raises(ValueError, match="split must be one of"):
+    with pytest.raises(ValueError, match='split must be one of'):
         TinyImageNet(data_root=root, split='test')
     os.remove(osp.join(root, 'words.txt'))
     with pytest.raises(FileNotFoundError, match='words.txt'):
@@ -137,8 +157,13 @@ def test_missing_root_files_and_bad_split(root, tmp_path):
 def test_config_builds_and_iterates(root):
     cfg = Config.fromfile(config_path('_base_', 'datasets', 'tiny_imagenet.py'))
     assert [t['type'] for t in cfg.train_dataloader.dataset.pipeline] == [
-        'LoadImageFromFile', 'NumpyToPIL', 'torchvision/RandomRotation',
-        'torchvision/RandomHorizontalFlip', 'PILToNumpy', 'PackInputs']
+        'LoadImageFromFile',
+        'NumpyToPIL',
+        'torchvision/RandomRotation',
+        'torchvision/RandomHorizontalFlip',
+        'PILToNumpy',
+        'PackInputs',
+    ]
     assert cfg.train_dataloader.dataset.pipeline[2].degrees == 20
     assert cfg.val_evaluator == dict(type='Accuracy', topk=(1, 5))
     with DefaultScope.overwrite_default_scope('mlkd'):
@@ -152,10 +177,11 @@ def test_config_builds_and_iterates(root):
             torch.manual_seed(0)  # torchvision's transforms draw from torch's generator
             batch = preprocessor(next(iter(loader)), training=key == 'train_dataloader')
             assert batch['inputs'].shape == (3, 3, 64, 64)
-            assert all(s.gt_label.shape == (1, ) for s in batch['data_samples'])
+            assert all(s.gt_label.shape == (1,) for s in batch['data_samples'])
             # Rotating a flat image blackens its corners; the val pipeline leaves them alone.
-            black = (-torch.tensor(cfg.data_preprocessor.mean) /
-                     torch.tensor(cfg.data_preprocessor.std))
+            black = -torch.tensor(cfg.data_preprocessor.mean) / torch.tensor(
+                cfg.data_preprocessor.std
+            )
             corners_black = torch.isclose(batch['inputs'][:, :, 0, 0], black).all(1)
             assert corners_black.any() == (key == 'train_dataloader')
     # Unaugmented val input: the decoded image, BGR -> RGB, normalised per channel.

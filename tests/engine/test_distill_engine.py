@@ -1,9 +1,11 @@
 """Distillation through the Runner: teacher evaluation at step 0, student EMA, resume, export,
 and two-view batches."""
+
 import os.path as osp
 
 import pytest
 import torch
+from conftest import REPO, assert_same_state, config_path, small_run_cfg, whole_and_resumed_runs
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
@@ -11,9 +13,6 @@ from mmpretrain.structures import DataSample
 
 import mlkd
 from mlkd.registry import MODELS
-
-from conftest import (REPO, assert_same_state, config_path, small_run_cfg,
-                      whole_and_resumed_runs)
 
 TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 MLD = config_path('mld', 'mld_multidigits.py')
@@ -39,8 +38,9 @@ def with_and_without_teacher_evaluation(tmp_path_factory, multidigits_teacher_ck
     return runners
 
 
-def test_teacher_is_evaluated_before_the_first_step(with_and_without_teacher_evaluation,
-                                                    multidigits_teacher_ckpt, tmp_work_dir):
+def test_teacher_is_evaluated_before_the_first_step(
+    with_and_without_teacher_evaluation, multidigits_teacher_ckpt, tmp_work_dir
+):
     runner = with_and_without_teacher_evaluation['with']
     teacher_map = runner.message_hub.get_scalar('teacher/mAP').current()
     # Independent check: evaluate the same checkpoint as a plain classifier.
@@ -60,30 +60,36 @@ def test_teacher_evaluation_does_not_change_training(with_and_without_teacher_ev
 
 def test_distiller_resume_equals_uninterrupted_run(tmp_path, multidigits_teacher_ckpt):
     whole, resumed = whole_and_resumed_runs(
-        lambda work, epochs: _distill_cfg(work, multidigits_teacher_ckpt, epochs), tmp_path)
+        lambda work, epochs: _distill_cfg(work, multidigits_teacher_ckpt, epochs), tmp_path
+    )
     assert_same_state(resumed.model, whole.model)
 
 
-def test_student_ema_and_export_load_into_plain_mmpretrain(tmp_work_dir, multidigits_teacher_ckpt,
-                                                           tmp_path):
+def test_student_ema_and_export_load_into_plain_mmpretrain(
+    tmp_work_dir, multidigits_teacher_ckpt, tmp_path
+):
     cfg = _distill_cfg(tmp_work_dir, multidigits_teacher_ckpt)
     cfg.custom_hooks = list(cfg.custom_hooks) + [
-        dict(type='StudentEMAHook', momentum=0.5, priority='ABOVE_NORMAL')]
+        dict(type='StudentEMAHook', momentum=0.5, priority='ABOVE_NORMAL')
+    ]
     runner = Runner.from_cfg(cfg)
     runner.train()
     hook = next(h for h in runner.hooks if type(h).__name__ == 'StudentEMAHook')
     ema_keys = set(hook.ema_model.module.state_dict())
-    assert ema_keys == set(runner.model.student.state_dict())   # the teacher is not averaged
+    assert ema_keys == set(runner.model.student.state_dict())  # the teacher is not averaged
     ckpt = torch.load(osp.join(tmp_work_dir, 'epoch_1.pth'), weights_only=False)
     assert all(k.startswith('module.') for k in ckpt['ema_state_dict'] if k != 'steps')
     # The checkpoint's student weights are the EMA ones, the raw ones sit in ema_state_dict.
     key = 'backbone.conv1.weight'
-    torch.testing.assert_close(ckpt['state_dict']['student.' + key],
-                               hook.ema_model.module.state_dict()[key])
+    torch.testing.assert_close(
+        ckpt['state_dict']['student.' + key], hook.ema_model.module.state_dict()[key]
+    )
 
     import importlib.util
+
     spec = importlib.util.spec_from_file_location(
-        'export_student', osp.join(REPO, 'tools', 'export_student.py'))
+        'export_student', osp.join(REPO, 'tools', 'export_student.py')
+    )
     export = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(export)
     out = str(tmp_path / 'student.pth')
@@ -91,16 +97,19 @@ def test_student_ema_and_export_load_into_plain_mmpretrain(tmp_work_dir, multidi
     exported = torch.load(out, weights_only=True)
     mlkd.register_all_modules()
     with DefaultScope.overwrite_default_scope('mlkd'):
-        plain = MODELS.build(Config.fromfile(config_path('multidigits',
-                                                         'mldecoder_student.py')).model)
+        plain = MODELS.build(
+            Config.fromfile(config_path('multidigits', 'mldecoder_student.py')).model
+        )
     plain.load_state_dict(exported['state_dict'], strict=True)
     assert exported['meta']['classes'] == [str(i) for i in range(10)]
 
 
 def test_export_refuses_a_plain_classifier_checkpoint(multidigits_teacher_ckpt, tmp_path):
     import importlib.util
+
     spec = importlib.util.spec_from_file_location(
-        'export_student', osp.join(REPO, 'tools', 'export_student.py'))
+        'export_student', osp.join(REPO, 'tools', 'export_student.py')
+    )
     export = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(export)
     with pytest.raises(ValueError, match='not a distiller checkpoint'):
@@ -110,26 +119,37 @@ def test_export_refuses_a_plain_classifier_checkpoint(multidigits_teacher_ckpt, 
 def test_two_view_batches_are_normalised_per_view():
     mlkd.register_all_modules()
     with DefaultScope.overwrite_default_scope('mlkd'):
-        pre = MODELS.build(dict(type='MultiViewClsDataPreprocessor', num_classes=10,
-                                mean=[10., 20., 30.], std=[2., 4., 5.], to_rgb=True,
-                                to_onehot=True))
+        pre = MODELS.build(
+            dict(
+                type='MultiViewClsDataPreprocessor',
+                num_classes=10,
+                mean=[10.0, 20.0, 30.0],
+                std=[2.0, 4.0, 5.0],
+                to_rgb=True,
+                to_onehot=True,
+            )
+        )
     weak = [torch.randint(0, 255, (3, 8, 8), dtype=torch.uint8) for _ in range(2)]
     strong = [torch.randint(0, 255, (3, 8, 8), dtype=torch.uint8) for _ in range(2)]
     samples = [DataSample().set_gt_label([1, 2]), DataSample().set_gt_label([0])]
     # The collated layout of mmengine's pseudo_collate: one sequence of images per view.
     out = pre({'inputs': [tuple(weak), tuple(strong)], 'data_samples': samples})
-    mean = torch.tensor([10., 20., 30.]).view(1, 3, 1, 1)
-    std = torch.tensor([2., 4., 5.]).view(1, 3, 1, 1)
+    mean = torch.tensor([10.0, 20.0, 30.0]).view(1, 3, 1, 1)
+    std = torch.tensor([2.0, 4.0, 5.0]).view(1, 3, 1, 1)
     for view, raw in zip(out['inputs'], (weak, strong)):
-        expected = (torch.stack(raw).float().flip(1) - mean) / std   # BGR -> RGB, then normalise
+        expected = (torch.stack(raw).float().flip(1) - mean) / std  # BGR -> RGB, then normalise
         torch.testing.assert_close(view, expected)
     assert out['data_samples'][0].gt_score.tolist() == [0, 1, 1] + [0] * 7
     # A batch given sample by sample ([[weak, strong], x3]) has views of 3 images for 3 samples
     # only when its size equals the number of views; otherwise it is refused.
     three = samples + [DataSample().set_gt_label([4])]
     with pytest.raises(ValueError, match=r'views of \[2, 2, 2\] images for 3 samples'):
-        pre({'inputs': [[w, s] for w, s in zip(weak + weak[:1], strong + strong[:1])],
-             'data_samples': three})
+        pre(
+            {
+                'inputs': [[w, s] for w, s in zip(weak + weak[:1], strong + strong[:1])],
+                'data_samples': three,
+            }
+        )
 
 
 def test_a_zero_weight_distiller_trains_the_student_exactly_as_the_plain_config(tmp_path):
@@ -137,14 +157,21 @@ def test_a_zero_weight_distiller_trains_the_student_exactly_as_the_plain_config(
     (building the teacher does not consume the random stream) and, with the distillation
     weight at 0, ends bit-identical."""
     from mlkd.models.utils import unwrap_model
-    plain = small_run_cfg(config_path('multidigits', 'mldecoder_student.py'),
-                          str(tmp_path / 'plain'), epochs=1, train_samples=64, val_samples=32)
-    distilled = small_run_cfg(MLD, str(tmp_path / 'mld'), epochs=1, train_samples=64,
-                              val_samples=32)
+
+    plain = small_run_cfg(
+        config_path('multidigits', 'mldecoder_student.py'),
+        str(tmp_path / 'plain'),
+        epochs=1,
+        train_samples=64,
+        val_samples=32,
+    )
+    distilled = small_run_cfg(
+        MLD, str(tmp_path / 'mld'), epochs=1, train_samples=64, val_samples=32
+    )
     distilled.model.teacher_ckpt, distilled.model.allow_random_teacher = None, True
     distilled.model.distill_losses.mld.loss_weight = 0.0
     runners = []
-    for cfg in (plain, distilled):   # the Runner seeds when it is built: build, then train
+    for cfg in (plain, distilled):  # the Runner seeds when it is built: build, then train
         runners.append(Runner.from_cfg(cfg))
         runners[-1].train()
     student = unwrap_model(runners[1].model).student

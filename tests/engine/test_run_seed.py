@@ -1,16 +1,20 @@
 """set_run_seed: the tools' seed goes where the config's seed_key says."""
+
 import pytest
+from conftest import config_path
 from mmengine.config import Config
 
 from mlkd.engine.runs import set_run_seed
 from mlkd.utils.cli import load_config
 
-from conftest import config_path
-
 
 def test_default_seeds_everything():
-    cfg = Config(dict(randomness=dict(seed=0, deterministic=True),
-                      train_dataloader=dict(sampler=dict(type='EpochKeyedSampler'))))
+    cfg = Config(
+        dict(
+            randomness=dict(seed=0, deterministic=True),
+            train_dataloader=dict(sampler=dict(type='EpochKeyedSampler')),
+        )
+    )
     assert set_run_seed(cfg, 3) == 'randomness.seed'
     assert cfg.randomness == dict(seed=3, deterministic=False)
     assert 'seed' not in cfg.train_dataloader.sampler
@@ -29,14 +33,18 @@ def test_the_benchmark_varies_the_data_order_and_keeps_the_initialisation():
 
 @pytest.mark.parametrize('key', ['train_dataloader.nowhere.seed', 'seed', 5])
 def test_a_seed_key_leading_nowhere_is_refused(key):
-    cfg = Config(dict(seed_key=key, randomness=dict(seed=0),
-                      train_dataloader=dict(sampler=dict())))
+    cfg = Config(dict(seed_key=key, randomness=dict(seed=0), train_dataloader=dict(sampler=dict())))
     with pytest.raises(KeyError, match='seed_key'):
         set_run_seed(cfg, 1)
 
 
 def test_a_sampler_seed_without_a_fixed_initialisation_is_refused():
-    cfg = Config(dict(seed_key='train_dataloader.sampler.seed', randomness=dict(seed=None),
-                      train_dataloader=dict(sampler=dict())))
+    cfg = Config(
+        dict(
+            seed_key='train_dataloader.sampler.seed',
+            randomness=dict(seed=None),
+            train_dataloader=dict(sampler=dict()),
+        )
+    )
     with pytest.raises(ValueError, match='randomness.seed'):
         set_run_seed(cfg, 1)

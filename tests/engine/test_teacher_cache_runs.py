@@ -8,21 +8,23 @@ through a connector): a run with the live teacher, a run with ``mode='write'`` a
 cache of another teacher, and a cache missing the epoch or the tap a run needs, are refused before
 the first step.
 """
+
 import os.path as osp
 
 import pytest
 import torch
+from conftest import config_path, read_scalars, small_run_cfg
 from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
 from mmengine.runner import Runner
 
-from conftest import config_path, read_scalars, small_run_cfg
-
 from mlkd.models.builder import build_network
 from mlkd.models.distillers.teacher_cache import TeacherCacheError
 
-METHODS = {'mld': config_path('mld', 'mld_multidigits.py'),
-           'fitnet': config_path('fitnet', 'fitnet_multidigits.py')}
+METHODS = {
+    'mld': config_path('mld', 'mld_multidigits.py'),
+    'fitnet': config_path('fitnet', 'fitnet_multidigits.py'),
+}
 
 
 @pytest.fixture(scope='module')
@@ -42,8 +44,15 @@ def teacher_checkpoints(tmp_path_factory):
 
 
 def _cfg(method, work_dir, teacher, cache=None, epochs=2):
-    cfg = small_run_cfg(METHODS[method], work_dir, epochs=epochs, train_samples=32,
-                        val_samples=16, batch_size=16, augment=True)
+    cfg = small_run_cfg(
+        METHODS[method],
+        work_dir,
+        epochs=epochs,
+        train_samples=32,
+        val_samples=16,
+        batch_size=16,
+        augment=True,
+    )
     cfg.model.teacher_ckpt = teacher
     cfg.randomness = dict(seed=7)
     cfg.custom_hooks = [h for h in cfg.custom_hooks if h['type'] != 'TeacherEvalHook']
@@ -59,8 +68,11 @@ def _train(cfg):
 
 
 def _logged_losses(work_dir):
-    return [{k: v for k, v in line.items() if k.startswith('loss')}
-            for line in read_scalars(work_dir) if 'loss' in line]
+    return [
+        {k: v for k, v in line.items() if k.startswith('loss')}
+        for line in read_scalars(work_dir)
+        if 'loss' in line
+    ]
 
 
 @pytest.fixture(scope='module')
@@ -73,12 +85,17 @@ def trained(tmp_path_factory, teacher_checkpoints):
             root = tmp_path_factory.mktemp(f'cache_{method}')
             cache = str(root / 'cache')
             made = {}
-            for name, setting in (('live', None), ('write', dict(dir=cache, mode='write')),
-                                  ('read', dict(dir=cache, mode='read'))):
-                made[name] = _train(_cfg(method, str(root / name), teacher_checkpoints['a'],
-                                         setting))
+            for name, setting in (
+                ('live', None),
+                ('write', dict(dir=cache, mode='write')),
+                ('read', dict(dir=cache, mode='read')),
+            ):
+                made[name] = _train(
+                    _cfg(method, str(root / name), teacher_checkpoints['a'], setting)
+                )
             made_runs[method] = (method, cache, made)
         return made_runs[method]
+
     return runs
 
 
@@ -101,7 +118,7 @@ def test_write_and_read_runs_equal_the_live_run_bit_for_bit(three_runs):
         for key, value in live.items():
             assert torch.equal(state[key], value), f'{method} {name}: {key} differs'
     losses = _logged_losses(runs['live'].work_dir)
-    assert len(losses) == 4 and all(losses)          # 2 steps x 2 epochs, each logged
+    assert len(losses) == 4 and all(losses)  # 2 steps x 2 epochs, each logged
     assert any(k != 'loss' and k != 'loss_cls' for k in losses[0]), losses[0]  # a KD term
     for name in ('write', 'read'):
         assert _logged_losses(runs[name].work_dir) == losses, name
@@ -109,8 +126,15 @@ def test_write_and_read_runs_equal_the_live_run_bit_for_bit(three_runs):
 
 def test_read_run_does_not_run_the_teacher(mld_runs, tmp_path, teacher_checkpoints):
     method, cache, _ = mld_runs
-    runner = Runner.from_cfg(_cfg(method, str(tmp_path / 'w'), teacher_checkpoints['a'],
-                                  dict(dir=cache, mode='read'), epochs=1))
+    runner = Runner.from_cfg(
+        _cfg(
+            method,
+            str(tmp_path / 'w'),
+            teacher_checkpoints['a'],
+            dict(dir=cache, mode='read'),
+            epochs=1,
+        )
+    )
     calls, training = [], []
 
     class TrainingEpochFlag(Hook):  # NonFiniteGuardHook checks the teacher once before training
@@ -128,8 +152,9 @@ def test_read_run_does_not_run_the_teacher(mld_runs, tmp_path, teacher_checkpoin
 
 def test_cache_of_another_teacher_is_refused(mld_runs, tmp_path, teacher_checkpoints):
     method, cache, _ = mld_runs
-    runner = Runner.from_cfg(_cfg(method, str(tmp_path / 'w'), teacher_checkpoints['b'],
-                                  dict(dir=cache, mode='read')))
+    runner = Runner.from_cfg(
+        _cfg(method, str(tmp_path / 'w'), teacher_checkpoints['b'], dict(dir=cache, mode='read'))
+    )
     with pytest.raises(TeacherCacheError, match='teacher_weights_sha256 differs'):
         runner.train()
     assert runner.iter == 0
@@ -137,22 +162,32 @@ def test_cache_of_another_teacher_is_refused(mld_runs, tmp_path, teacher_checkpo
 
 def test_other_seed_and_missing_epoch_are_refused(mld_runs, tmp_path, teacher_checkpoints):
     method, cache, _ = mld_runs
-    cfg = _cfg(method, str(tmp_path / 'seed'), teacher_checkpoints['a'],
-               dict(dir=cache, mode='read'))
+    cfg = _cfg(
+        method, str(tmp_path / 'seed'), teacher_checkpoints['a'], dict(dir=cache, mode='read')
+    )
     cfg.randomness = dict(seed=8)
     with pytest.raises(TeacherCacheError, match='seed differs'):
         Runner.from_cfg(cfg).train()
-    cfg = _cfg(method, str(tmp_path / 'long'), teacher_checkpoints['a'],
-               dict(dir=cache, mode='read'), epochs=3)
+    cfg = _cfg(
+        method,
+        str(tmp_path / 'long'),
+        teacher_checkpoints['a'],
+        dict(dir=cache, mode='read'),
+        epochs=3,
+    )
     runner = Runner.from_cfg(cfg)
     with pytest.raises(TeacherCacheError, match=r'epoch 2 was not written'):
         runner.train()
-    assert runner.iter == 4                           # epochs 0 and 1 were trained from it
+    assert runner.iter == 4  # epochs 0 and 1 were trained from it
 
 
 def test_unkeyed_sampler_is_refused(tmp_path, teacher_checkpoints):
-    cfg = _cfg('mld', str(tmp_path / 'w'), teacher_checkpoints['a'],
-               dict(dir=str(tmp_path / 'cache'), mode='write'))
+    cfg = _cfg(
+        'mld',
+        str(tmp_path / 'w'),
+        teacher_checkpoints['a'],
+        dict(dir=str(tmp_path / 'cache'), mode='write'),
+    )
     cfg.train_dataloader.sampler = dict(type='DefaultSampler', shuffle=True)
     with pytest.raises(TeacherCacheError, match='sampler is DefaultSampler'):
         Runner.from_cfg(cfg).train()

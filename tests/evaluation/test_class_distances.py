@@ -1,12 +1,13 @@
 """class_distance_statistics and soft_label_entropy against direct loops over samples."""
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
-
 from helpers import loop_class_distance_statistics as loop_statistics
+
 from mlkd.evaluation.class_distances import class_distance_statistics, soft_label_entropy
 
 
@@ -22,7 +23,8 @@ def test_statistics_equal_the_loop_on_an_unbalanced_batch(chunk_size):
         assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
     assert got['intra_anchors'] == 19 and got['inter_anchors'] == 20
     assert got['distance_ratio'] == pytest.approx(
-        expected['intra_distance'] / expected['inter_distance'], rel=1e-9)
+        expected['intra_distance'] / expected['inter_distance'], rel=1e-9
+    )
     assert got['d_ratio'] == pytest.approx(expected['d_intra'] / expected['d_inter'], rel=1e-9)
 
 
@@ -30,8 +32,8 @@ def test_hand_worked_values():
     # Two classes on the unit circle: class 0 at angles 0 and 90 degrees, class 1 at 180.
     embeddings = torch.tensor([[2.0, 0.0], [0.0, 5.0], [-1.0, 0.0]])
     got = class_distance_statistics(embeddings, torch.tensor([0, 0, 1]))
-    assert got['intra_distance'] == pytest.approx(math.sqrt(2))       # both anchors of class 0
-    assert got['d_intra'] == pytest.approx(1.0)                        # exp(cos 90°)
+    assert got['intra_distance'] == pytest.approx(math.sqrt(2))  # both anchors of class 0
+    assert got['d_intra'] == pytest.approx(1.0)  # exp(cos 90°)
     # inter: anchor 0 -> [2] (distance 2, exp(-1)); anchor 1 -> [2] (sqrt 2, exp 0);
     # anchor 2 -> [0, 1] (mean of 2 and sqrt 2; mean of exp(-1) and 1).
     inter = (2 + math.sqrt(2) + (2 + math.sqrt(2)) / 2) / 3
@@ -66,8 +68,9 @@ def test_bad_input_is_named():
 
 
 def test_soft_label_entropy():
-    logits = torch.tensor([[0.0, 0.0, 0.0, 0.0], [1000.0, 0.0, 0.0, 0.0], [math.log(3), 0, 0, 0]],
-                          dtype=torch.float64)
+    logits = torch.tensor(
+        [[0.0, 0.0, 0.0, 0.0], [1000.0, 0.0, 0.0, 0.0], [math.log(3), 0, 0, 0]], dtype=torch.float64
+    )
     entropy = soft_label_entropy(logits)
     # uniform: log 4; saturated: 0 (finite); p = (1/2, 1/6, 1/6, 1/6) worked by hand.
     by_hand = -(0.5 * math.log(0.5) + 3 * (1 / 6) * math.log(1 / 6))

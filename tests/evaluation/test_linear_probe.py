@@ -1,6 +1,7 @@
 """The L-BFGS linear probe (Two-way paper's transfer study) against independent computations:
 scikit-learn's multinomial logistic regression, a one-parameter closed form, the objective's
 gradient at the solution, and a toy whose chosen L2 weight follows from a scipy minimisation."""
+
 import math
 
 import numpy as np
@@ -9,17 +10,23 @@ import torch
 from scipy.optimize import brentq, minimize
 from sklearn.linear_model import LogisticRegression
 
-from mlkd.evaluation.linear_probe import (fit_linear_probe, l2_grid, probe_accuracy,
-                                          probe_objective, select_and_evaluate,
-                                          stratified_holdout)
+from mlkd.evaluation.linear_probe import (
+    fit_linear_probe,
+    l2_grid,
+    probe_accuracy,
+    probe_objective,
+    select_and_evaluate,
+    stratified_holdout,
+)
 
 
 def _blobs(n_per_class: int, num_classes: int = 3, dim: int = 4, seed: int = 0):
     generator = torch.Generator().manual_seed(seed)
     centres = 2 * torch.randn(num_classes, dim, generator=generator, dtype=torch.float64)
     labels = torch.arange(num_classes).repeat_interleave(n_per_class)
-    features = centres[labels] + torch.randn(len(labels), dim, generator=generator,
-                                             dtype=torch.float64)
+    features = centres[labels] + torch.randn(
+        len(labels), dim, generator=generator, dtype=torch.float64
+    )
     return features, labels
 
 
@@ -44,8 +51,13 @@ def test_fit_matches_sklearn_and_zeroes_the_gradient(l2):
     probs = (features @ weight.T + bias).softmax(1).numpy()
     np.testing.assert_allclose(probs, reference.predict_proba(features.numpy()), atol=1e-5)
     ours = probe_objective(weight, bias, features, labels, l2).item()
-    theirs = probe_objective(torch.from_numpy(reference.coef_),
-                             torch.from_numpy(reference.intercept_), features, labels, l2).item()
+    theirs = probe_objective(
+        torch.from_numpy(reference.coef_),
+        torch.from_numpy(reference.intercept_),
+        features,
+        labels,
+        l2,
+    ).item()
     assert ours <= theirs + 1e-12
     # The optimum does not depend on the start (strict convexity): a warm start lands there too.
     warm = fit_linear_probe(features, labels, 3, l2, init=(weight + 1, bias - 2))
@@ -58,7 +70,7 @@ def test_one_feature_two_classes_closed_form():
     features = torch.tensor([[1.0], [-1.0]] * 5, dtype=torch.float64)
     labels = torch.tensor([1, 0] * 5)
     for l2 in (0.01, 1.0, 100.0):
-        w = brentq(lambda v: l2 * v - 1 / (1 + math.exp(2 * v)), 0, 1 / l2)
+        w = brentq(lambda v, l2=l2: l2 * v - 1 / (1 + math.exp(2 * v)), 0, 1 / l2)
         weight, bias = fit_linear_probe(features, labels, 2, l2)
         assert weight[1, 0].item() == pytest.approx(w, rel=1e-6)
         assert weight[0, 0].item() == pytest.approx(-w, rel=1e-6)
@@ -71,7 +83,7 @@ def test_stratified_holdout():
     train, val = stratified_holdout(labels, 0.2, seed=1)
     assert sorted(torch.cat([train, val]).tolist()) == list(range(len(labels)))
     counts = torch.bincount(labels[val], minlength=4).tolist()
-    assert counts == [2, 1, 0, 1]   # round(0.2 n), at least 1 when n >= 2, never the whole class
+    assert counts == [2, 1, 0, 1]  # round(0.2 n), at least 1 when n >= 2, never the whole class
     again = stratified_holdout(labels, 0.2, seed=1)
     assert torch.equal(again[1], val)
     assert not torch.equal(stratified_holdout(labels, 0.2, seed=2)[1], val)
@@ -90,17 +102,22 @@ def test_selection_picks_the_strongest_weight_that_still_separates():
     def separates(l2: float) -> bool:
         def objective(p):
             w, d = p
-            return (0.3 * np.logaddexp(0, -(2 * w + d)) + 0.7 * np.logaddexp(0, -(2 * w - d))
-                    + l2 * w * w)
+            return (
+                0.3 * np.logaddexp(0, -(2 * w + d))
+                + 0.7 * np.logaddexp(0, -(2 * w - d))
+                + l2 * w * w
+            )
+
         w, d = minimize(objective, [0.0, 0.0], method='BFGS', options=dict(gtol=1e-12)).x
-        assert abs(2 * w + d) > 1e-4   # no grid point sits on the boundary
+        assert abs(2 * w + d) > 1e-4  # no grid point sits on the boundary
         return 2 * w + d > 0
 
     grid = l2_grid()
     expected = max(l2 for l2 in grid if separates(l2))
-    assert grid[0] < expected < grid[-1]   # the grid crosses the boundary
-    result = select_and_evaluate(features, labels, features, labels, 2, selection='val',
-                                 val_fraction=0.2)
+    assert grid[0] < expected < grid[-1]  # the grid crosses the boundary
+    result = select_and_evaluate(
+        features, labels, features, labels, 2, selection='val', val_fraction=0.2
+    )
     assert result.l2 == pytest.approx(expected)
     assert result.test_accuracy == 1.0
     assert (result.num_train, result.num_val, result.num_test) == (80, 20, 100)

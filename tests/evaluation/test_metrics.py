@@ -1,4 +1,5 @@
 """Tests for mlkd's vectorised multi-label metrics (methods.md §6)."""
+
 import math
 import warnings
 
@@ -9,11 +10,18 @@ from sklearn.metrics import average_precision_score, f1_score
 
 import mlkd
 from mlkd.evaluation.metrics import MultiLabelMetrics, SampleMAP
-from mlkd.evaluation.metrics.functional import (average_precision, confusion_counts,
-                                                mean_average_precision, mean_of_ap,
-                                                multilabel_prf, oracle_topk_predictions,
-                                                prf_from_counts, sample_average_precision,
-                                                threshold_predictions, topk_predictions)
+from mlkd.evaluation.metrics.functional import (
+    average_precision,
+    confusion_counts,
+    mean_average_precision,
+    mean_of_ap,
+    multilabel_prf,
+    oracle_topk_predictions,
+    prf_from_counts,
+    sample_average_precision,
+    threshold_predictions,
+    topk_predictions,
+)
 from mlkd.registry import METRICS
 
 
@@ -56,12 +64,14 @@ def test_ap_exclude_policy_drops_empty_classes():
     ap = average_precision(scores, targets, empty_policy='exclude')
     assert math.isnan(ap[0]) and not torch.isnan(ap[1:]).any()
     expected = [_sk_ap(targets[:, c].numpy(), scores[:, c].numpy()) for c in range(1, 12)]
-    assert mean_average_precision(scores, targets, empty_policy='exclude') == \
-        pytest.approx(100 * np.mean(expected), abs=1e-10)
+    assert mean_average_precision(scores, targets, empty_policy='exclude') == pytest.approx(
+        100 * np.mean(expected), abs=1e-10
+    )
     # 'zero' counts the empty class, so the two means must differ.
-    assert mean_average_precision(scores, targets, 'zero') < \
-        mean_average_precision(scores, targets, 'exclude')
-    assert math.isnan(mean_of_ap(torch.full((3, ), math.nan, dtype=torch.float64)))
+    assert mean_average_precision(scores, targets, 'zero') < mean_average_precision(
+        scores, targets, 'exclude'
+    )
+    assert math.isnan(mean_of_ap(torch.full((3,), math.nan, dtype=torch.float64)))
 
 
 def test_ap_grouped_ties_are_permutation_invariant_but_stable_sort_is_not():
@@ -94,7 +104,8 @@ def test_ap_without_ties_all_policies_agree_with_sklearn():
     expected = [_sk_ap(targets[:, c].numpy(), scores[:, c].numpy()) for c in range(6)]
     for tie_policy in ('grouped', 'stable_sort'):
         np.testing.assert_allclose(
-            average_precision(scores, targets, tie_policy=tie_policy).numpy(), expected, atol=1e-12)
+            average_precision(scores, targets, tie_policy=tie_policy).numpy(), expected, atol=1e-12
+        )
 
 
 def test_ap_ignores_minus_one_entries():
@@ -142,14 +153,8 @@ def test_sample_map_excludes_all_negative_samples():
 # ----------------------------------------------------------------------------------------------
 
 # 4 images x 3 classes, threshold 0.5.
-_HAND_SCORES = torch.tensor([[0.9, 0.6, 0.1],
-                             [0.8, 0.2, 0.7],
-                             [0.3, 0.4, 0.55],
-                             [0.1, 0.7, 0.2]])
-_HAND_TARGETS = torch.tensor([[1, 0, 0],
-                              [1, 0, 1],
-                              [0, 1, 0],
-                              [0, 1, 0]])
+_HAND_SCORES = torch.tensor([[0.9, 0.6, 0.1], [0.8, 0.2, 0.7], [0.3, 0.4, 0.55], [0.1, 0.7, 0.2]])
+_HAND_TARGETS = torch.tensor([[1, 0, 0], [1, 0, 1], [0, 1, 0], [0, 1, 0]])
 
 
 def test_prf_threshold_by_hand():
@@ -186,8 +191,9 @@ def test_prf_ignored_entries_and_zero_division_policy():
     assert out['CP'] == pytest.approx(50.0) and out['CR'] == pytest.approx(50.0)
     assert out['CF1'] == pytest.approx(50.0)
     assert out['OP'] == out['OR'] == out['OF1'] == pytest.approx(100.0)
-    nothing = prf_from_counts(torch.zeros(2, dtype=torch.long), torch.zeros(2, dtype=torch.long),
-                              torch.tensor([1, 1]))
+    nothing = prf_from_counts(
+        torch.zeros(2, dtype=torch.long), torch.zeros(2, dtype=torch.long), torch.tensor([1, 1])
+    )
     assert all(v == 0.0 for v in nothing.values())
 
 
@@ -202,24 +208,34 @@ def test_topk_predicts_k_per_image_and_skips_ignored():
 def test_topk_ties_at_the_kth_place_go_to_the_lower_class_indices():
     """The documented tie rule: exactly k predicted, the lower class indices among tied scores
     (torch.topk leaves the choice unspecified)."""
-    scores = torch.tensor([[0.5, 0.9, 0.5, 0.5],
-                           [0.2, 0.2, 0.2, 0.2],
-                           [0.1, 0.7, 0.7, 0.7]])
-    assert topk_predictions(scores, 2).tolist() == [[True, True, False, False],
-                                                    [True, True, False, False],
-                                                    [False, True, True, False]]
+    scores = torch.tensor([[0.5, 0.9, 0.5, 0.5], [0.2, 0.2, 0.2, 0.2], [0.1, 0.7, 0.7, 0.7]])
+    assert topk_predictions(scores, 2).tolist() == [
+        [True, True, False, False],
+        [True, True, False, False],
+        [False, True, True, False],
+    ]
     # An ignored entry gives up its place to the next tied class.
     targets = torch.tensor([[-1, 0, 0, 0], [0, 0, 0, 0], [0, 0, -1, 0]])
-    assert topk_predictions(scores, 2, targets).tolist() == [[False, True, True, False],
-                                                             [True, True, False, False],
-                                                             [False, True, False, True]]
+    assert topk_predictions(scores, 2, targets).tolist() == [
+        [False, True, True, False],
+        [True, True, False, False],
+        [False, True, False, True],
+    ]
 
 
 def test_every_ranking_metric_states_its_tie_rule():
     from mlkd.evaluation.metrics import functional
-    for ranking in (functional, average_precision, sample_average_precision,
-                    mean_average_precision, topk_predictions, oracle_topk_predictions,
-                    MultiLabelMetrics, SampleMAP):
+
+    for ranking in (
+        functional,
+        average_precision,
+        sample_average_precision,
+        mean_average_precision,
+        topk_predictions,
+        oracle_topk_predictions,
+        MultiLabelMetrics,
+        SampleMAP,
+    ):
         assert 'tie' in ranking.__doc__.lower(), ranking.__name__
 
 
@@ -245,16 +261,20 @@ def test_oracle_topk_predicts_exactly_k_without_ties():
 
 
 def test_oracle_topk_ties_and_ignored_entries():
-    scores = torch.tensor([[0.9, 0.5, 0.5, 0.1],   # k = 2, tie at the 3rd score -> only 1 predicted
-                           [0.9, 0.8, 0.2, 0.1],   # k = 2 with the top score ignored
-                           [0.9, 0.8, 0.2, 0.1]])  # k = 3 = all non-ignored entries
-    targets = torch.tensor([[1, 1, 0, 0],
-                            [-1, 1, 1, 0],
-                            [1, 1, 1, -1]])
+    scores = torch.tensor(
+        [
+            [0.9, 0.5, 0.5, 0.1],  # k = 2, tie at the 3rd score -> only 1 predicted
+            [0.9, 0.8, 0.2, 0.1],  # k = 2 with the top score ignored
+            [0.9, 0.8, 0.2, 0.1],
+        ]
+    )  # k = 3 = all non-ignored entries
+    targets = torch.tensor([[1, 1, 0, 0], [-1, 1, 1, 0], [1, 1, 1, -1]])
     pred = oracle_topk_predictions(scores, targets)
-    assert pred.tolist() == [[True, False, False, False],
-                             [False, True, True, False],
-                             [True, True, True, False]]
+    assert pred.tolist() == [
+        [True, False, False, False],
+        [False, True, True, False],
+        [True, True, True, False],
+    ]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -286,11 +306,12 @@ def test_multi_label_metrics_end_to_end():
     assert (targets == -1).any()
     metric = METRICS.build(dict(type='MultiLabelMetrics', topk=3))
     for start in range(0, 60, 16):  # batches like a ValLoop
-        metric.process(None, samples[start:start + 16])
+        metric.process(None, samples[start : start + 16])
     out = metric.evaluate(60)
     tags = ('thr0.5', 'oracle', 'top3')
-    assert set(out) == {'mAP'} | {f'{m}_{t}' for t in tags
-                                  for m in ('CP', 'CR', 'CF1', 'OP', 'OR', 'OF1')}
+    assert set(out) == {'mAP'} | {
+        f'{m}_{t}' for t in tags for m in ('CP', 'CR', 'CF1', 'OP', 'OR', 'OF1')
+    }
     expected_ap = [
         _sk_ap(targets[targets[:, c] >= 0, c].numpy(), scores[targets[:, c] >= 0, c].numpy())
         for c in range(6)
@@ -306,9 +327,10 @@ def test_multi_label_metrics_end_to_end():
         assert out[f'{name}_top3'] == pytest.approx(top3[name])
     # The same samples without their difficult lists (difficult_policy='negative') count those
     # labels as negatives, which must give a different mAP.
-    plain = MultiLabelMetrics(conventions=('threshold', ))
-    plain.process(None, [{k: v for k, v in s.items() if k != 'gt_label_difficult'}
-                         for s in samples])
+    plain = MultiLabelMetrics(conventions=('threshold',))
+    plain.process(
+        None, [{k: v for k, v in s.items() if k != 'gt_label_difficult'} for s in samples]
+    )
     assert plain.evaluate(60)['mAP'] != pytest.approx(out['mAP'], abs=1e-6)
 
 
@@ -316,6 +338,7 @@ def test_multi_label_metrics_through_evaluator_with_real_data_samples():
     # The Evaluator turns DataSample objects into dicts (metainfo included), as in a ValLoop.
     from mmengine.evaluator import Evaluator
     from mmpretrain.structures import DataSample
+
     scores = torch.tensor([[0.9, 0.2, 0.6, 0.1], [0.3, 0.8, 0.7, 0.4]])
     samples = [
         DataSample(metainfo=dict(gt_label_difficult=[2, 0])).set_gt_label([0, 1]),
@@ -323,7 +346,7 @@ def test_multi_label_metrics_through_evaluator_with_real_data_samples():
     ]
     for sample, score in zip(samples, scores):
         sample.set_pred_score(score)
-    metric = MultiLabelMetrics(conventions=('threshold', ))
+    metric = MultiLabelMetrics(conventions=('threshold',))
     evaluator = Evaluator([metric])
     evaluator.process(data_samples=samples)
     out = evaluator.evaluate(2)
@@ -340,16 +363,28 @@ def test_multi_label_metrics_through_evaluator_with_real_data_samples():
 
 def test_multi_label_metrics_gt_score_and_macro_key():
     samples, scores, targets = _fake_samples(seed=10)
-    metric = MultiLabelMetrics(thr=0.4, conventions=('threshold', ), cf1_mode='mean_of_class_f1')
-    metric.process(None, [{'pred_score': s['pred_score'], 'gt_score': targets[i].clamp(min=0)}
-                          for i, s in enumerate(samples)])
+    metric = MultiLabelMetrics(thr=0.4, conventions=('threshold',), cf1_mode='mean_of_class_f1')
+    metric.process(
+        None,
+        [
+            {'pred_score': s['pred_score'], 'gt_score': targets[i].clamp(min=0)}
+            for i, s in enumerate(samples)
+        ],
+    )
     out = metric.evaluate(len(samples))
-    assert set(out) == {'mAP', 'CP_thr0.4', 'CR_thr0.4', 'CF1macro_thr0.4', 'OP_thr0.4',
-                        'OR_thr0.4', 'OF1_thr0.4'}
+    assert set(out) == {
+        'mAP',
+        'CP_thr0.4',
+        'CR_thr0.4',
+        'CF1macro_thr0.4',
+        'OP_thr0.4',
+        'OR_thr0.4',
+        'OF1_thr0.4',
+    }
     expected = multilabel_prf(scores, targets.clamp(min=0), thr=0.4, cf1_mode='mean_of_class_f1')
     assert out['CF1macro_thr0.4'] == pytest.approx(expected['CF1'])
     with pytest.raises(ValueError):
-        MultiLabelMetrics(conventions=('topk', ))
+        MultiLabelMetrics(conventions=('topk',))
 
 
 def test_sample_map_metric():
@@ -365,24 +400,29 @@ def test_sample_map_metric():
     assert set(out) == {'mAP@sample', 'mAP@class'}
     assert out['mAP@sample'] == pytest.approx(mean_of_ap(sample_average_precision(scores, targets)))
     assert out['mAP@class'] == pytest.approx(
-        mean_average_precision(scores, targets, empty_policy='exclude'))
+        mean_average_precision(scores, targets, empty_policy='exclude')
+    )
 
 
 def test_accuracy_resolves_from_mlkd_registry():
     from mmengine.registry import DefaultScope
+
     mlkd.register_all_modules()
     with DefaultScope.overwrite_default_scope('mlkd'):
         metric = METRICS.build(dict(type='Accuracy', topk=(1, 5)))
     assert type(metric).__module__.startswith('mmpretrain')
-    scores = torch.tensor([
-        [0.50, 0.10, 0.10, 0.10, 0.10, 0.05, 0.05],  # label 0: top-1 hit
-        [0.10, 0.50, 0.20, 0.10, 0.05, 0.03, 0.02],  # label 2: rank 2, top-5 hit
-        [0.30, 0.20, 0.15, 0.12, 0.10, 0.08, 0.05],  # label 6: rank 7, miss
-        [0.05, 0.10, 0.15, 0.20, 0.50, 0.00, 0.00],  # label 0: rank 5, top-5 hit
-    ])
+    scores = torch.tensor(
+        [
+            [0.50, 0.10, 0.10, 0.10, 0.10, 0.05, 0.05],  # label 0: top-1 hit
+            [0.10, 0.50, 0.20, 0.10, 0.05, 0.03, 0.02],  # label 2: rank 2, top-5 hit
+            [0.30, 0.20, 0.15, 0.12, 0.10, 0.08, 0.05],  # label 6: rank 7, miss
+            [0.05, 0.10, 0.15, 0.20, 0.50, 0.00, 0.00],  # label 0: rank 5, top-5 hit
+        ]
+    )
     labels = [0, 2, 6, 0]
-    metric.process(None, [{'pred_score': s, 'gt_label': torch.tensor([y])}
-                          for s, y in zip(scores, labels)])
+    metric.process(
+        None, [{'pred_score': s, 'gt_label': torch.tensor([y])} for s, y in zip(scores, labels)]
+    )
     out = metric.evaluate(4)
     assert out['accuracy/top1'] == pytest.approx(25.0)
     assert out['accuracy/top5'] == pytest.approx(75.0)

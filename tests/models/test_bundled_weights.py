@@ -1,4 +1,5 @@
 """The pretrained backbones shipped in mlkd/weights: recorded sha256, strict loading, refusals."""
+
 import hashlib
 import json
 import os
@@ -9,10 +10,14 @@ from collections import OrderedDict
 
 import pytest
 import torch
-
 from conftest import REPO
-from mlkd.models.bundled_weights import (BUNDLED_DIR, BundledPretrained, bundled_manifest,
-                                         bundled_weights_path)
+
+from mlkd.models.bundled_weights import (
+    BUNDLED_DIR,
+    BundledPretrained,
+    bundled_manifest,
+    bundled_weights_path,
+)
 
 
 def test_every_shipped_file_has_the_recorded_sha256_and_size():
@@ -30,7 +35,7 @@ def test_every_shipped_file_has_the_recorded_sha256_and_size():
         assert osp.isfile(osp.join(REPO, entry['config'])), entry['config']
         assert entry['command'].startswith('OMP_NUM_THREADS=1 python tools/pretrain.py'), name
         total += len(data)
-    assert total <= 10 * 2 ** 20  # the issue's budget for shipped weights
+    assert total <= 10 * 2**20  # the issue's budget for shipped weights
 
 
 def _demo_network(stage: str):
@@ -38,6 +43,7 @@ def _demo_network(stage: str):
 
     from mlkd.registry import MODELS
     from mlkd.utils.cli import load_config
+
     cfg = load_config(osp.join(REPO, 'configs', 'demo', f'{stage}.py'))
     with DefaultScope.overwrite_default_scope('mlkd'):
         model = MODELS.build(cfg.model)
@@ -75,13 +81,16 @@ def test_a_changed_or_missing_file_is_refused_with_the_rebuild_command(tmp_path)
 
 def test_bundled_pretrained_refuses_a_zero_init_residual_resnet_and_a_misfit():
     from mmpretrain.models import ResNet_CIFAR
+
     with pytest.raises(ValueError, match='zero_init_residual'):
         BundledPretrained('multiglyphs_student_backbone')(
-            ResNet_CIFAR(depth=18, stem_channels=8, base_channels=8, zero_init_residual=True))
+            ResNet_CIFAR(depth=18, stem_channels=8, base_channels=8, zero_init_residual=True)
+        )
     # The teacher's weights do not fit the student's width: every misfit is named.
     with pytest.raises(ValueError, match='shape mismatches'):
         BundledPretrained('multiglyphs_teacher_backbone')(
-            ResNet_CIFAR(depth=18, stem_channels=8, base_channels=8, zero_init_residual=False))
+            ResNet_CIFAR(depth=18, stem_channels=8, base_channels=8, zero_init_residual=False)
+        )
 
 
 def test_pretrain_tool_writes_the_same_bytes_for_the_same_tensors(tmp_path):

@@ -1,4 +1,5 @@
 """tools/demo.py as a newcomer runs it, shortened with --cfg-options: table, bar chart, results."""
+
 import glob
 import json
 import os
@@ -6,7 +7,6 @@ import os.path as osp
 import subprocess
 
 from conftest import REPO, SMALL_TOOL_RUN, run_tool
-
 
 #: Two epochs of half SMALL_TOOL_RUN's training samples (as many steps as its one epoch): with
 #: ``--jobs 2`` a seed's teacher cache is then filled by two tasks side by side, an epoch each.
@@ -21,15 +21,29 @@ def run_demo(*args: str, options: tuple[str, ...] = ()) -> subprocess.CompletedP
 
 def test_demo_prints_test_table_and_writes_chart(tmp_path):
     work = str(tmp_path / 'demo')
-    proc = run_demo('--stages', 'teacher', 'student', '3D', '--seeds', '0', '1', '--work-dir',
-                    work, '--jobs', '2', options=TWO_EPOCHS)
+    proc = run_demo(
+        '--stages',
+        'teacher',
+        'student',
+        '3D',
+        '--seeds',
+        '0',
+        '1',
+        '--work-dir',
+        work,
+        '--jobs',
+        '2',
+        options=TWO_EPOCHS,
+    )
     out = proc.stdout
     assert 'MultiDigits test split, 2 seed(s) (mean ± std)' in out
     assert '[seed 1] 3D: started' in out  # side by side: one line per start and end
     # Each seed's teacher cache is filled by two tasks, an epoch each, into one folder.
     for shard in (1, 2):
-        assert (f'[seed 1] caching the teacher outputs (shard {shard} of 2), epochs '
-                f'[{shard - 1}]: started') in out
+        assert (
+            f'[seed 1] caching the teacher outputs (shard {shard} of 2), epochs '
+            f'[{shard - 1}]: started'
+        ) in out
         assert f'[seed 1] teacher outputs (shard {shard} of 2) cached in' in out
     assert 'mmengine - INFO' not in out + proc.stderr  # no log flood
     saved = json.load(open(osp.join(work, 'results.json')))
@@ -48,8 +62,13 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
     # The teacher is trained once and shared; the distilled stages log per-term diagnostics.
     assert saved['teacher_ckpt'] == saved['results']['teacher'][0]['checkpoint']
     assert osp.isfile(saved['teacher_ckpt'])
-    rows = [json.loads(line) for d, _, files in os.walk(osp.join(work, 'seed1', '3D'))
-            for f in files if f == 'scalars.json' for line in open(osp.join(d, f))]
+    rows = [
+        json.loads(line)
+        for d, _, files in os.walk(osp.join(work, 'seed1', '3D'))
+        for f in files
+        if f == 'scalars.json'
+        for line in open(osp.join(d, f))
+    ]
     assert any('diag/loss_pd/grad_ratio' in r for r in rows)
     with open(osp.join(work, 'demo.png'), 'rb') as f:
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
@@ -60,9 +79,20 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
     assert sorted(manifest['epochs']) == ['0', '1']
     # One stage after the other in this process (progress line) gives the same numbers.
     alone = str(tmp_path / 'alone')
-    out = run_demo('--stages', 'student', '3D', '--seeds', '1', '--work-dir', alone,
-                   '--teacher-ckpt', saved['teacher_ckpt'], '--jobs', '1',
-                   options=TWO_EPOCHS).stdout
+    out = run_demo(
+        '--stages',
+        'student',
+        '3D',
+        '--seeds',
+        '1',
+        '--work-dir',
+        alone,
+        '--teacher-ckpt',
+        saved['teacher_ckpt'],
+        '--jobs',
+        '1',
+        options=TWO_EPOCHS,
+    ).stdout
     assert 'epoch 2/2' in out and 'ETA' in out  # the progress line
     assert '[seed 1] teacher outputs cached in' in out  # one task, both epochs
     again = json.load(open(osp.join(alone, 'results.json')))['results']
@@ -81,21 +111,32 @@ def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monke
     """A stage finished under other options (another number of epochs) was reported by
     ``--resume`` as this protocol's result."""
     import pytest
-
     from conftest import load_tool
+
     from mlkd.engine.runs import save_finished_run
     from mlkd.utils.config_fingerprint import flatten_config
+
     monkeypatch.chdir(REPO)
     demo = load_tool('demo')
     work = tmp_path / 'demo'
     from mmengine.config import DictAction
-    options = {k: DictAction._parse_iterable(v) for k, v in (o.split('=', 1)
-                                                              for o in SMALL_TOOL_RUN)}
-    earlier = demo.stage_config('student', str(work / 'seed0' / 'student'), 0, None,
-                                dict(options, **{'train_cfg.max_epochs': 3}))
+
+    options = {
+        k: DictAction._parse_iterable(v) for k, v in (o.split('=', 1) for o in SMALL_TOOL_RUN)
+    }
+    earlier = demo.stage_config(
+        'student',
+        str(work / 'seed0' / 'student'),
+        0,
+        None,
+        dict(options, **{'train_cfg.max_epochs': 3}),
+    )
     stale = str(work / 'seed0' / 'student' / 'result.json')
-    save_finished_run(stale, {'test': {'mAP': 99.0}, 'seconds': 1.0},
-                      dict(flatten_config(earlier), given_checkpoint='None'))
+    save_finished_run(
+        stale,
+        {'test': {'mAP': 99.0}, 'seconds': 1.0},
+        dict(flatten_config(earlier), given_checkpoint='None'),
+    )
     args = ['--stages', 'student', '--work-dir', str(work), '--cfg-options', *SMALL_TOOL_RUN]
     # Refused before any training, with or without --resume, naming the stale file.
     for extra in (['--resume'], []):

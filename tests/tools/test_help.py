@@ -6,6 +6,7 @@ executed as ``__main__`` with ``sys.argv = [TOOL, '--help']`` and its own folder
 ``sys.path``. A tool that fails to import, or that does its work before parsing its arguments,
 shows up here with its traceback or output.
 """
+
 import ast
 import glob
 import json
@@ -15,7 +16,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
 
 TOOLS_DIR = osp.join(REPO, 'tools')
@@ -26,14 +26,15 @@ def _is_script(path: str) -> bool:
         return "if __name__ == '__main__':" in f.read()
 
 
-ALL_PY = sorted(osp.relpath(p, REPO) for p in glob.glob(osp.join(TOOLS_DIR, '**', '*.py'),
-                                                       recursive=True))
+ALL_PY = sorted(
+    osp.relpath(p, REPO) for p in glob.glob(osp.join(TOOLS_DIR, '**', '*.py'), recursive=True)
+)
 SCRIPTS = [p for p in ALL_PY if _is_script(osp.join(REPO, p))]
 
 #: Runs each script given on the command line as ``python SCRIPT --help`` would; prints one JSON
 #: object: script -> exit code (or the exception), the tail of its output, and the modules it
 #: loaded from ``tests/``.
-DRIVER = r'''
+DRIVER = r"""
 import contextlib, io, json, os, runpy, sys, traceback
 tests_dir = os.path.join(os.getcwd(), 'tests') + os.sep
 results = {}
@@ -57,29 +58,47 @@ for script in sys.argv[1:]:
                         .startswith(tests_dir))
     results[script] = dict(code=code, output=out.getvalue()[-3000:], from_tests=from_tests)
 print(json.dumps(results))
-'''
+"""
 
 
 @pytest.fixture(scope='module')
 def help_results():
     env = {**os.environ, 'PYTHONPATH': REPO, 'MPLBACKEND': 'Agg'}
-    run = subprocess.run([sys.executable, '-c', DRIVER, *SCRIPTS], cwd=REPO, env=env,
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, '-c', DRIVER, *SCRIPTS],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def test_the_tool_folders_are_found():
     """The layout (mmpretrain's): tools by job, and the entry points at the top."""
-    assert {'tools/train.py', 'tools/test.py', 'tools/misc/print_config.py',
-            'tools/analysis_tools/collect_results.py', 'tools/benchmarks/benchmark_losses.py',
-            'tools/visualization/browse_dataset.py'} <= set(SCRIPTS)
+    assert {
+        'tools/train.py',
+        'tools/test.py',
+        'tools/misc/print_config.py',
+        'tools/analysis_tools/collect_results.py',
+        'tools/benchmarks/benchmark_losses.py',
+        'tools/visualization/browse_dataset.py',
+    } <= set(SCRIPTS)
     assert not osp.exists(osp.join(TOOLS_DIR, 'analysis'))
     folders = {osp.dirname(p) for p in ALL_PY}
-    assert folders == {'tools', 'tools/analysis_tools', 'tools/benchmarks', 'tools/misc',
-                       'tools/visualization'}
-    assert all(osp.basename(p).startswith('benchmark_') == (osp.dirname(p) == 'tools/benchmarks')
-               for p in SCRIPTS)
+    assert folders == {
+        'tools',
+        'tools/analysis_tools',
+        'tools/benchmarks',
+        'tools/misc',
+        'tools/visualization',
+    }
+    assert all(
+        osp.basename(p).startswith('benchmark_') == (osp.dirname(p) == 'tools/benchmarks')
+        for p in SCRIPTS
+    )
 
 
 def test_every_non_script_is_a_helper_of_its_folder():
@@ -93,21 +112,26 @@ def test_every_non_script_is_a_helper_of_its_folder():
                 continue
             with open(osp.join(REPO, script), encoding='utf-8') as f:
                 tree = ast.parse(f.read())
-            if any(isinstance(node, ast.ImportFrom) and node.module == name
-                   or isinstance(node, ast.Import) and any(a.name == name for a in node.names)
-                   for node in ast.walk(tree)):
+            if any(
+                isinstance(node, ast.ImportFrom)
+                and node.module == name
+                or isinstance(node, ast.Import)
+                and any(a.name == name for a in node.names)
+                for node in ast.walk(tree)
+            ):
                 importers.append(script)
         assert importers, f'{path} has no main guard and no script of its folder imports it'
 
 
 def test_mlkd_commands_name_existing_tools():
     from mlkd.cli import COMMANDS
+
     assert set(f'tools/{script}' for script in COMMANDS.values()) <= set(SCRIPTS)
 
 
 @pytest.mark.parametrize('script', SCRIPTS)
 def test_tool_answers_help(help_results, script):
     result = help_results[script]
-    assert result['code'] in (0, None), f"{script} --help: {result['code']}\n{result['output']}"
+    assert result['code'] in (0, None), f'{script} --help: {result["code"]}\n{result["output"]}'
     assert 'usage:' in result['output'], result['output']
     assert not result['from_tests'], f'{script} imports from tests/: {result["from_tests"]}'

@@ -5,6 +5,7 @@ as it was; an output that is one of the tool's inputs is refused even with --ove
 Each tool runs in-process and is refused before its real work starts, so the inputs are small
 stand-ins (a config that inherits a shipped one, an empty checkpoint file, a tiny score dump).
 """
+
 import json
 import os
 import os.path as osp
@@ -12,7 +13,6 @@ import shutil
 
 import numpy as np
 import pytest
-
 from conftest import REPO, config_path, load_tool
 
 from mlkd.utils.output_policy import OutputExistsError, OutputIsInputError
@@ -32,11 +32,17 @@ def _inputs(tmp_path) -> dict[str, str]:
     run = tmp_path / 'in' / 'runs' / 'a' / '20260101_000000' / 'vis_data'
     run.mkdir(parents=True)
     (run / 'scalars.json').write_text(json.dumps(dict(loss=1.0, iter=1, epoch=1, step=1)) + '\n')
-    results = tmp_path / 'in' / 'results.md'   # demo_paired's input, named as its .md output
+    results = tmp_path / 'in' / 'results.md'  # demo_paired's input, named as its .md output
     results.write_text('{}')
-    return dict(config=str(config), checkpoint=str(checkpoint), dump=str(dump),
-                results=str(results), results_stem=str(results)[:-3],
-                runs=str(tmp_path / 'in' / 'runs'), scalars=str(run / 'scalars.json'))
+    return dict(
+        config=str(config),
+        checkpoint=str(checkpoint),
+        dump=str(dump),
+        results=str(results),
+        results_stem=str(results)[:-3],
+        runs=str(tmp_path / 'in' / 'runs'),
+        scalars=str(run / 'scalars.json'),
+    )
 
 
 def _case(tool, args, output, onto_input=None):
@@ -46,58 +52,130 @@ def _case(tool, args, output, onto_input=None):
 #: (tool, argv with {placeholders}, the output refused when it exists, argv that writes onto an
 #: input instead, or None where every input is a folder or the output name is fixed)
 CASES = {
-    'collect_results': _case('analysis_tools/collect_results', ['{runs}', '--out', '{o}/t.md'],
-                             '{o}/t.csv'),
-    'per_class_ap --out': _case('analysis_tools/per_class_ap', ['{dump}', '--out', '{o}/ap.png'],
-                                '{o}/ap.png', ['{dump}', '--out', '{dump}']),
-    'per_class_ap --csv': _case('analysis_tools/per_class_ap',
-                                ['{dump}', '--out', '{o}/ap.png', '--csv', '{o}/ap.csv'],
-                                '{o}/ap.csv', ['{dump}', '--out', '{o}/ap.png', '--csv', '{dump}']),
-    'analyze_logs plot_curve': _case('analysis_tools/analyze_logs',
-                                     ['plot_curve', '{runs}/a', '--out', '{o}/c.png'], '{o}/c.csv',
-                                     ['plot_curve', '{scalars}', '--out', '{scalars}']),
-    'top_scores': _case('analysis_tools/top_scores', ['{dump}', '--out-dir', '{o}'],
-                        '{o}/top_scores.png'),
-    'map_by_object_size': _case('analysis_tools/map_by_object_size',
-                                ['{dump}', '{config}', '--out-dir', '{o}'],
-                                '{o}/map_by_object_size.md'),
-    'intra_class_diagnostics': _case('analysis_tools/intra_class_diagnostics',
-                                     ['{config}', '--teachers', '0={checkpoint}', '--out-dir',
-                                      '{o}'], '{o}/intra_class_diagnostics.csv'),
-    'scl_diagnostics': _case('analysis_tools/scl_diagnostics',
-                             ['{config}', '{checkpoint}', '--out', '{o}/scl.md'], '{o}/scl.md',
-                             ['{config}', '{checkpoint}', '--out', '{config}']),
-    'linear_probe': _case('analysis_tools/linear_probe',
-                          ['{config}', '{checkpoint}', '--dataset', 'imagefolder', '--data-root',
-                           '{runs}', '--out-dir', '{o}', '--save-features'],
-                          '{o}/linear_probe_imagefolder.features.npz'),
-    'teacher_score_stats': _case('analysis_tools/teacher_score_stats',
-                                 ['{config}', '{checkpoint}', '--out-dir', '{o}'],
-                                 '{o}/teacher_score_stats.png'),
-    'spml_results': _case('analysis_tools/spml_results', ['{runs}', '--out', '{o}/spml'],
-                          '{o}/spml.png'),
-    'sweep': _case('analysis_tools/sweep', ['{config}', '--x', 'train_cfg.max_epochs', '1', '--y',
-                                            'train_cfg.val_interval', '1', '--work-dir', '{o}'],
-                   '{o}/sweep.md'),
-    'heatmap_overlays': _case('visualization/heatmap_overlays',
-                              ['{config}', '{checkpoint}', '--out-dir', '{o}'],
-                              '{o}/heatmap_overlays.md'),
-    'browse_dataset': _case('visualization/browse_dataset', ['{config}', '--out', '{o}/b.png'],
-                            '{o}/b.png', ['{config}', '--out', '{config}']),
-    'print_config': _case('misc/print_config', ['{config}', '--out', '{o}/r.py'], '{o}/r.py',
-                          ['{config}', '--out', '{config}']),
-    'test --out': _case('test', ['{config}', '{checkpoint}', '--out', '{o}/s.npz'], '{o}/s.npz',
-                        ['{config}', '{checkpoint}', '--out', '{checkpoint}']),
-    'export_student': _case('export_student', ['{checkpoint}', '{o}/student.pth'],
-                            '{o}/student.pth', ['{checkpoint}', '{checkpoint}']),
+    'collect_results': _case(
+        'analysis_tools/collect_results', ['{runs}', '--out', '{o}/t.md'], '{o}/t.csv'
+    ),
+    'per_class_ap --out': _case(
+        'analysis_tools/per_class_ap',
+        ['{dump}', '--out', '{o}/ap.png'],
+        '{o}/ap.png',
+        ['{dump}', '--out', '{dump}'],
+    ),
+    'per_class_ap --csv': _case(
+        'analysis_tools/per_class_ap',
+        ['{dump}', '--out', '{o}/ap.png', '--csv', '{o}/ap.csv'],
+        '{o}/ap.csv',
+        ['{dump}', '--out', '{o}/ap.png', '--csv', '{dump}'],
+    ),
+    'analyze_logs plot_curve': _case(
+        'analysis_tools/analyze_logs',
+        ['plot_curve', '{runs}/a', '--out', '{o}/c.png'],
+        '{o}/c.csv',
+        ['plot_curve', '{scalars}', '--out', '{scalars}'],
+    ),
+    'top_scores': _case(
+        'analysis_tools/top_scores', ['{dump}', '--out-dir', '{o}'], '{o}/top_scores.png'
+    ),
+    'map_by_object_size': _case(
+        'analysis_tools/map_by_object_size',
+        ['{dump}', '{config}', '--out-dir', '{o}'],
+        '{o}/map_by_object_size.md',
+    ),
+    'intra_class_diagnostics': _case(
+        'analysis_tools/intra_class_diagnostics',
+        ['{config}', '--teachers', '0={checkpoint}', '--out-dir', '{o}'],
+        '{o}/intra_class_diagnostics.csv',
+    ),
+    'scl_diagnostics': _case(
+        'analysis_tools/scl_diagnostics',
+        ['{config}', '{checkpoint}', '--out', '{o}/scl.md'],
+        '{o}/scl.md',
+        ['{config}', '{checkpoint}', '--out', '{config}'],
+    ),
+    'linear_probe': _case(
+        'analysis_tools/linear_probe',
+        [
+            '{config}',
+            '{checkpoint}',
+            '--dataset',
+            'imagefolder',
+            '--data-root',
+            '{runs}',
+            '--out-dir',
+            '{o}',
+            '--save-features',
+        ],
+        '{o}/linear_probe_imagefolder.features.npz',
+    ),
+    'teacher_score_stats': _case(
+        'analysis_tools/teacher_score_stats',
+        ['{config}', '{checkpoint}', '--out-dir', '{o}'],
+        '{o}/teacher_score_stats.png',
+    ),
+    'spml_results': _case(
+        'analysis_tools/spml_results', ['{runs}', '--out', '{o}/spml'], '{o}/spml.png'
+    ),
+    'sweep': _case(
+        'analysis_tools/sweep',
+        [
+            '{config}',
+            '--x',
+            'train_cfg.max_epochs',
+            '1',
+            '--y',
+            'train_cfg.val_interval',
+            '1',
+            '--work-dir',
+            '{o}',
+        ],
+        '{o}/sweep.md',
+    ),
+    'heatmap_overlays': _case(
+        'visualization/heatmap_overlays',
+        ['{config}', '{checkpoint}', '--out-dir', '{o}'],
+        '{o}/heatmap_overlays.md',
+    ),
+    'browse_dataset': _case(
+        'visualization/browse_dataset',
+        ['{config}', '--out', '{o}/b.png'],
+        '{o}/b.png',
+        ['{config}', '--out', '{config}'],
+    ),
+    'print_config': _case(
+        'misc/print_config',
+        ['{config}', '--out', '{o}/r.py'],
+        '{o}/r.py',
+        ['{config}', '--out', '{config}'],
+    ),
+    'test --out': _case(
+        'test',
+        ['{config}', '{checkpoint}', '--out', '{o}/s.npz'],
+        '{o}/s.npz',
+        ['{config}', '{checkpoint}', '--out', '{checkpoint}'],
+    ),
+    'export_student': _case(
+        'export_student',
+        ['{checkpoint}', '{o}/student.pth'],
+        '{o}/student.pth',
+        ['{checkpoint}', '{checkpoint}'],
+    ),
     'demo': _case('demo', ['--stages', 'student', '--work-dir', '{o}'], '{o}/results.json'),
-    'demo_paired': _case('analysis_tools/demo_paired', ['{results}', '--out', '{o}/paired'],
-                         '{o}/paired.png', ['{results}', '--out', '{results_stem}']),
-    'intra_class_study': _case('analysis_tools/intra_class_study',
-                               ['--out-dir', '{o}', '--work-dir', '{o}/runs'],
-                               '{o}/intra_class_study.md'),
-    'pretrain': _case('pretrain', ['--names', 'multiglyphs_student_backbone', '--work-dir', '{o}'],
-                      '{o}/multiglyphs_student_backbone.pth'),
+    'demo_paired': _case(
+        'analysis_tools/demo_paired',
+        ['{results}', '--out', '{o}/paired'],
+        '{o}/paired.png',
+        ['{results}', '--out', '{results_stem}'],
+    ),
+    'intra_class_study': _case(
+        'analysis_tools/intra_class_study',
+        ['--out-dir', '{o}', '--work-dir', '{o}/runs'],
+        '{o}/intra_class_study.md',
+    ),
+    'pretrain': _case(
+        'pretrain',
+        ['--names', 'multiglyphs_student_backbone', '--work-dir', '{o}'],
+        '{o}/multiglyphs_student_backbone.pth',
+    ),
 }
 
 
@@ -130,8 +208,9 @@ def test_an_existing_output_is_refused_without_overwrite(case, tmp_path, analysi
 
 
 @pytest.mark.parametrize('case', [c for c, v in CASES.items() if v[3] is not None])
-def test_an_output_onto_an_input_is_refused_even_with_overwrite(case, tmp_path,
-                                                                 analysis_tools_on_path):
+def test_an_output_onto_an_input_is_refused_even_with_overwrite(
+    case, tmp_path, analysis_tools_on_path
+):
     tool, _, _, args = CASES[case]
     paths = dict(_inputs(tmp_path), o=str(tmp_path / 'out'))
     snapshot = {p: open(p, 'rb').read() for p in paths.values() if osp.isfile(p)}
@@ -168,8 +247,9 @@ def test_overwrite_replaces_atomically(tmp_path, analysis_tools_on_path):
     assert os.listdir(out.parent) == ['r.py']  # no temporary file left
 
 
-def test_collect_results_refuses_to_average_runs_of_different_settings(tmp_path,
-                                                                       analysis_tools_on_path):
+def test_collect_results_refuses_to_average_runs_of_different_settings(
+    tmp_path, analysis_tools_on_path
+):
     """Two runs of one config name that differ in more than the seed are not seeds."""
     collect = load_tool('analysis_tools/collect_results')
     runs = tmp_path / 'runs'
@@ -177,14 +257,16 @@ def test_collect_results_refuses_to_average_runs_of_different_settings(tmp_path,
         work_dir = runs / name
         (work_dir / '20260101_000000' / 'vis_data').mkdir(parents=True)
         (work_dir / '20260101_000000' / 'vis_data' / 'scalars.json').write_text(
-            json.dumps(dict(mAP=50.0 + seed, step=1)) + '\n')
+            json.dumps(dict(mAP=50.0 + seed, step=1)) + '\n'
+        )
         (work_dir / 'student.py').write_text(
             f'model = dict(type="X")\nrandomness = dict(seed={seed})\n'
-            f'train_cfg = dict(max_epochs={epochs})\nwork_dir = {str(work_dir)!r}\n')
+            f'train_cfg = dict(max_epochs={epochs})\nwork_dir = {str(work_dir)!r}\n'
+        )
     collect.main([str(runs / 's0'), str(runs / 's1')])  # seeds of one setting: fine
     with pytest.raises(ValueError) as error:
         collect.main([str(runs)])
-    assert "differ in more than the seed" in str(error.value)
+    assert 'differ in more than the seed' in str(error.value)
     assert 'train_cfg.max_epochs: ' in str(error.value) and '--allow-mixed' in str(error.value)
     collect.main([str(runs), '--allow-mixed'])
     shutil.rmtree(runs)

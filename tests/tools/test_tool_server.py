@@ -9,53 +9,89 @@ exercises every piece of state a run carries: one iteration (an Adam step, so op
 and a one-cycle scheduler step), a validation pass; the test pass is tools/test.py on its
 checkpoint. Only the fresh-interpreter runs are made here.
 """
+
 import os
 import os.path as osp
 import re
 
 import pytest
-
 import tool_server
-from conftest import (REPO, SMALL_TOOL_RUN, STUDENT_RUN_CONFIG, STUDENT_RUN_OPTIONS,
-                      assert_same_nested, run_tool)
+from conftest import (
+    REPO,
+    SMALL_TOOL_RUN,
+    STUDENT_RUN_CONFIG,
+    STUDENT_RUN_OPTIONS,
+    assert_same_nested,
+    run_tool,
+)
+
 from mlkd.utils.checkpoint import load_local_checkpoint
 
 
 def _both(*args: str) -> tuple:
     env = tool_server.server_env(REPO)
-    return tuple(tool_server.run_python(list(args), cwd=REPO, env=env, fresh=fresh)
-                 for fresh in (False, True))
+    return tuple(
+        tool_server.run_python(list(args), cwd=REPO, env=env, fresh=fresh)
+        for fresh in (False, True)
+    )
 
 
 def _logged_values(text: str) -> list[list[tuple[str, str]]]:
     """Losses, learning rates and metrics of every ``Epoch(...)`` line, without the timings that
     differ between any two runs."""
     timings = {'eta', 'time', 'data_time', 'memory'}
-    return [[(key, value) for key, value in re.findall(r'(\S+): (\S+)', line.split('Epoch(')[1])
-             if key not in timings] for line in text.splitlines() if 'Epoch(' in line]
+    return [
+        [
+            (key, value)
+            for key, value in re.findall(r'(\S+): (\S+)', line.split('Epoch(')[1])
+            if key not in timings
+        ]
+        for line in text.splitlines()
+        if 'Epoch(' in line
+    ]
 
 
 def test_a_served_run_equals_a_fresh_interpreter_run(student_run, tmp_path):
     fresh_dir = str(tmp_path / 'fresh')
     fresh_run = tool_server.run_python(
-        ['tools/train.py', STUDENT_RUN_CONFIG, '--work-dir', fresh_dir, '--cfg-options',
-         *STUDENT_RUN_OPTIONS], cwd=REPO, env=tool_server.server_env(REPO), fresh=True)
+        [
+            'tools/train.py',
+            STUDENT_RUN_CONFIG,
+            '--work-dir',
+            fresh_dir,
+            '--cfg-options',
+            *STUDENT_RUN_OPTIONS,
+        ],
+        cwd=REPO,
+        env=tool_server.server_env(REPO),
+        fresh=True,
+    )
     assert fresh_run.returncode == 0, fresh_run.stderr[-2000:]
-    served, fresh = (load_local_checkpoint(path) for path in (
-        student_run['checkpoint'], osp.join(fresh_dir, 'epoch_1.pth')))
+    served, fresh = (
+        load_local_checkpoint(path)
+        for path in (student_run['checkpoint'], osp.join(fresh_dir, 'epoch_1.pth'))
+    )
     assert served['meta']['iter'] == 1 and served['optimizer']['state']  # Adam moments
     assert served['param_schedulers'][0]['last_step'] == 1
     for key in ('state_dict', 'optimizer', 'param_schedulers'):
         assert_same_nested(served[key], fresh[key], key)
-    logs = [_logged_values(text) for text in (student_run['log'],
-                                              fresh_run.stdout + fresh_run.stderr)]
+    logs = [
+        _logged_values(text) for text in (student_run['log'], fresh_run.stdout + fresh_run.stderr)
+    ]
     assert len(logs[0]) == 2 and logs[0] == logs[1]  # a train and a val line
     assert any(key == 'mAP' for key, _ in logs[0][1])
 
-    tests = _both('tools/test.py', STUDENT_RUN_CONFIG, student_run['checkpoint'], '--work-dir',
-                  str(tmp_path / 'test'), '--cfg-options', *SMALL_TOOL_RUN)
+    tests = _both(
+        'tools/test.py',
+        STUDENT_RUN_CONFIG,
+        student_run['checkpoint'],
+        '--work-dir',
+        str(tmp_path / 'test'),
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+    )
     assert [run.returncode for run in tests] == [0, 0], tests[0].stderr[-2000:]
-    tables = [run.stdout[run.stdout.index('per-class AP'):] for run in tests]
+    tables = [run.stdout[run.stdout.index('per-class AP') :] for run in tests]
     assert tables[0] == tables[1]
 
 
@@ -81,5 +117,9 @@ def test_tool_runs_of_later_tests_are_served(turn, monkeypatch):
     out = run_tool('tools/misc/print_config.py', STUDENT_RUN_CONFIG)
     assert out.returncode == 0, out.stderr[-2000:]
     if os.environ.get('MLKD_TEST_FRESH_TOOLS') != '1':
-        assert out.served, (turn, sorted(set(tool_server.server_env(REPO).items())
-                                         ^ set(tool_server._server.env.items())))
+        assert out.served, (
+            turn,
+            sorted(
+                set(tool_server.server_env(REPO).items()) ^ set(tool_server._server.env.items())
+            ),
+        )

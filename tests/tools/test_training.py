@@ -1,14 +1,22 @@
 """End-to-end runs on MultiDigits: resume equivalence, clear start-up errors, tools."""
+
 import functools
 import glob
 import os.path as osp
 
 import pytest
+from conftest import (
+    SMALL_TOOL_RUN,
+    TINY_TOOL_DATA,
+    assert_same_nested,
+    assert_same_run_state,
+    config_path,
+    run_tool,
+    small_run_cfg,
+    whole_and_resumed_runs,
+)
 from mmengine.runner import Runner
 
-from conftest import (SMALL_TOOL_RUN, TINY_TOOL_DATA, assert_same_nested,
-                      assert_same_run_state, config_path, run_tool, small_run_cfg,
-                      whole_and_resumed_runs)
 from mlkd.utils.checkpoint import load_local_checkpoint
 
 STUDENT = config_path('multidigits', 'resnet_student.py')
@@ -21,15 +29,25 @@ def _train(cfg):
 
 
 #: Every shipped MultiDigits classifier config and a distiller.
-SHIPPED_CONFIGS = [*sorted(glob.glob(config_path('multidigits', '*.py'))),
-                   config_path('3d', '3d_multidigits.py')]
+SHIPPED_CONFIGS = [
+    *sorted(glob.glob(config_path('multidigits', '*.py'))),
+    config_path('3d', '3d_multidigits.py'),
+]
 
 
 def _shipped_run_cfg(config, work_dir, epochs):
     """``config`` as shipped (augmentation, 2 persistent workers per loader), tiny data, no
     validation (it runs after the last checkpoint, so it cannot affect what is compared)."""
-    cfg = small_run_cfg(config, work_dir, epochs=epochs, train_samples=32, val_samples=16,
-                        batch_size=16, augment=True, num_workers=None)
+    cfg = small_run_cfg(
+        config,
+        work_dir,
+        epochs=epochs,
+        train_samples=32,
+        val_samples=16,
+        batch_size=16,
+        augment=True,
+        num_workers=None,
+    )
     cfg.train_cfg.val_interval = epochs + 1
     if 'teacher_ckpt' in cfg.model:
         # a random teacher, the same in every run (same seed)
@@ -57,11 +75,16 @@ def train_tool_runs(tmp_path_factory):
     run killed after epoch 2; the shipped hook keeps the last two) to 3."""
     root = tmp_path_factory.mktemp('train_tool')
     whole, resumed = str(root / 'whole'), str(root / 'resumed')
-    options = ['train_cfg.max_epochs=3', 'randomness.seed=0', 'train_dataloader.batch_size=16',
-               *TINY_TOOL_DATA]
+    options = [
+        'train_cfg.max_epochs=3',
+        'randomness.seed=0',
+        'train_dataloader.batch_size=16',
+        *TINY_TOOL_DATA,
+    ]
     for work_dir, resume in ((whole, []), (resumed, ['--resume', osp.join(whole, 'epoch_2.pth')])):
-        out = run_tool('tools/train.py', STUDENT, '--work-dir', work_dir, *resume,
-                       '--cfg-options', *options)
+        out = run_tool(
+            'tools/train.py', STUDENT, '--work-dir', work_dir, *resume, '--cfg-options', *options
+        )
         assert out.returncode == 0, out.stderr[-3000:]
     return {'whole': whole, 'resumed': resumed}
 
@@ -82,7 +105,6 @@ def test_head_num_classes_mismatch_fails_at_start(tmp_work_dir):
         _train(cfg)
 
 
-
 def test_test_tool_reports_a_missing_checkpoint(tmp_path):
     out = run_tool('tools/test.py', STUDENT, str(tmp_path / 'missing.pth'))
     assert out.returncode != 0
@@ -100,13 +122,23 @@ def test_train_then_test_tool_with_out_file(train_tool_runs, tmp_path):
     (torch >= 2.6), evaluated and dumped."""
     ckpt = osp.join(train_tool_runs['whole'], 'epoch_3.pth')
     dump = str(tmp_path / 'scores.npz')
-    out = run_tool('tools/test.py', STUDENT, ckpt, '--work-dir', train_tool_runs['whole'],
-                   '--out', dump, '--cfg-options', *SMALL_TOOL_RUN)
+    out = run_tool(
+        'tools/test.py',
+        STUDENT,
+        ckpt,
+        '--work-dir',
+        train_tool_runs['whole'],
+        '--out',
+        dump,
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     log = out.stdout + out.stderr
     assert f'Loaded checkpoint {ckpt}' in log
     assert 'per-class AP' in out.stdout
     import numpy as np
+
     data = np.load(dump)
     assert data['scores'].shape == data['labels'].shape == (32, 10)
     assert set(np.unique(data['labels'])) <= {0.0, 1.0}

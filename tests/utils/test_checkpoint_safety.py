@@ -6,6 +6,7 @@ mlkd's own checkpoints (classifier, distiller with AMP loss scaler and student E
 exported students, plain state dicts) load without unpickling anything else; a trusted file is
 loaded in full only when the user opts in.
 """
+
 import importlib.util
 import io
 import os
@@ -18,16 +19,19 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+from conftest import REPO, SMALL_TOOL_RUN, assert_same_nested, config_path, run_tool, small_run_cfg
 from mmengine.logging import HistoryBuffer
 from mmengine.runner import Runner
 from mmengine.runner.checkpoint import CheckpointLoader
 
 from mlkd.utils import checkpoint as checkpoint_module
-from mlkd.utils.checkpoint import (TRUST_ENV, InvalidCheckpointError, UnsafeCheckpointError,
-                                   load_local_checkpoint, trust_checkpoint)
-
-from conftest import (REPO, SMALL_TOOL_RUN, assert_same_nested, config_path, run_tool,
-                      small_run_cfg)
+from mlkd.utils.checkpoint import (
+    TRUST_ENV,
+    InvalidCheckpointError,
+    UnsafeCheckpointError,
+    load_local_checkpoint,
+    trust_checkpoint,
+)
 
 TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 STUDENT = config_path('multidigits', 'resnet_student.py')
@@ -47,18 +51,17 @@ class _ShellPayload:
 
 
 class _ExecPayload(_ShellPayload):
-
     def __reduce__(self):
         return exec, (self.command,)
 
 
 def _export_tool():
     spec = importlib.util.spec_from_file_location(
-        'export_student', osp.join(REPO, 'tools', 'export_student.py'))
+        'export_student', osp.join(REPO, 'tools', 'export_student.py')
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
 
 
 def _with_extra(source: str, target: str, **extra) -> str:
@@ -80,49 +83,85 @@ def runs(tmp_path_factory, student_run):
     message hub, RNG states), and the payload checks only need some real checkpoint file.
     """
     root = str(tmp_path_factory.mktemp('runs'))
-    Runner.from_cfg(small_run_cfg(TEACHER, osp.join(root, 'teacher'), epochs=1,
-                                  train_samples=32, val_samples=16)).train()
+    Runner.from_cfg(
+        small_run_cfg(
+            TEACHER, osp.join(root, 'teacher'), epochs=1, train_samples=32, val_samples=16
+        )
+    ).train()
     teacher = osp.join(root, 'teacher', 'epoch_1.pth')
 
     def distiller_cfg():
-        cfg = small_run_cfg(THREE_D, osp.join(root, 'distiller'), epochs=1,
-                            train_samples=32, val_samples=16, schedule_epochs=2)
+        cfg = small_run_cfg(
+            THREE_D,
+            osp.join(root, 'distiller'),
+            epochs=1,
+            train_samples=32,
+            val_samples=16,
+            schedule_epochs=2,
+        )
         cfg.model.teacher_ckpt = teacher
         cfg.optim_wrapper.update(type='MixedPrecisionOptimWrapper', dtype='float16')
         cfg.custom_hooks = list(cfg.custom_hooks) + [
-            dict(type='StudentEMAHook', momentum=0.5, priority='ABOVE_NORMAL')]
+            dict(type='StudentEMAHook', momentum=0.5, priority='ABOVE_NORMAL')
+        ]
         return cfg
+
     Runner.from_cfg(distiller_cfg()).train()
     # Resumed by the tool as a user would, with torch forced to weights-only loading everywhere.
-    resume = run_tool('tools/train.py', THREE_D, '--resume',
-                      osp.join(root, 'distiller', 'epoch_1.pth'), '--amp',
-                      '--work-dir', osp.join(root, 'distiller'),
-                      '--cfg-options', *SMALL_TOOL_RUN, 'train_cfg.max_epochs=2',
-                      'train_dataloader.dataset.num_samples=32',
-                      'val_dataloader.dataset.num_samples=16',
-                      'optim_wrapper.dtype=float16', f'model.teacher_ckpt={teacher}',
-                      env={'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'})
+    resume = run_tool(
+        'tools/train.py',
+        THREE_D,
+        '--resume',
+        osp.join(root, 'distiller', 'epoch_1.pth'),
+        '--amp',
+        '--work-dir',
+        osp.join(root, 'distiller'),
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+        'train_cfg.max_epochs=2',
+        'train_dataloader.dataset.num_samples=32',
+        'val_dataloader.dataset.num_samples=16',
+        'optim_wrapper.dtype=float16',
+        f'model.teacher_ckpt={teacher}',
+        env={'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'},
+    )
     assert resume.returncode == 0, resume.stderr[-3000:]
 
-    paths = {'teacher': teacher,
-             'classifier': student_run['checkpoint'],
-             'distiller_amp_ema': osp.join(root, 'distiller', 'epoch_1.pth'),
-             'distiller_resumed': osp.join(root, 'distiller', 'epoch_2.pth'),
-             'exported_student': osp.join(root, 'student.pth'),
-             'plain_state_dict': osp.join(root, 'plain.pth'),
-             'mmpretrain_style': osp.join(root, 'mmpretrain_style.pth'),
-             'resume_log': resume.stdout + resume.stderr}
+    paths = {
+        'teacher': teacher,
+        'classifier': student_run['checkpoint'],
+        'distiller_amp_ema': osp.join(root, 'distiller', 'epoch_1.pth'),
+        'distiller_resumed': osp.join(root, 'distiller', 'epoch_2.pth'),
+        'exported_student': osp.join(root, 'student.pth'),
+        'plain_state_dict': osp.join(root, 'plain.pth'),
+        'mmpretrain_style': osp.join(root, 'mmpretrain_style.pth'),
+        'resume_log': resume.stdout + resume.stderr,
+    }
     _export_tool().export_student(paths['distiller_resumed'], paths['exported_student'])
     weights = torch.load(paths['exported_student'], weights_only=True)['state_dict']
     torch.save(OrderedDict(weights), paths['plain_state_dict'])
-    torch.save({'meta': {'mmpretrain_version': '1.2.0', 'dataset_meta': {'classes': ('a', 'b')}},
-                'state_dict': weights}, paths['mmpretrain_style'])
+    torch.save(
+        {
+            'meta': {'mmpretrain_version': '1.2.0', 'dataset_meta': {'classes': ('a', 'b')}},
+            'state_dict': weights,
+        },
+        paths['mmpretrain_style'],
+    )
     return paths
 
 
-@pytest.mark.parametrize('kind', ['teacher', 'classifier', 'distiller_amp_ema',
-                                  'distiller_resumed', 'exported_student', 'plain_state_dict',
-                                  'mmpretrain_style'])
+@pytest.mark.parametrize(
+    'kind',
+    [
+        'teacher',
+        'classifier',
+        'distiller_amp_ema',
+        'distiller_resumed',
+        'exported_student',
+        'plain_state_dict',
+        'mmpretrain_style',
+    ],
+)
 def test_own_checkpoints_load_weights_only(runs, kind, monkeypatch):
     calls = []
     real_load = torch.load
@@ -155,16 +194,24 @@ def test_the_tools_refuse_a_checkpoint_with_a_payload(runs, tool, tmp_path):
     if tool == 'test':
         out = run_tool('tools/test.py', STUDENT, bad, *work, '--cfg-options', *SMALL_TOOL_RUN)
     elif tool == 'resume':
-        out = run_tool('tools/train.py', STUDENT, '--resume', bad, *work,
-                        '--cfg-options', *SMALL_TOOL_RUN)
+        out = run_tool(
+            'tools/train.py', STUDENT, '--resume', bad, *work, '--cfg-options', *SMALL_TOOL_RUN
+        )
     else:
-        out = run_tool('tools/train.py', THREE_D, *work, '--cfg-options', *SMALL_TOOL_RUN,
-                        f'model.teacher_ckpt={bad}')
+        out = run_tool(
+            'tools/train.py',
+            THREE_D,
+            *work,
+            '--cfg-options',
+            *SMALL_TOOL_RUN,
+            f'model.teacher_ckpt={bad}',
+        )
     assert out.returncode != 0
     assert not osp.exists(marker), 'the pickled command ran'
     error = out.stderr.strip().splitlines()
-    assert any('UnsafeCheckpointError' in line and bad in line and SYSTEM in line
-               for line in error), out.stderr[-3000:]
+    assert any(
+        'UnsafeCheckpointError' in line and bad in line and SYSTEM in line for line in error
+    ), out.stderr[-3000:]
     assert f'--trust-checkpoint {bad}' in out.stderr
 
 
@@ -172,9 +219,15 @@ def test_the_tools_refuse_a_checkpoint_with_a_payload(runs, tool, tmp_path):
 def test_exec_and_system_payloads_are_refused_in_both_formats(runs, fmt, tmp_path):
     markers = [str(tmp_path / 'A'), str(tmp_path / 'B')]
     path = str(tmp_path / 'bad.pth')
-    torch.save({'state_dict': {'w': torch.ones(2)}, 'a': _ShellPayload(f'touch {markers[0]}'),
-                'b': _ExecPayload(f'open({markers[1]!r}, "w").close()')}, path,
-               _use_new_zipfile_serialization=fmt == 'zip')
+    torch.save(
+        {
+            'state_dict': {'w': torch.ones(2)},
+            'a': _ShellPayload(f'touch {markers[0]}'),
+            'b': _ExecPayload(f'open({markers[1]!r}, "w").close()'),
+        },
+        path,
+        _use_new_zipfile_serialization=fmt == 'zip',
+    )
     with pytest.raises(UnsafeCheckpointError) as info:
         load_local_checkpoint(path)
     assert path in str(info.value)
@@ -201,20 +254,27 @@ def test_getattr_reaches_only_the_allowed_methods(tmp_path):
 
 
 # Random bytes from a fixed seed: test ids must be the same in every pytest-xdist process.
-@pytest.mark.parametrize('content,message', [
-    (random.Random(0).randbytes(4096), 'is not a PyTorch checkpoint'),
-    (b'epoch: 3\nlr: 0.1\n', 'is not a PyTorch checkpoint'),
-    (pickle.dumps({'state_dict': {}}), 'is not a PyTorch checkpoint'),
-    (b'', 'is an empty file'),
-    ('first half', 'is truncated or damaged'),
-    ('legacy first half', 'is truncated or damaged'),
-], ids=['random_bytes', 'yaml_text', 'pickle', 'empty', 'first_half', 'legacy_first_half'])
+@pytest.mark.parametrize(
+    'content,message',
+    [
+        (random.Random(0).randbytes(4096), 'is not a PyTorch checkpoint'),
+        (b'epoch: 3\nlr: 0.1\n', 'is not a PyTorch checkpoint'),
+        (pickle.dumps({'state_dict': {}}), 'is not a PyTorch checkpoint'),
+        (b'', 'is an empty file'),
+        ('first half', 'is truncated or damaged'),
+        ('legacy first half', 'is truncated or damaged'),
+    ],
+    ids=['random_bytes', 'yaml_text', 'pickle', 'empty', 'first_half', 'legacy_first_half'],
+)
 def test_a_file_that_is_not_a_checkpoint_is_named(runs, tmp_path, content, message):
     if content in ('first half', 'legacy first half'):
         buffer = io.BytesIO()
-        torch.save(load_local_checkpoint(runs['classifier']), buffer,
-                   _use_new_zipfile_serialization=content == 'first half')
-        content = buffer.getvalue()[:len(buffer.getvalue()) // 2]
+        torch.save(
+            load_local_checkpoint(runs['classifier']),
+            buffer,
+            _use_new_zipfile_serialization=content == 'first half',
+        )
+        content = buffer.getvalue()[: len(buffer.getvalue()) // 2]
     path = str(tmp_path / 'x.pth')
     with open(path, 'wb') as file:
         file.write(content)
@@ -226,8 +286,7 @@ def test_a_file_that_is_not_a_checkpoint_is_named(runs, tmp_path, content, messa
 def test_opt_in_loads_a_trusted_file_needing_an_extra_global(runs, tmp_path, monkeypatch):
     monkeypatch.setattr(checkpoint_module, '_trusted_paths', set())
     monkeypatch.delenv(TRUST_ENV, raising=False)
-    trusted = _with_extra(runs['classifier'], str(tmp_path / 'trusted.pth'),
-                          ratio=Fraction(1, 3))
+    trusted = _with_extra(runs['classifier'], str(tmp_path / 'trusted.pth'), ratio=Fraction(1, 3))
     other = _with_extra(runs['classifier'], str(tmp_path / 'other.pth'), ratio=Fraction(2, 3))
     with pytest.raises(UnsafeCheckpointError, match=r'needs fractions\.Fraction, which'):
         load_local_checkpoint(trusted)
@@ -235,7 +294,7 @@ def test_opt_in_loads_a_trusted_file_needing_an_extra_global(runs, tmp_path, mon
     monkeypatch.setenv(TRUST_ENV, os.pathsep.join(['/nowhere.pth', trusted]))
     assert load_local_checkpoint(trusted)['meta']['ratio'] == Fraction(1, 3)
     with pytest.raises(UnsafeCheckpointError, match='other.pth'):
-        load_local_checkpoint(other)   # trusting one file trusts no other
+        load_local_checkpoint(other)  # trusting one file trusts no other
     monkeypatch.setenv(TRUST_ENV, '1')
     assert load_local_checkpoint(other)['meta']['ratio'] == Fraction(2, 3)
 
@@ -249,10 +308,18 @@ def test_opt_in_loads_a_trusted_file_needing_an_extra_global(runs, tmp_path, mon
 
 
 def test_test_tool_opt_in_flag(runs, tmp_path):
-    trusted = _with_extra(runs['classifier'], str(tmp_path / 'trusted.pth'),
-                          ratio=Fraction(1, 3))
-    out = run_tool('tools/test.py', STUDENT, trusted, '--work-dir', str(tmp_path / 'work'),
-                    '--trust-checkpoint', trusted, '--cfg-options', *SMALL_TOOL_RUN)
+    trusted = _with_extra(runs['classifier'], str(tmp_path / 'trusted.pth'), ratio=Fraction(1, 3))
+    out = run_tool(
+        'tools/test.py',
+        STUDENT,
+        trusted,
+        '--work-dir',
+        str(tmp_path / 'work'),
+        '--trust-checkpoint',
+        trusted,
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert FULL_UNPICKLE_WARNING in out.stdout + out.stderr
     assert 'fractions.Fraction' in out.stdout + out.stderr
@@ -264,38 +331,55 @@ def test_tools_read_own_checkpoints_weights_only(runs, tmp_path):
     assert 'resumed epoch: 1' in runs['resume_log']
     assert FULL_UNPICKLE_WARNING not in runs['resume_log']
     env = {'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'}
-    out = run_tool('tools/test.py', THREE_D, runs['distiller_resumed'],
-                    '--work-dir', str(tmp_path / 'test'), '--cfg-options', *SMALL_TOOL_RUN,
-                    f'model.teacher_ckpt={runs["teacher"]}', env=env)
+    out = run_tool(
+        'tools/test.py',
+        THREE_D,
+        runs['distiller_resumed'],
+        '--work-dir',
+        str(tmp_path / 'test'),
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+        f'model.teacher_ckpt={runs["teacher"]}',
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     log = out.stdout + out.stderr
     assert f'Loaded checkpoint {runs["distiller_resumed"]}' in log
     assert FULL_UNPICKLE_WARNING not in log
 
 
-
 def test_test_tool_refuses_a_checkpoint_of_another_model(runs, tmp_path):
     """The ML-Decoder teacher's checkpoint evaluated with the ResNet student's config: mmengine
     warned and reported metrics of a partly random model; now it stops."""
-    out = run_tool('tools/test.py', STUDENT, runs['teacher'], '--work-dir', str(tmp_path),
-                    '--cfg-options', *SMALL_TOOL_RUN)
+    out = run_tool(
+        'tools/test.py',
+        STUDENT,
+        runs['teacher'],
+        '--work-dir',
+        str(tmp_path),
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+    )
     assert out.returncode != 0
-    error = out.stderr[out.stderr.find('CheckpointMismatchError'):]
+    error = out.stderr[out.stderr.find('CheckpointMismatchError') :]
     assert f"checkpoint '{runs['teacher']}' does not fit the model" in error, out.stderr[-3000:]
     assert 'unexpected key in source state_dict' in error and 'load_strict=False' in error
 
 
 # --- safe writes --------------------------------------------------------------------------------
 
+
 def _crash_part_way(real_save, when):
     """A torch.save that, for objects where ``when(obj)``, writes half the bytes and raises."""
+
     def save(obj, file, *args, **kwargs):
         if not when(obj):
             return real_save(obj, file, *args, **kwargs)
         buffer = io.BytesIO()
         real_save(obj, buffer)
-        file.write(buffer.getvalue()[:len(buffer.getvalue()) // 2])
+        file.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
         raise OSError('simulated crash while saving')
+
     return save
 
 
@@ -314,14 +398,15 @@ def test_a_crash_while_saving_leaves_no_truncated_checkpoint(tmp_work_dir, monke
         with open(osp.join(tmp_work_dir, 'epoch_1.pth'), 'rb') as file:
             epoch_1_bytes.append(file.read())
         return True
+
     monkeypatch.setattr(torch, 'save', _crash_part_way(torch.save, crash_at_epoch_2))
     with pytest.raises(OSError, match='simulated crash'):
         Runner.from_cfg(cfg).train()
     monkeypatch.undo()
     with open(old_epoch_2, 'rb') as file:
-        assert file.read() == old_bytes          # not truncated, not half-replaced
+        assert file.read() == old_bytes  # not truncated, not half-replaced
     with open(osp.join(tmp_work_dir, 'epoch_1.pth'), 'rb') as file:
-        assert [file.read()] == epoch_1_bytes    # the previous checkpoint is intact
+        assert [file.read()] == epoch_1_bytes  # the previous checkpoint is intact
     assert load_local_checkpoint(osp.join(tmp_work_dir, 'epoch_1.pth'))['meta']['epoch'] == 1
     assert not [name for name in os.listdir(tmp_work_dir) if name.endswith('.tmp')]
 
@@ -335,7 +420,7 @@ def test_export_protects_its_input_and_existing_files(runs, tmp_path):
         file.write(source_bytes)
     with pytest.raises(ValueError, match=r"output '.*distiller\.pth' is one of the inputs"):
         export.export_student(source, source, overwrite=True)
-    os.link(source, str(tmp_path / 'hardlink.pth'))     # the same file under another name
+    os.link(source, str(tmp_path / 'hardlink.pth'))  # the same file under another name
     with pytest.raises(ValueError, match='is one of the inputs'):
         export.export_student(source, str(tmp_path / 'hardlink.pth'), overwrite=True)
     with open(source, 'rb') as file:
@@ -351,7 +436,7 @@ def test_export_protects_its_input_and_existing_files(runs, tmp_path):
     export.export_student(source, existing, overwrite=True)
     assert torch.load(existing, weights_only=True)['meta']['epoch'] == 2
 
-    not_a_folder = str(tmp_path / 'student.pth' / 'out.pth')   # its parent is a file
+    not_a_folder = str(tmp_path / 'student.pth' / 'out.pth')  # its parent is a file
     with pytest.raises(OSError, match=r"cannot write '.*student\.pth/out\.pth'"):
         export.export_student(source, not_a_folder)
 
@@ -372,6 +457,7 @@ def test_export_crash_keeps_the_previous_output(runs, tmp_path, monkeypatch):
 
 def test_score_dump_is_written_completely_or_not_at_all(tmp_path, monkeypatch):
     from mlkd.evaluation.metrics import DumpScores
+
     out = str(tmp_path / 'scores.npz')
     metric = DumpScores(out_file=out)
     results = [(torch.tensor([0.2, 0.9]), torch.tensor([0, 1]), i) for i in range(3)]
@@ -382,6 +468,7 @@ def test_score_dump_is_written_completely_or_not_at_all(tmp_path, monkeypatch):
     def crash(file, **arrays):
         file.write(b'PK\x03\x04 half an archive')
         raise OSError('simulated crash while saving')
+
     monkeypatch.setattr(np, 'savez', crash)
     with pytest.raises(OSError, match='simulated crash'):
         metric.compute_metrics(results[:1])

@@ -3,6 +3,7 @@
 mlkd.utils.cli and mlkd.utils.compat used to import each other (each inside a function, so the
 circle only showed when one was imported on its own in a particular order).
 """
+
 import ast
 import glob
 import os
@@ -11,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
 
 UTILS = osp.join(REPO, 'mlkd', 'utils')
@@ -36,8 +36,11 @@ def _imports_of(path: str) -> set[str]:
 
 
 def test_mlkd_utils_modules_import_no_cycle():
-    modules = {f'mlkd.utils.{osp.basename(p)[:-3]}': p
-               for p in glob.glob(osp.join(UTILS, '*.py')) if not p.endswith('__init__.py')}
+    modules = {
+        f'mlkd.utils.{osp.basename(p)[:-3]}': p
+        for p in glob.glob(osp.join(UTILS, '*.py'))
+        if not p.endswith('__init__.py')
+    }
     graph = {name: _imports_of(path) & set(modules) - {name} for name, path in modules.items()}
     assert 'mlkd.utils.config_paths' in graph['mlkd.utils.cli']
     assert 'mlkd.utils.config_paths' in graph['mlkd.utils.compat']
@@ -56,34 +59,48 @@ def test_mlkd_utils_modules_import_no_cycle():
     assert not cycles, f'import cycle through {cycles}: {graph}'
 
 
-@pytest.mark.parametrize('module', ['mlkd.utils.config_paths', 'mlkd.utils.cli',
-                                    'mlkd.utils.compat'])
+@pytest.mark.parametrize(
+    'module', ['mlkd.utils.config_paths', 'mlkd.utils.cli', 'mlkd.utils.compat']
+)
 def test_each_module_imports_first_in_a_fresh_interpreter(module):
     """Imported first and on its own (``mlkd/__init__``, which applies the patches, is kept out
     of the way), each module loads and does its job without the other."""
-    code = ('import importlib.util, sys\n'
-            "spec = importlib.util.spec_from_file_location(\n"
-            f"    'mlkd', {osp.join(REPO, 'mlkd', '__init__.py')!r},\n"
-            f"    submodule_search_locations=[{osp.join(REPO, 'mlkd')!r}])\n"
-            "sys.modules['mlkd'] = importlib.util.module_from_spec(spec)  # not executed\n"
-            f'import {module} as m\n'
-            f"if {module!r} == 'mlkd.utils.compat':\n"
-            '    m.apply(); print(m.applied_patches())\n'
-            'else:\n'
-            "    print(m.resolve_config_path('mlkd::3d/3d_multidigits.py'))\n"
-            "print(sorted(n for n in sys.modules if n.startswith('mlkd.utils.')))\n")
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                         cwd=REPO, env={**os.environ, 'PYTHONPATH': REPO}, timeout=300)
+    code = (
+        'import importlib.util, sys\n'
+        'spec = importlib.util.spec_from_file_location(\n'
+        f"    'mlkd', {osp.join(REPO, 'mlkd', '__init__.py')!r},\n"
+        f'    submodule_search_locations=[{osp.join(REPO, "mlkd")!r}])\n'
+        "sys.modules['mlkd'] = importlib.util.module_from_spec(spec)  # not executed\n"
+        f'import {module} as m\n'
+        f"if {module!r} == 'mlkd.utils.compat':\n"
+        '    m.apply(); print(m.applied_patches())\n'
+        'else:\n'
+        "    print(m.resolve_config_path('mlkd::3d/3d_multidigits.py'))\n"
+        "print(sorted(n for n in sys.modules if n.startswith('mlkd.utils.')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, '-c', code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, 'PYTHONPATH': REPO},
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.strip().splitlines()
     loaded = ast.literal_eval(lines[-1])
     if module == 'mlkd.utils.compat':
         assert ast.literal_eval(lines[-2]) == (
-            'weights-only loading of local checkpoints', 'atomic checkpoint saving',
-            'strict loading of checkpoints into the model', 'package lookup without pkg_resources',
-            'mlkd:: config bases', 'config syntax errors name the file',
-            'sample loading errors name the sample', 'keyed dataset fetch',
-            'config text formatted once')
+            'weights-only loading of local checkpoints',
+            'atomic checkpoint saving',
+            'strict loading of checkpoints into the model',
+            'package lookup without pkg_resources',
+            'mlkd:: config bases',
+            'config syntax errors name the file',
+            'sample loading errors name the sample',
+            'keyed dataset fetch',
+            'config text formatted once',
+        )
         assert 'mlkd.utils.cli' not in loaded
     else:
         assert lines[-2] == osp.join(REPO, 'configs', '3d', '3d_multidigits.py')

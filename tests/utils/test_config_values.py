@@ -1,13 +1,13 @@
 """Config values that cannot be right are refused before training, naming the key and the value
 (mlkd/utils/config_values.py, as tools/train.py applies it); and the launch scripts' variables."""
+
 import os
 import os.path as osp
 import subprocess
 
 import pytest
-from mmengine.config import Config
-
 from conftest import REPO, config_path, load_tool
+from mmengine.config import Config
 
 from mlkd.utils.config_values import ConfigValueError, check_config_values
 
@@ -15,23 +15,46 @@ CLASSIFIER = config_path('multidigits', 'resnet_student.py')
 DISTILLER = config_path('3d', '3d_multidigits.py')
 
 
-@pytest.mark.parametrize('config,option,message', [
-    (CLASSIFIER, 'train_cfg.max_epochs=-3', 'train_cfg.max_epochs=-3 is invalid: the number of '
-     'epochs / iterations cannot be negative'),
-    (CLASSIFIER, 'train_cfg.val_interval=0', 'train_cfg.val_interval=0 is invalid: validate '
-     'every N epochs (iterations) needs a positive integer N'),
-    (CLASSIFIER, 'param_scheduler.0.eta_max=-0.1', 'param_scheduler.0.eta_max=-0.1 is invalid: '
-     'a learning rate must be finite and not negative'),
-    (DISTILLER, 'model.distill_losses.pd.temperature=-2.0', 'model.distill_losses.pd.temperature'
-     '=-2.0 is invalid: a temperature divides the logits, it must be positive'),
-    (DISTILLER, 'model.distill_losses.pd.loss_weight=-1.0', 'model.distill_losses.pd.loss_weight'
-     '=-1.0 is invalid: a loss weight must be finite and not negative'),
-])
-def test_impossible_values_are_refused_before_anything_is_written(tmp_path, config, option,
-                                                                  message):
+@pytest.mark.parametrize(
+    'config,option,message',
+    [
+        (
+            CLASSIFIER,
+            'train_cfg.max_epochs=-3',
+            'train_cfg.max_epochs=-3 is invalid: the number of '
+            'epochs / iterations cannot be negative',
+        ),
+        (
+            CLASSIFIER,
+            'train_cfg.val_interval=0',
+            'train_cfg.val_interval=0 is invalid: validate '
+            'every N epochs (iterations) needs a positive integer N',
+        ),
+        (
+            CLASSIFIER,
+            'param_scheduler.0.eta_max=-0.1',
+            'param_scheduler.0.eta_max=-0.1 is invalid: '
+            'a learning rate must be finite and not negative',
+        ),
+        (
+            DISTILLER,
+            'model.distill_losses.pd.temperature=-2.0',
+            'model.distill_losses.pd.temperature'
+            '=-2.0 is invalid: a temperature divides the logits, it must be positive',
+        ),
+        (
+            DISTILLER,
+            'model.distill_losses.pd.loss_weight=-1.0',
+            'model.distill_losses.pd.loss_weight'
+            '=-1.0 is invalid: a loss weight must be finite and not negative',
+        ),
+    ],
+)
+def test_impossible_values_are_refused_before_anything_is_written(
+    tmp_path, config, option, message
+):
     train = load_tool('train')
-    args = train.parse_args([config, '--work-dir', str(tmp_path / 'work'), '--cfg-options',
-                             option])
+    args = train.parse_args([config, '--work-dir', str(tmp_path / 'work'), '--cfg-options', option])
     with pytest.raises(ConfigValueError) as error:
         train.build_cfg(args)
     assert str(error.value).startswith(f'config value {message}')
@@ -42,9 +65,12 @@ def test_a_pipeline_without_the_packing_transform_is_named():
     cfg = Config.fromfile(CLASSIFIER)
     check_config_values(cfg)  # as shipped: fine
     cfg.val_dataloader.dataset.pipeline = [dict(type='RandomFlip', prob=0.5)]
-    with pytest.raises(ConfigValueError, match=r"val_dataloader.dataset.pipeline ends with "
-                                               r"'RandomFlip', not a packing transform: add "
-                                               r"dict\(type='PackInputs'\)"):
+    with pytest.raises(
+        ConfigValueError,
+        match=r'val_dataloader.dataset.pipeline ends with '
+        r"'RandomFlip', not a packing transform: add "
+        r"dict\(type='PackInputs'\)",
+    ):
         check_config_values(cfg)
     cfg.val_dataloader.dataset.pipeline = []
     with pytest.raises(ConfigValueError, match='val_dataloader.dataset.pipeline is empty'):
@@ -54,13 +80,26 @@ def test_a_pipeline_without_the_packing_transform_is_named():
 def test_a_batch_larger_than_the_dataset_with_drop_last_is_named(tmp_path):
     """mmengine failed with an assertion about the scheduler; now the loader is named."""
     train = load_tool('train')
-    with pytest.raises(ConfigValueError, match=r'train_dataloader.batch_size=64 with '
-                                               r'drop_last=True gives no batch: the dataset '
-                                               r'\(MultiDigits\) has 16 samples'):
-        train.main([CLASSIFIER, '--work-dir', str(tmp_path / 'work'), '--no-validate',
-                    '--cfg-options', 'train_dataloader.dataset.num_samples=16',
-                    'train_dataloader.batch_size=64', 'train_dataloader.drop_last=True',
-                    'train_dataloader.num_workers=0', 'train_dataloader.persistent_workers=False'])
+    with pytest.raises(
+        ConfigValueError,
+        match=r'train_dataloader.batch_size=64 with '
+        r'drop_last=True gives no batch: the dataset '
+        r'\(MultiDigits\) has 16 samples',
+    ):
+        train.main(
+            [
+                CLASSIFIER,
+                '--work-dir',
+                str(tmp_path / 'work'),
+                '--no-validate',
+                '--cfg-options',
+                'train_dataloader.dataset.num_samples=16',
+                'train_dataloader.batch_size=64',
+                'train_dataloader.drop_last=True',
+                'train_dataloader.num_workers=0',
+                'train_dataloader.persistent_workers=False',
+            ]
+        )
     assert not [f for f in os.listdir(tmp_path / 'work') if f.endswith('.pth')]
 
 
@@ -74,16 +113,24 @@ def test_get_flops_refuses_a_zero_or_negative_shape(shape, monkeypatch):
         get_flops.main([CLASSIFIER, '--shape', *shape])
 
 
-@pytest.mark.parametrize('variable,value,message', [
-    ('NNODES', 'two', "NNODES must be a positive integer (number of nodes), got 'two'"),
-    ('NNODES', '0', "NNODES must be a positive integer (number of nodes), got '0'"),
-    ('NODE_RANK', '1', "NODE_RANK must be an integer in 0..0 (NNODES=1), got '1'"),
-    ('PORT', 'http', "PORT must be an integer in 1..65535, got 'http'"),
-])
-@pytest.mark.parametrize('script,args', [('dist_train.sh', ['CONFIG']),
-                                         ('dist_test.sh', ['CONFIG', 'CKPT'])])
+@pytest.mark.parametrize(
+    'variable,value,message',
+    [
+        ('NNODES', 'two', "NNODES must be a positive integer (number of nodes), got 'two'"),
+        ('NNODES', '0', "NNODES must be a positive integer (number of nodes), got '0'"),
+        ('NODE_RANK', '1', "NODE_RANK must be an integer in 0..0 (NNODES=1), got '1'"),
+        ('PORT', 'http', "PORT must be an integer in 1..65535, got 'http'"),
+    ],
+)
+@pytest.mark.parametrize(
+    'script,args', [('dist_train.sh', ['CONFIG']), ('dist_test.sh', ['CONFIG', 'CKPT'])]
+)
 def test_dist_scripts_validate_the_multi_node_variables(script, args, variable, value, message):
-    out = subprocess.run(['bash', osp.join(REPO, 'tools', script), *args, '1'],
-                         capture_output=True, text=True, timeout=60,
-                         env={**os.environ, variable: value})
+    out = subprocess.run(
+        ['bash', osp.join(REPO, 'tools', script), *args, '1'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, variable: value},
+    )
     assert out.returncode == 2 and message in out.stderr, out.stderr

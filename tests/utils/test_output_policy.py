@@ -1,12 +1,20 @@
 """The output policy itself (mlkd/utils/output_policy.py); every tool is checked in
 tests/tools/test_output_policy_tools.py."""
+
 import os
 
 import matplotlib
 import pytest
 
-from mlkd.utils.output_policy import (OutputExistsError, OutputIsInputError, check_output,
-                                      check_outputs, open_output, save_figure, write_text)
+from mlkd.utils.output_policy import (
+    OutputExistsError,
+    OutputIsInputError,
+    check_output,
+    check_outputs,
+    open_output,
+    save_figure,
+    write_text,
+)
 
 matplotlib.use('Agg')
 
@@ -47,6 +55,7 @@ def test_a_crash_while_writing_keeps_the_old_file(tmp_path):
 
 def test_figures_are_written_in_the_format_of_their_extension(tmp_path):
     import matplotlib.pyplot as plt
+
     figure = plt.figure(figsize=(1, 1))
     save_figure(figure, tmp_path / 'f.png')
     save_figure(figure, tmp_path / 'f.pdf')

@@ -1,12 +1,13 @@
 """SampleKey, the keyed random state and the keyed dataset fetch."""
+
 import pickle
 import random
 
 import numpy as np
 import pytest
 import torch
-
 from conftest import draw_all
+
 from mlkd.utils.sample_seed import SampleKey, keyed_getitem, sample_random_state
 
 
@@ -24,10 +25,10 @@ def test_the_key_alone_decides_the_draws():
     random.seed(1), np.random.seed(1), torch.manual_seed(1)
     with sample_random_state(0, 1, 5):
         first = draw_all()
-    random.seed(2), np.random.seed(2), torch.manual_seed(2)   # other global states ...
+    random.seed(2), np.random.seed(2), torch.manual_seed(2)  # other global states ...
     with sample_random_state(0, 1, 5):
-        assert draw_all() == first                           # ... same draws
-    for other in ((1, 1, 5), (0, 2, 5), (0, 1, 6)):          # seed, epoch or index changed
+        assert draw_all() == first  # ... same draws
+    for other in ((1, 1, 5), (0, 2, 5), (0, 1, 6)):  # seed, epoch or index changed
         with sample_random_state(*other):
             draws = draw_all()
         assert all(a != b for a, b in zip(draws, first)), other
@@ -73,12 +74,12 @@ class _Recorder:
 
 def test_keyed_getitem_fetches_keys_under_their_state_and_ints_as_before():
     getitem = keyed_getitem(_Recorder.__getitem__)
-    assert keyed_getitem(getitem) is getitem                 # installing twice changes nothing
+    assert keyed_getitem(getitem) is getitem  # installing twice changes nothing
     index_type, draws = getitem(_Recorder(), SampleKey(5, seed=0, epoch=1))
-    assert index_type is int                                 # the dataset sees a plain index
+    assert index_type is int  # the dataset sees a plain index
     with sample_random_state(0, 1, 5):
         assert draws == draw_all()
     torch.manual_seed(0), np.random.seed(0), random.seed(0)
     expected = draw_all()
     torch.manual_seed(0), np.random.seed(0), random.seed(0)
-    assert getitem(_Recorder(), 5) == (int, expected)        # plain index: global generators
+    assert getitem(_Recorder(), 5) == (int, expected)  # plain index: global generators

@@ -1,4 +1,5 @@
 """The one target reader shared by the distiller, the metrics and the score dump."""
+
 import pytest
 import torch
 from mmpretrain.structures import DataSample
@@ -10,12 +11,12 @@ def test_data_sample_and_dict_give_the_same_target_with_difficult_ignored():
     sample = DataSample().set_gt_label([1, 3])
     sample.set_field([3, 4], 'gt_label_difficult', field_type='metainfo')
     as_dict = {'gt_label': torch.tensor([1, 3]), 'gt_label_difficult': [3, 4]}
-    expected = torch.tensor([0., 1., 0., 1., -1., 0.])   # 3 is also a normal object: positive
+    expected = torch.tensor([0.0, 1.0, 0.0, 1.0, -1.0, 0.0])  # 3 is also a normal object: positive
     torch.testing.assert_close(sample_target(sample, 6), expected)
     torch.testing.assert_close(sample_target(as_dict, 6), expected)
     # Unobserved labels (single-positive data) follow the same rule; the rule is idempotent.
     unobserved = {'gt_label': [1], 'gt_label_ignored': [0, 1, 2]}
-    torch.testing.assert_close(sample_target(unobserved, 4), torch.tensor([-1., 1., -1., 0.]))
+    torch.testing.assert_close(sample_target(unobserved, 4), torch.tensor([-1.0, 1.0, -1.0, 0.0]))
     torch.testing.assert_close(sample_target({**as_dict, 'gt_score': expected}, 6), expected)
 
 

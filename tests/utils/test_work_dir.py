@@ -1,10 +1,10 @@
 """A work dir belongs to one config (mlkd/utils/work_dir.py), as tools/train.py applies it."""
+
 import json
 import os
 import os.path as osp
 
 import pytest
-
 from conftest import config_path, load_tool
 
 from mlkd.utils.work_dir import RECORD_NAME, WorkDirConflictError, claim_work_dir
@@ -70,6 +70,7 @@ def test_an_empty_or_new_work_dir_is_used_as_is(tmp_path):
 
 def test_distributed_runs_never_pick_a_sub_folder(tmp_path):
     from mmengine.config import Config
+
     work_dir = tmp_path / 'work'
     _a_finished_run(work_dir)
     cfg = _build(work_dir)  # the values as the earlier run

@@ -14,6 +14,7 @@ A RUN is a work dir (all its ``<timestamp>/vis_data/scalars.json``, merged) or o
 against the iteration (or the epoch), evaluation keys against their logged step (the epoch). The
 plotted points are also written to a CSV beside the PNG.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,9 @@ import sys
 from collections import defaultdict
 
 from run_logs import RunLog, read_run_log
+from table_format import TABLE_STYLES, render_table, write_csv
 
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure
-from table_format import TABLE_STYLES, render_table, write_csv
 
 
 def default_keys(runs: list[RunLog]) -> list[str]:
@@ -48,8 +49,10 @@ def series(run: RunLog, key: str, xaxis: str) -> tuple[list[float], list[float],
         if xaxis == 'iter':
             return [line['iter'] for line in lines], [line[key] for line in lines], 'iteration'
         if not run.by_epoch:
-            raise ValueError(f'{run.name}: --xaxis epoch needs a run trained by epoch '
-                             '(its training lines carry no "epoch")')
+            raise ValueError(
+                f'{run.name}: --xaxis epoch needs a run trained by epoch '
+                '(its training lines carry no "epoch")'
+            )
         per_epoch = defaultdict(list)
         for line in lines:
             per_epoch[line['epoch']].append(line[key])
@@ -59,18 +62,29 @@ def series(run: RunLog, key: str, xaxis: str) -> tuple[list[float], list[float],
     points = run.eval_series(key)
     if not points:
         return None
-    return ([s for s, _ in points], [v for _, v in points],
-            'epoch' if run.by_epoch else 'iteration')
+    return (
+        [s for s, _ in points],
+        [v for _, v in points],
+        'epoch' if run.by_epoch else 'iteration',
+    )
 
 
-def plot_curve(runs: list[RunLog], keys: list[str], legend: list[str], xaxis: str, out: str,
-               title: str | None, overwrite: bool = False) -> None:
+def plot_curve(
+    runs: list[RunLog],
+    keys: list[str],
+    legend: list[str],
+    xaxis: str,
+    out: str,
+    title: str | None,
+    overwrite: bool = False,
+) -> None:
     """One panel per key into the PNG ``out`` and its points into the CSV beside it; existing
     files are refused unless ``overwrite`` (:mod:`mlkd.utils.output_policy`)."""
     points = osp.splitext(out)[0] + '.csv'
     policy = dict(inputs=[f for run in runs for f in run.files], overwrite=overwrite)
     check_outputs([out, points], **policy)
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
@@ -86,25 +100,35 @@ def plot_curve(runs: list[RunLog], keys: list[str], legend: list[str], xaxis: st
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
     for ax, (key, curves) in zip(axes.flat, panels):
-        for name, (x, y, xlabel) in curves:
+        for name, (x, y, xlabel) in curves:  # noqa: B007 - the panel takes the last x label
             ax.plot(x, y, marker='o' if len(x) < 30 else None, markersize=3, label=name)
         ax.set_title(key)
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
         if len(runs) > 1:
             ax.legend(fontsize='small')
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.axis('off')
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     save_figure(fig, out, dpi=100, **policy)
     plt.close(fig)
-    write_csv(points, ['run', 'key', 'x', 'y'],
-              [[name, key, x, y] for key, curves in panels
-               for name, (xs, ys, _) in curves for x, y in zip(xs, ys)], **policy)
-    print(f'{len(panels)} curve panels ({", ".join(keys)}) of {len(runs)} run(s) written to '
-          f'{out}, their points to {points}')
+    write_csv(
+        points,
+        ['run', 'key', 'x', 'y'],
+        [
+            [name, key, x, y]
+            for key, curves in panels
+            for name, (xs, ys, _) in curves
+            for x, y in zip(xs, ys)
+        ],
+        **policy,
+    )
+    print(
+        f'{len(panels)} curve panels ({", ".join(keys)}) of {len(runs)} run(s) written to '
+        f'{out}, their points to {points}'
+    )
 
 
 def train_time_stats(run: RunLog, include_outliers: bool = False) -> dict:
@@ -122,8 +146,9 @@ def train_time_stats(run: RunLog, include_outliers: bool = False) -> dict:
     if not include_outliers:
         per_epoch = {e: group[1:] if len(group) > 1 else group for e, group in per_epoch.items()}
     kept = [line for e in sorted(per_epoch) for line in per_epoch[e]]
-    epoch_means = {e: statistics.fmean(line['time'] for line in group)
-                   for e, group in per_epoch.items()}
+    epoch_means = {
+        e: statistics.fmean(line['time'] for line in group) for e, group in per_epoch.items()
+    }
     slowest = max(kept, key=lambda line: line['time'])
     fastest = min(kept, key=lambda line: line['time'])
     data_times = [line['data_time'] for line in kept if 'data_time' in line]
@@ -139,22 +164,42 @@ def train_time_stats(run: RunLog, include_outliers: bool = False) -> dict:
     )
 
 
-def cal_train_time(runs: list[RunLog], legend: list[str], include_outliers: bool,
-                   style: str) -> None:
-    header = ['run', 'iters', 's/iter', 'data s/iter', 'slowest iter', 'fastest iter',
-              'slowest epoch', 'fastest epoch', 'std over epochs']
+def cal_train_time(
+    runs: list[RunLog], legend: list[str], include_outliers: bool, style: str
+) -> None:
+    header = [
+        'run',
+        'iters',
+        's/iter',
+        'data s/iter',
+        'slowest iter',
+        'fastest iter',
+        'slowest epoch',
+        'fastest epoch',
+        'std over epochs',
+    ]
     rows = []
     for name, run in zip(legend, runs):
         s = train_time_stats(run, include_outliers)
-        data = '-' if s['mean_data_time'] is None else f"{s['mean_data_time']:.4f}"
-        rows.append([name, s['lines'], f"{s['mean_time']:.4f}", data,
-                     f"{s['slowest_iter'][1]:.4f} (iter {s['slowest_iter'][0]})",
-                     f"{s['fastest_iter'][1]:.4f} (iter {s['fastest_iter'][0]})",
-                     f"{s['slowest_epoch'][1]:.4f} (epoch {s['slowest_epoch'][0]})",
-                     f"{s['fastest_epoch'][1]:.4f} (epoch {s['fastest_epoch'][0]})",
-                     f"{s['epoch_std']:.4f}"])
-    note = 'all logged iterations' if include_outliers else \
-        'first logged iteration of each epoch left out'
+        data = '-' if s['mean_data_time'] is None else f'{s["mean_data_time"]:.4f}'
+        rows.append(
+            [
+                name,
+                s['lines'],
+                f'{s["mean_time"]:.4f}',
+                data,
+                f'{s["slowest_iter"][1]:.4f} (iter {s["slowest_iter"][0]})',
+                f'{s["fastest_iter"][1]:.4f} (iter {s["fastest_iter"][0]})',
+                f'{s["slowest_epoch"][1]:.4f} (epoch {s["slowest_epoch"][0]})',
+                f'{s["fastest_epoch"][1]:.4f} (epoch {s["fastest_epoch"][0]})',
+                f'{s["epoch_std"]:.4f}',
+            ]
+        )
+    note = (
+        'all logged iterations'
+        if include_outliers
+        else 'first logged iteration of each epoch left out'
+    )
     print(render_table(header, rows, style, title=f'train time, seconds per iteration ({note})'))
 
 
@@ -163,20 +208,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     sub = parser.add_subparsers(dest='task', required=True)
     plot = sub.add_parser('plot_curve', help='plot loss terms and metrics of runs into a PNG')
     plot.add_argument('runs', nargs='+', help='work dirs or scalars.json files')
-    plot.add_argument('--keys', nargs='+', help='logged keys, one panel each (default: every '
-                      'loss term and mAP)')
+    plot.add_argument(
+        '--keys', nargs='+', help='logged keys, one panel each (default: every loss term and mAP)'
+    )
     plot.add_argument('--legend', nargs='+', help='one name per run (default: the paths)')
-    plot.add_argument('--xaxis', choices=['iter', 'epoch'], default='iter',
-                      help='x axis of the training keys')
+    plot.add_argument(
+        '--xaxis', choices=['iter', 'epoch'], default='iter', help='x axis of the training keys'
+    )
     plot.add_argument('--title', help='figure title')
-    plot.add_argument('--out', default='curves.png', help='PNG file to write (and a CSV of the '
-                      'points beside it)')
+    plot.add_argument(
+        '--out', default='curves.png', help='PNG file to write (and a CSV of the points beside it)'
+    )
     add_overwrite_argument(plot)
     timing = sub.add_parser('cal_train_time', help='iteration-time statistics of runs')
     timing.add_argument('runs', nargs='+', help='work dirs or scalars.json files')
     timing.add_argument('--legend', nargs='+', help='one name per run (default: the paths)')
-    timing.add_argument('--include-outliers', action='store_true',
-                        help='keep the first logged iteration of each epoch')
+    timing.add_argument(
+        '--include-outliers',
+        action='store_true',
+        help='keep the first logged iteration of each epoch',
+    )
     timing.add_argument('--style', choices=TABLE_STYLES, default='ascii')
     args = parser.parse_args(argv)
     if args.legend and len(args.legend) != len(args.runs):
@@ -189,8 +240,15 @@ def main(argv: list[str] | None = None) -> None:
     runs = [read_run_log(path) for path in args.runs]
     legend = args.legend or [path.rstrip('/') for path in args.runs]
     if args.task == 'plot_curve':
-        plot_curve(runs, args.keys or default_keys(runs), legend, args.xaxis, args.out,
-                   args.title, args.overwrite)
+        plot_curve(
+            runs,
+            args.keys or default_keys(runs),
+            legend,
+            args.xaxis,
+            args.out,
+            args.title,
+            args.overwrite,
+        )
     else:
         cal_train_time(runs, legend, args.include_outliers, args.style)
 

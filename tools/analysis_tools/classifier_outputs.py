@@ -4,6 +4,7 @@ go through :mod:`mlkd.utils.output_policy`).
 
 Imported by the tools of this folder (``sys.path`` holds the folder, as for ``table_format``).
 """
+
 from __future__ import annotations
 
 import torch
@@ -53,12 +54,14 @@ def build_loader(cfg, split: str, batch_size: int | None, num_workers: int | Non
 
 
 @torch.no_grad()
-def collect_logits_and_targets(model: nn.Module, loader, max_samples: int | None,
-                               device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def collect_logits_and_targets(
+    model: nn.Module, loader, max_samples: int | None, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``logits [N, C]`` of ``model`` and the data preprocessor's targets ``[N, C]`` (1 / 0 / -1,
     each sample's ``gt_score``) on ``loader``, the first ``max_samples`` only if given; shows a
     progress bar."""
     from mlkd.models.utils import batch_targets
+
     total = len(loader.dataset) if max_samples is None else min(max_samples, len(loader.dataset))
     progress = ProgressBar(total)
     logits, targets, seen = [], [], 0

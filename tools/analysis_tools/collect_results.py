@@ -12,6 +12,7 @@ their seeds. "last" is the metric of the last evaluated epoch, "best" the highes
 (the epoch it came from is in ``--per-run`` tables). Wall time runs from each timestamp folder's
 creation to the last write of its log.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,13 +69,17 @@ class Run:
     @property
     def last_epoch(self) -> int | None:
         # the last step with the run's own metrics (prefixed keys such as teacher/mAP are not)
-        steps = [line['step'] for line in self.log.evals
-                 if any('/' not in k and k != 'step' for k in line)]
+        steps = [
+            line['step']
+            for line in self.log.evals
+            if any('/' not in k and k != 'step' for k in line)
+        ]
         return steps[-1] if steps else None
 
 
 def read_run(work_dir: str) -> Run:
     from mmengine.config import Config
+
     config_file = dumped_config_path(work_dir)
     cfg = Config.fromfile(config_file)
     model = cfg.get('model', {})
@@ -88,18 +93,28 @@ def read_run(work_dir: str) -> Run:
         teacher, student, method = NONE, describe_model(model), NONE
     seed = (cfg.get('randomness') or {}).get('seed')
     setting = flatten_config(cfg, ignore=(*LOCATION_KEYS, 'randomness.seed'))
-    return Run(work_dir, osp.splitext(osp.basename(config_file))[0], teacher, student, method,
-               seed, log, setting)
+    return Run(
+        work_dir,
+        osp.splitext(osp.basename(config_file))[0],
+        teacher,
+        student,
+        method,
+        seed,
+        log,
+        setting,
+    )
 
 
 def method_terms(names: list[str], logged_keys: list[str]) -> list[str]:
     """Distillation term names in the order the run logged ``loss_<name>`` (the dumped config
     sorts its keys); names never logged go last, alphabetically."""
+
     def position(name: str) -> tuple[int, str]:
         for index, key in enumerate(logged_keys):
             if key == f'loss_{name}' or key.startswith(f'loss_{name}_'):
                 return index, name
         return len(logged_keys), name
+
     return sorted(names, key=position)
 
 
@@ -122,9 +137,12 @@ def group_runs(runs: list[Run], allow_mixed: bool = False) -> list[list[Run]]:
                     f'runs {group[0].work_dir!r} and {other.work_dir!r} (config '
                     f'{group[0].config}) differ in more than the seed, so they are not seeds of '
                     f'one setting: {config_differences(group[0].setting, other.setting)}; '
-                    'collect them separately, or pass --allow-mixed to average them anyway')
-    return [sorted(group, key=lambda r: (r.seed is None, r.seed or 0, r.work_dir))
-            for group in groups.values()]
+                    'collect them separately, or pass --allow-mixed to average them anyway'
+                )
+    return [
+        sorted(group, key=lambda r: (r.seed is None, r.seed or 0, r.work_dir))
+        for group in groups.values()
+    ]
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -140,8 +158,7 @@ def grouped_table(groups: list[list[Run]], metrics: list[str]) -> tuple[list, li
     csv_header = header + ['runs']
     for key in metrics:
         header += [f'{key} (last)', f'{key} (best)']
-        csv_header += [f'{key}_last_mean', f'{key}_last_std', f'{key}_best_mean',
-                       f'{key}_best_std']
+        csv_header += [f'{key}_last_mean', f'{key}_last_std', f'{key}_best_mean', f'{key}_best_std']
     header.append('wall time')
     csv_header += ['wall_time_s_mean', 'work_dirs']
     rows, csv_rows = [], []
@@ -176,12 +193,21 @@ def per_run_table(runs: list[Run], metrics: list[str]) -> tuple[list, list]:
     header.append('wall time')
     rows = []
     for run in runs:
-        row = [run.work_dir, run.config, run.teacher, run.student, run.method,
-               NONE if run.seed is None else run.seed, run.last_epoch or NONE]
+        row = [
+            run.work_dir,
+            run.config,
+            run.teacher,
+            run.student,
+            run.method,
+            NONE if run.seed is None else run.seed,
+            run.last_epoch or NONE,
+        ]
         for key in metrics:
             last, best = run.metric(key)
-            row += [NONE if last is None else f'{last:.2f}',
-                    NONE if best is None else f'{best[1]:.2f} (epoch {best[0]})']
+            row += [
+                NONE if last is None else f'{last:.2f}',
+                NONE if best is None else f'{best[1]:.2f} (epoch {best[0]})',
+            ]
         row.append(format_seconds(run.log.wall_time_s))
         rows.append(row)
     return header, rows
@@ -190,17 +216,25 @@ def per_run_table(runs: list[Run], metrics: list[str]) -> tuple[list, list]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Collect the results of runs into a table')
     parser.add_argument('work_dirs', nargs='+', help='work dirs, or folders searched for them')
-    parser.add_argument('--metrics', nargs='+', default=['mAP'],
-                        help='evaluation keys to report (default: mAP)')
-    parser.add_argument('--per-run', action='store_true',
-                        help='one row per run (with the best epoch) instead of seed groups')
+    parser.add_argument(
+        '--metrics', nargs='+', default=['mAP'], help='evaluation keys to report (default: mAP)'
+    )
+    parser.add_argument(
+        '--per-run',
+        action='store_true',
+        help='one row per run (with the best epoch) instead of seed groups',
+    )
     parser.add_argument('--style', choices=TABLE_STYLES, default='markdown')
-    parser.add_argument('--out', help='also write the table to this .md file and the numbers '
-                        'to a .csv beside it')
+    parser.add_argument(
+        '--out', help='also write the table to this .md file and the numbers to a .csv beside it'
+    )
     add_overwrite_argument(parser)
-    parser.add_argument('--allow-mixed', action='store_true',
-                        help='average runs of one config name that differ in more than the seed '
-                        '(refused by default)')
+    parser.add_argument(
+        '--allow-mixed',
+        action='store_true',
+        help='average runs of one config name that differ in more than the seed '
+        '(refused by default)',
+    )
     return parser.parse_args(argv)
 
 
@@ -212,20 +246,24 @@ def main(argv: list[str] | None = None) -> None:
         check_outputs([base + '.md', base + '.csv'], **policy)
     work_dirs = find_work_dirs(args.work_dirs)
     if not work_dirs:
-        raise FileNotFoundError(f'no run (<timestamp>/vis_data/scalars.json) under '
-                                f'{", ".join(args.work_dirs)}')
+        raise FileNotFoundError(
+            f'no run (<timestamp>/vis_data/scalars.json) under {", ".join(args.work_dirs)}'
+        )
     runs = [read_run(work_dir) for work_dir in work_dirs]
     logged = {k for run in runs for k in run.log.eval_keys()}
     missing = [key for key in args.metrics if key not in logged]
     if missing:
-        raise ValueError(f'no run logged {", ".join(missing)}; evaluation keys logged: '
-                         f'{", ".join(sorted(logged))}')
+        raise ValueError(
+            f'no run logged {", ".join(missing)}; evaluation keys logged: '
+            f'{", ".join(sorted(logged))}'
+        )
     if args.per_run:
         header, rows = per_run_table(runs, args.metrics)
         csv_header, csv_rows = header, rows
     else:
-        header, rows, csv_header, csv_rows = grouped_table(group_runs(runs, args.allow_mixed),
-                                                             args.metrics)
+        header, rows, csv_header, csv_rows = grouped_table(
+            group_runs(runs, args.allow_mixed), args.metrics
+        )
     print(render_table(header, rows, args.style))
     if base:
         with open_output(base + '.md', **policy) as f:

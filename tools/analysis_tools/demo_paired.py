@@ -8,6 +8,7 @@ plain ``student``: test mAP mean ± std, and the paired difference ``stage − s
 same initial weights and batches) with its 95 % t-interval over the seeds,
 ``mean(d) ± t_{0.975, n−1} · std(d) / √n``. The interval needs at least two seeds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,7 @@ import sys
 
 from table_format import render_table
 
-from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs, save_figure,
-                                      write_text)
+from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure, write_text
 
 METRIC = 'mAP'
 
@@ -27,6 +27,7 @@ METRIC = 'mAP'
 def t_quantile(probability: float, dof: int) -> float:
     """Quantile of Student's t distribution with ``dof`` degrees of freedom."""
     from scipy.stats import t
+
     return float(t.ppf(probability, dof))
 
 
@@ -54,13 +55,22 @@ def paired_rows(results: dict[str, list[dict]], split: str = 'test') -> list[dic
         values = [scores[s] for s in seeds]
         diffs = [scores[s] - base[s] for s in seeds]
         n = len(seeds)
-        half = (t_quantile(0.975, n - 1) * statistics.stdev(diffs) / math.sqrt(n)
-                if n > 1 else math.nan)
+        half = (
+            t_quantile(0.975, n - 1) * statistics.stdev(diffs) / math.sqrt(n) if n > 1 else math.nan
+        )
         mean_diff = statistics.mean(diffs)
-        rows.append(dict(stage=stage, seeds=seeds, scores=values, mean=statistics.mean(values),
-                         std=statistics.stdev(values) if n > 1 else math.nan,
-                         diff_mean=mean_diff, diff_low=mean_diff - half,
-                         diff_high=mean_diff + half))
+        rows.append(
+            dict(
+                stage=stage,
+                seeds=seeds,
+                scores=values,
+                mean=statistics.mean(values),
+                std=statistics.stdev(values) if n > 1 else math.nan,
+                diff_mean=mean_diff,
+                diff_low=mean_diff - half,
+                diff_high=mean_diff + half,
+            )
+        )
     return rows
 
 
@@ -70,20 +80,47 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
             return f'{values[0]:.2f}'
         return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
 
-    lines = [[name, ','.join(str(r['seed']) for r in results[name]),
-              mean_std([r['test'][METRIC] for r in results[name]]), '', '']
-             for name in ('teacher', 'student') if results.get(name)]
+    lines = [
+        [
+            name,
+            ','.join(str(r['seed']) for r in results[name]),
+            mean_std([r['test'][METRIC] for r in results[name]]),
+            '',
+            '',
+        ]
+        for name in ('teacher', 'student')
+        if results.get(name)
+    ]
     for row in rows:
-        interval = ('' if math.isnan(row['diff_low'])
-                    else f'[{row["diff_low"]:+.2f}, {row["diff_high"]:+.2f}]')
-        lines.append([row['stage'], ','.join(map(str, row['seeds'])), mean_std(row['scores']),
-                      f'{row["diff_mean"]:+.2f}', interval])
-    return render_table(['model', 'seeds', 'test mAP (mean ± std)', 'Δ vs student (paired)',
-                         '95 % t-interval of Δ'], lines)
+        interval = (
+            ''
+            if math.isnan(row['diff_low'])
+            else f'[{row["diff_low"]:+.2f}, {row["diff_high"]:+.2f}]'
+        )
+        lines.append(
+            [
+                row['stage'],
+                ','.join(map(str, row['seeds'])),
+                mean_std(row['scores']),
+                f'{row["diff_mean"]:+.2f}',
+                interval,
+            ]
+        )
+    return render_table(
+        [
+            'model',
+            'seeds',
+            'test mAP (mean ± std)',
+            'Δ vs student (paired)',
+            '95 % t-interval of Δ',
+        ],
+        lines,
+    )
 
 
 def plot(rows: list[dict], path: str, **policy) -> None:
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 

@@ -6,6 +6,7 @@ Reads ``diag/<term>/<stat>`` from the run's ``vis_data/scalars.json`` (the newes
 folder) and prints, per diagnostic step, each distillation term's weighted value, its gradient
 norm on the hook's layer relative to the task term's (``×task``) and the cosine between the two.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,10 @@ KEY = re.compile(r'^diag/(?P<term>loss[^/]*)/(?P<stat>[a-z_]+)$')
 
 def read_diagnostics(run_dir: str) -> dict[int, dict[str, dict[str, float]]]:
     """``{step: {term: {stat: value}}}`` from the newest ``scalars.json`` under ``run_dir``."""
-    files = sorted(glob.glob(osp.join(run_dir, '**', 'vis_data', 'scalars.json'), recursive=True),
-                   key=osp.getmtime)
+    files = sorted(
+        glob.glob(osp.join(run_dir, '**', 'vis_data', 'scalars.json'), recursive=True),
+        key=osp.getmtime,
+    )
     if not files:
         raise FileNotFoundError(f'no vis_data/scalars.json under {run_dir}')
     records: dict[int, dict] = defaultdict(lambda: defaultdict(dict))
@@ -41,15 +44,22 @@ def markdown(records: dict[int, dict], every: int = 1, task_key: str = 'loss_cls
     steps = list(records)
     shown = steps[::every] + ([steps[-1]] if (len(steps) - 1) % every else [])
     terms = [t for t in records[steps[0]] if t != task_key]
-    lines = ['| step | ' + ' | '.join(f'{task_key} value' if t == task_key else
-                                      f'{t}: value / ×task grad / cos'
-                                      for t in [task_key] + terms) + ' |',
-             '|---:|' + '---:|' * (len(terms) + 1)]
+    lines = [
+        '| step | '
+        + ' | '.join(
+            f'{task_key} value' if t == task_key else f'{t}: value / ×task grad / cos'
+            for t in [task_key] + terms
+        )
+        + ' |',
+        '|---:|' + '---:|' * (len(terms) + 1),
+    ]
     for step in shown:
         row = records[step]
         cells = [f'{row[task_key]["value"]:.4g}']
-        cells += [f'{row[t]["value"]:.4g} / {row[t]["grad_ratio"]:.3g} / {row[t]["cos"]:+.2f}'
-                  for t in terms]
+        cells += [
+            f'{row[t]["value"]:.4g} / {row[t]["grad_ratio"]:.3g} / {row[t]["cos"]:+.2f}'
+            for t in terms
+        ]
         lines.append(f'| {step} | ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
 

@@ -11,6 +11,7 @@ counted, element-wise activations are not; operators without a rule are listed) 
 through the network's ``tensor`` forward (backbone, neck, head). The input size is ``--shape``
 (``H W`` or ``C H W``), else the distiller's ``probe_input_size``, else 224 x 224.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,9 +19,9 @@ import math
 import sys
 
 from mmengine.config import DictAction
+from table_format import TABLE_STYLES, render_table
 
 from mlkd.utils.cli import load_config
-from table_format import TABLE_STYLES, render_table
 
 
 def networks(model_cfg: dict) -> list[tuple[str, object]]:
@@ -54,6 +55,7 @@ def attention_flop_jit(inputs: list, outputs: list) -> int:
     """Multiply-adds of ``aten::scaled_dot_product_attention`` (not counted by mmengine 0.10):
     ``Q K^T`` and ``softmax(.) V`` for ``q [..., L, E]``, ``k [..., S, E]``, ``v [..., S, Ev]``."""
     from mmengine.analysis.jit_handles import get_shape
+
     q, v = get_shape(inputs[0]), get_shape(inputs[2])
     batch = math.prod(q[:-2])
     return batch * q[-2] * v[-2] * (q[-1] + v[-1])
@@ -65,31 +67,42 @@ def count(role: str, network_cfg, shape: tuple[int, int, int]) -> dict:
     from mmengine.analysis import FlopAnalyzer
 
     from mlkd.models.builder import build_network
+
     model = build_network(network_cfg, role)
     model.eval()
     with torch.no_grad():
-        analyzer = FlopAnalyzer(model, inputs=(torch.zeros(1, *shape), ))
+        analyzer = FlopAnalyzer(model, inputs=(torch.zeros(1, *shape),))
         analyzer.set_op_handle('aten::scaled_dot_product_attention', attention_flop_jit)
         analyzer.unsupported_ops_warnings(False)
         analyzer.uncalled_modules_warnings(False)
         flops = analyzer.total()
     params = sum(p.numel() for p in model.parameters())
-    return dict(role=role, type=type(model).__name__, params=params, flops=int(flops),
-                uncounted=dict(analyzer.unsupported_ops()))
+    return dict(
+        role=role,
+        type=type(model).__name__,
+        params=params,
+        flops=int(flops),
+        uncounted=dict(analyzer.unsupported_ops()),
+    )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description='Parameters and FLOPs of a config\'s networks')
+    parser = argparse.ArgumentParser(description="Parameters and FLOPs of a config's networks")
     parser.add_argument('config', help='config file path (or mlkd::<path under configs/>)')
     parser.add_argument('--shape', type=int, nargs='+', help='input size: H W or C H W')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config entries, e.g. model.student.head.num_classes=20')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config entries, e.g. model.student.head.num_classes=20',
+    )
     parser.add_argument('--style', choices=TABLE_STYLES, default='ascii')
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     from mmengine.registry import init_default_scope
+
     args = parse_args(argv)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
@@ -97,17 +110,32 @@ def main(argv: list[str] | None = None) -> None:
     shape = input_shape(args.shape, model_cfg)
     results = [count(role, network_cfg, shape) for role, network_cfg in networks(model_cfg)]
     header = ['network', 'type', 'params', 'FLOPs', 'input']
-    rows = [[r['role'], r['type'], f"{r['params']} ({human(r['params'])})",
-             f"{r['flops']} ({human(r['flops'])})", 'x'.join(map(str, shape))] for r in results]
+    rows = [
+        [
+            r['role'],
+            r['type'],
+            f'{r["params"]} ({human(r["params"])})',
+            f'{r["flops"]} ({human(r["flops"])})',
+            'x'.join(map(str, shape)),
+        ]
+        for r in results
+    ]
     if len(results) == 2:
         teacher, student = results
-        rows.append(['student / teacher', '', f"{student['params'] / teacher['params']:.3f}",
-                     f"{student['flops'] / teacher['flops']:.3f}", ''])
+        rows.append(
+            [
+                'student / teacher',
+                '',
+                f'{student["params"] / teacher["params"]:.3f}',
+                f'{student["flops"] / teacher["flops"]:.3f}',
+                '',
+            ]
+        )
     print(render_table(header, rows, args.style, title=args.config))
     for r in results:
         if r['uncounted']:
             ops = ', '.join(f'{op} x{n}' for op, n in sorted(r['uncounted'].items()))
-            print(f"{r['role']}: operators without a FLOP rule (not counted): {ops}")
+            print(f'{r["role"]}: operators without a FLOP rule (not counted): {ops}')
 
 
 if __name__ == '__main__':

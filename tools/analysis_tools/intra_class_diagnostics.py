@@ -34,6 +34,7 @@ config with the same network. ``--split train`` runs the training images through
 pipeline. The embedding is the classifier's penultimate feature (the head's input,
 ``pre_logits``) or its logits.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,13 +51,19 @@ from mmengine.config import DictAction  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
 
 import mlkd  # noqa: E402,F401
-from mlkd.evaluation.class_distances import (class_distance_statistics,  # noqa: E402
-                                             soft_label_entropy)
+from mlkd.evaluation.class_distances import (
+    class_distance_statistics,  # noqa: E402
+    soft_label_entropy,
+)
 from mlkd.models.builder import build_network  # noqa: E402
 from mlkd.models.weights import load_network_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
-from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
-                                      output_paths, save_figure)
+from mlkd.utils.output_policy import (
+    add_overwrite_argument,
+    open_output,  # noqa: E402
+    output_paths,
+    save_figure,
+)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
 from classifier_outputs import build_loader, classifier_config  # noqa: E402
@@ -65,11 +72,17 @@ from table_format import format_mean_std, mean_std, render_table, write_csv  # n
 OUT_NAME = 'intra_class_diagnostics'
 #: (key of a result row, column header, digits)
 COLUMNS = (
-    ('lambda', 'λ', None), ('accuracy', 'top-1 (%)', 2), ('entropy', 'soft-label entropy', 4),
-    ('intra_distance', 'intra ‖φ−φ′‖', 4), ('inter_distance', 'inter ‖φ−φ′‖', 4),
-    ('distance_ratio', 'intra / inter', 4), ('d_intra', 'd_Intra', 4),
-    ('d_inter', 'd_Inter', 4), ('d_ratio', 'd_Intra / d_Inter', 4),
-    ('num_samples', 'samples', None), ('checkpoint', 'checkpoint', None),
+    ('lambda', 'λ', None),
+    ('accuracy', 'top-1 (%)', 2),
+    ('entropy', 'soft-label entropy', 4),
+    ('intra_distance', 'intra ‖φ−φ′‖', 4),
+    ('inter_distance', 'inter ‖φ−φ′‖', 4),
+    ('distance_ratio', 'intra / inter', 4),
+    ('d_intra', 'd_Intra', 4),
+    ('d_inter', 'd_Inter', 4),
+    ('d_ratio', 'd_Intra / d_Inter', 4),
+    ('num_samples', 'samples', None),
+    ('checkpoint', 'checkpoint', None),
 )
 
 
@@ -89,8 +102,10 @@ def parse_teachers(specs: list[str]) -> list[tuple[float, str]]:
         except ValueError:
             lam = math.nan
         if not sep or not path or not math.isfinite(lam):
-            raise ValueError(f'--teachers entry {spec!r} is not LAMBDA=CHECKPOINT '
-                             '(e.g. 0.01=work_dirs/teacher/epoch_90.pth)')
+            raise ValueError(
+                f'--teachers entry {spec!r} is not LAMBDA=CHECKPOINT '
+                '(e.g. 0.01=work_dirs/teacher/epoch_90.pth)'
+            )
         if lam < 0:
             raise ValueError(f'--teachers entry {spec!r}: λ must be >= 0')
         if (lam, path) in teachers:
@@ -104,27 +119,38 @@ def single_labels(data_samples: list, where: str) -> torch.Tensor:
     labels = [s.gt_label for s in data_samples]
     if any(label.numel() != 1 for label in labels):
         sizes = sorted({int(label.numel()) for label in labels})
-        raise ValueError(f'{where}: intra-class diagnostics need single-label data (one class '
-                         f'per sample); got samples with {sizes} labels')
+        raise ValueError(
+            f'{where}: intra-class diagnostics need single-label data (one class '
+            f'per sample); got samples with {sizes} labels'
+        )
     return torch.cat([label.reshape(1) for label in labels]).long()
 
 
 @torch.no_grad()
-def collect_outputs(model, loader, embedding: str, max_samples: int | None,
-                    device: torch.device) -> dict[str, torch.Tensor]:
+def collect_outputs(
+    model, loader, embedding: str, max_samples: int | None, device: torch.device
+) -> dict[str, torch.Tensor]:
     """``embeddings [N, D]``, ``logits [N, C]``, ``labels [N]`` of the classifier on ``loader``."""
-    if not (hasattr(model, 'extract_feat') and hasattr(model, 'head')
-            and hasattr(model.head, 'pre_logits')):
-        raise TypeError(f'{type(model).__name__} is not a classifier with extract_feat and a '
-                        'head with pre_logits (an mmpretrain ImageClassifier)')
+    if not (
+        hasattr(model, 'extract_feat')
+        and hasattr(model, 'head')
+        and hasattr(model.head, 'pre_logits')
+    ):
+        raise TypeError(
+            f'{type(model).__name__} is not a classifier with extract_feat and a '
+            'head with pre_logits (an mmpretrain ImageClassifier)'
+        )
     parts = {'embeddings': [], 'logits': [], 'labels': []}
     seen = 0
     for batch in loader:
         data = model.data_preprocessor(batch, training=False)
         feats = model.extract_feat(data['inputs'].to(device))
         logits = model.head(feats)
-        parts['embeddings'].append((model.head.pre_logits(feats) if embedding == 'penultimate'
-                                    else logits).flatten(1).cpu())
+        parts['embeddings'].append(
+            (model.head.pre_logits(feats) if embedding == 'penultimate' else logits)
+            .flatten(1)
+            .cpu()
+        )
         parts['logits'].append(logits.cpu())
         parts['labels'].append(single_labels(data['data_samples'], 'the dataset'))
         seen += len(parts['labels'][-1])
@@ -136,14 +162,17 @@ def collect_outputs(model, loader, embedding: str, max_samples: int | None,
     return out
 
 
-def teacher_statistics(outputs: dict[str, torch.Tensor], num_classes: int,
-                       temperature: float, chunk_size: int) -> dict[str, float]:
+def teacher_statistics(
+    outputs: dict[str, torch.Tensor], num_classes: int, temperature: float, chunk_size: int
+) -> dict[str, float]:
     """Every quantity of the table for one teacher's outputs."""
-    stats = class_distance_statistics(outputs['embeddings'], outputs['labels'], num_classes,
-                                      chunk_size)
+    stats = class_distance_statistics(
+        outputs['embeddings'], outputs['labels'], num_classes, chunk_size
+    )
     stats['entropy'] = float(soft_label_entropy(outputs['logits'], temperature).mean())
-    stats['accuracy'] = 100.0 * float((outputs['logits'].argmax(1) == outputs['labels'])
-                                      .double().mean())
+    stats['accuracy'] = 100.0 * float(
+        (outputs['logits'].argmax(1) == outputs['labels']).double().mean()
+    )
     stats['num_samples'] = len(outputs['labels'])
     return stats
 
@@ -158,9 +187,14 @@ def by_lambda(rows: list[dict]) -> list[dict]:
     groups: dict[float, list[dict]] = {}
     for row in rows:
         groups.setdefault(row['lambda'], []).append(row)
-    return [dict({key: [row[key] for row in group] for key, _, _ in QUANTITIES},
-                 checkpoints=len(group), **{'lambda': lam})
-            for lam, group in sorted(groups.items())]
+    return [
+        dict(
+            {key: [row[key] for row in group] for key, _, _ in QUANTITIES},
+            checkpoints=len(group),
+            **{'lambda': lam},
+        )
+        for lam, group in sorted(groups.items())
+    ]
 
 
 def _cell(value, digits: int | None) -> str:
@@ -175,8 +209,10 @@ def plot(summary: list[dict], path: str, title: str, **policy) -> None:
     labels = [f'{row["lambda"]:g}' for row in summary]
     x = list(range(len(summary)))
     panels = [
-        ('Euclidean distance of normalised embeddings',
-         [('intra_distance', 'intra-class'), ('inter_distance', 'inter-class')]),
+        (
+            'Euclidean distance of normalised embeddings',
+            [('intra_distance', 'intra-class'), ('inter_distance', 'inter-class')],
+        ),
         ('intra / inter distance', [('distance_ratio', None)]),
         ('exp(φᵀφ′) (larger = closer)', [('d_intra', 'd_Intra'), ('d_inter', 'd_Inter')]),
         ('d_Intra / d_Inter', [('d_ratio', None)]),
@@ -187,8 +223,14 @@ def plot(summary: list[dict], path: str, title: str, **policy) -> None:
     for axis, (panel_title, series) in zip(axes.flat, panels):
         for key, name in series:
             stats = [mean_std(row[key]) for row in summary]
-            axis.errorbar(x, [mean for mean, _ in stats], yerr=[std or 0.0 for _, std in stats],
-                          marker='o', capsize=3, label=name)
+            axis.errorbar(
+                x,
+                [mean for mean, _ in stats],
+                yerr=[std or 0.0 for _, std in stats],
+                marker='o',
+                capsize=3,
+                label=name,
+            )
         axis.set_title(panel_title, fontsize=9)
         axis.set_xticks(x, labels)
         axis.set_xlabel('λ')
@@ -203,21 +245,37 @@ def plot(summary: list[dict], path: str, title: str, **policy) -> None:
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('config', help="the teachers' config (model and data)")
-    parser.add_argument('--teachers', nargs='+', required=True, metavar='LAMBDA=CKPT',
-                        help='a checkpoint (or work dir) per λ, several for a λ where teachers of '
-                             'other seeds exist; λ = 0 is the plain teacher')
+    parser.add_argument(
+        '--teachers',
+        nargs='+',
+        required=True,
+        metavar='LAMBDA=CKPT',
+        help='a checkpoint (or work dir) per λ, several for a λ where teachers of '
+        'other seeds exist; λ = 0 is the plain teacher',
+    )
     parser.add_argument('--out-dir', required=True)
-    parser.add_argument('--split', choices=('test', 'train'), default='test',
-                        help='test: the test dataloader; train: the training images through the '
-                             'test pipeline')
+    parser.add_argument(
+        '--split',
+        choices=('test', 'train'),
+        default='test',
+        help='test: the test dataloader; train: the training images through the test pipeline',
+    )
     parser.add_argument('--embedding', choices=('penultimate', 'logits'), default='penultimate')
-    parser.add_argument('--temperature', type=float, default=1.0,
-                        help='softmax temperature of the soft labels whose entropy is reported')
+    parser.add_argument(
+        '--temperature',
+        type=float,
+        default=1.0,
+        help='softmax temperature of the soft labels whose entropy is reported',
+    )
     parser.add_argument('--max-samples', type=int, help='only the first N samples of the split')
     parser.add_argument('--batch-size', type=int)
     parser.add_argument('--num-workers', type=int)
-    parser.add_argument('--chunk-size', type=int, default=4096,
-                        help='rows of the N x N similarity matrix held at once')
+    parser.add_argument(
+        '--chunk-size',
+        type=int,
+        default=4096,
+        help='rows of the N x N similarity matrix held at once',
+    )
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
     add_overwrite_argument(parser)
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
@@ -229,8 +287,7 @@ def main(argv=None) -> list[dict]:
     teachers = parse_teachers(args.teachers)
     if args.max_samples is not None and args.max_samples < 2:
         raise SystemExit(f'--max-samples must be >= 2, got {args.max_samples}')
-    policy = dict(inputs=[args.config] + [ckpt for _, ckpt in teachers],
-                  overwrite=args.overwrite)
+    policy = dict(inputs=[args.config] + [ckpt for _, ckpt in teachers], overwrite=args.overwrite)
     outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'], **policy)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
@@ -247,31 +304,53 @@ def main(argv=None) -> list[dict]:
         num_classes = result['logits'].shape[1]
         stats = teacher_statistics(result, num_classes, args.temperature, args.chunk_size)
         if stats['intra_anchors'] == 0:
-            print(f'note: λ={lam:g}: no class has two samples in the {args.split} split; the '
-                  'intra-class statistics are undefined (nan)')
+            print(
+                f'note: λ={lam:g}: no class has two samples in the {args.split} split; the '
+                'intra-class statistics are undefined (nan)'
+            )
         rows.append(dict(stats, checkpoint=checkpoint, **{'lambda': lam}))
-        print(f'λ={lam:g}: ' + ', '.join(f'{key} {_cell(stats[key], digits)}'
-                                         for key, _, digits in COLUMNS[1:-2]))
+        print(
+            f'λ={lam:g}: '
+            + ', '.join(f'{key} {_cell(stats[key], digits)}' for key, _, digits in COLUMNS[1:-2])
+        )
 
     header = [name for _, name, _ in COLUMNS]
     table = [[_cell(row[key], digits) for key, _, digits in COLUMNS] for row in rows]
-    setting = (f'{osp.basename(args.config)}, {args.split} split ({rows[0]["num_samples"]} '
-               f'samples), {args.embedding} embedding (L2-normalised), soft labels at '
-               f'temperature {args.temperature:g}')
-    note = (f'{setting}. d_Intra / d_Inter are the paper\'s exp(φᵀφ′) "distances" '
-            '(similarities: larger = closer).')
+    setting = (
+        f'{osp.basename(args.config)}, {args.split} split ({rows[0]["num_samples"]} '
+        f'samples), {args.embedding} embedding (L2-normalised), soft labels at '
+        f'temperature {args.temperature:g}'
+    )
+    note = (
+        f'{setting}. d_Intra / d_Inter are the paper\'s exp(φᵀφ′) "distances" '
+        '(similarities: larger = closer).'
+    )
     summary = by_lambda(rows)
     text = render_table(header, table) + '\n\n' + note + '\n'
     if any(row['checkpoints'] > 1 for row in summary):  # teachers of several seeds per λ
-        text += '\nPer λ, mean ± sample std over its checkpoints:\n\n' + render_table(
-            ['λ', 'checkpoints', *(name for _, name, _ in QUANTITIES)],
-            [[f'{row["lambda"]:g}', row['checkpoints'],
-              *(format_mean_std(row[key], digits) for key, _, digits in QUANTITIES)]
-             for row in summary]) + '\n'
+        text += (
+            '\nPer λ, mean ± sample std over its checkpoints:\n\n'
+            + render_table(
+                ['λ', 'checkpoints', *(name for _, name, _ in QUANTITIES)],
+                [
+                    [
+                        f'{row["lambda"]:g}',
+                        row['checkpoints'],
+                        *(format_mean_std(row[key], digits) for key, _, digits in QUANTITIES),
+                    ]
+                    for row in summary
+                ],
+            )
+            + '\n'
+        )
     with open_output(outputs['md'], **policy) as file:
         file.write(text)
-    write_csv(outputs['csv'], [key for key, _, _ in COLUMNS],
-              [[row[key] for key, _, _ in COLUMNS] for row in rows], **policy)
+    write_csv(
+        outputs['csv'],
+        [key for key, _, _ in COLUMNS],
+        [[row[key] for key, _, _ in COLUMNS] for row in rows],
+        **policy,
+    )
     plot(summary, outputs['png'], f'Intra-class diagnostics: {setting}', **policy)
     print(text)
     print(f'wrote {", ".join(outputs.values())}')

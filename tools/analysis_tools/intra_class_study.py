@@ -19,6 +19,7 @@ Student-t interval. Runs whose results are in ``<work-dir>/results.json`` are no
     OMP_NUM_THREADS=1 python tools/analysis_tools/intra_class_study.py \
         --seeds 0 1 2 --work-dir work_dirs/intra_class_study --out-dir configs/intra_class
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,14 +37,22 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
-                                      output_paths, save_figure)
+from mlkd.utils.output_policy import (
+    add_overwrite_argument,
+    open_output,  # noqa: E402
+    output_paths,
+    save_figure,
+)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
 from table_format import format_mean_std, mean_std, render_table, write_csv  # noqa: E402
 
-CONFIGS = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))), 'configs',
-                   'intra_class', 'multidigits')
+CONFIGS = osp.join(
+    osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))),
+    'configs',
+    'intra_class',
+    'multidigits',
+)
 OUT_NAME = 'intra_class_study'
 #: run name -> (its config, the run whose checkpoint is its teacher), in training order.
 RUNS = {
@@ -56,19 +65,27 @@ RUNS = {
     'ours_rkd': ('ours_rkd.py', 'teacher_intra_class'),
 }
 #: arm label of each run in the tables
-LABELS = {'teacher': 'plain teacher', 'teacher_intra_class': 'intra-class teacher',
-          'student': 'student alone', 'kd': 'KD ← plain teacher',
-          'ours': 'KD ← intra-class teacher ("Ours")', 'kd_rkd': 'KD+RKD ← plain teacher',
-          'ours_rkd': 'KD+RKD ← intra-class teacher ("Ours+RKD")'}
+LABELS = {
+    'teacher': 'plain teacher',
+    'teacher_intra_class': 'intra-class teacher',
+    'student': 'student alone',
+    'kd': 'KD ← plain teacher',
+    'ours': 'KD ← intra-class teacher ("Ours")',
+    'kd_rkd': 'KD+RKD ← plain teacher',
+    'ours_rkd': 'KD+RKD ← intra-class teacher ("Ours+RKD")',
+}
 #: paired comparisons: (label, intra-class run, plain run)
-PAIRS = [('teacher: intra-class − plain', 'teacher_intra_class', 'teacher'),
-         ('KD student: from intra-class − from plain', 'ours', 'kd'),
-         ('KD+RKD student: from intra-class − from plain', 'ours_rkd', 'kd_rkd')]
+PAIRS = [
+    ('teacher: intra-class − plain', 'teacher_intra_class', 'teacher'),
+    ('KD student: from intra-class − from plain', 'ours', 'kd'),
+    ('KD+RKD student: from intra-class − from plain', 'ours_rkd', 'kd_rkd'),
+]
 SPLITS = ('val', 'test')
 
 
-def paired_interval(treated: list[float], control: list[float],
-                    level: float = 0.95) -> tuple[float, float, float]:
+def paired_interval(
+    treated: list[float], control: list[float], level: float = 0.95
+) -> tuple[float, float, float]:
     """Mean of ``treated − control`` (paired) and its Student-t ``level`` interval."""
     if len(treated) != len(control):
         raise ValueError(f'paired samples differ in length: {len(treated)} vs {len(control)}')
@@ -80,8 +97,9 @@ def paired_interval(treated: list[float], control: list[float],
     return mean, mean - half, mean + half
 
 
-def summarize(results: dict[str, dict[str, dict[str, float]]],
-              seeds: list[int]) -> tuple[list[dict], list[dict]]:
+def summarize(
+    results: dict[str, dict[str, dict[str, float]]], seeds: list[int]
+) -> tuple[list[dict], list[dict]]:
     """Per-arm rows (the per-seed values of each split) and paired rows (mean difference and
     its interval per split) from ``results[seed][run][split]`` (top-1, %)."""
     keys = [str(s) for s in seeds]
@@ -95,8 +113,10 @@ def summarize(results: dict[str, dict[str, dict[str, float]]],
     for label, treated, control in PAIRS:
         row = {'comparison': label}
         for split in SPLITS:
-            row[split] = paired_interval([results[k][treated][split] for k in keys],
-                                         [results[k][control][split] for k in keys])
+            row[split] = paired_interval(
+                [results[k][treated][split] for k in keys],
+                [results[k][control][split] for k in keys],
+            )
         pairs.append(row)
     return arms, pairs
 
@@ -108,22 +128,37 @@ def _interval(values: tuple[float, float, float]) -> str:
 def render(arms: list[dict], pairs: list[dict], seeds: list[int]) -> str:
     first = render_table(
         ['arm', 'val top-1 (%)', 'test top-1 (%)', 'test, per seed'],
-        [[a['arm'], format_mean_std(a['val']), format_mean_std(a['test']),
-          ', '.join(f'{v:.1f}' for v in a['test'])] for a in arms])
+        [
+            [
+                a['arm'],
+                format_mean_std(a['val']),
+                format_mean_std(a['test']),
+                ', '.join(f'{v:.1f}' for v in a['test']),
+            ]
+            for a in arms
+        ],
+    )
     second = render_table(
         ['paired difference (same seed)', 'val: mean [95 % CI]', 'test: mean [95 % CI]'],
-        [[p['comparison'], _interval(p['val']), _interval(p['test'])] for p in pairs])
-    return (f'{first}\n\nMean ± sample std over seeds {", ".join(map(str, seeds))}.\n\n'
-            f'{second}\n\nDifferences in top-1 points; 95 % Student-t interval with '
-            f'{len(seeds) - 1} degrees of freedom.\n')
+        [[p['comparison'], _interval(p['val']), _interval(p['test'])] for p in pairs],
+    )
+    return (
+        f'{first}\n\nMean ± sample std over seeds {", ".join(map(str, seeds))}.\n\n'
+        f'{second}\n\nDifferences in top-1 points; 95 % Student-t interval with '
+        f'{len(seeds) - 1} degrees of freedom.\n'
+    )
 
 
 def plot(arms: list[dict], pairs: list[dict], path: str, **policy) -> None:
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), layout='constrained')
     for i, arm in enumerate(arms):
         values = arm['test']
-        left.bar(i, mean_std(values)[0], color='tab:orange' if 'intra' in arm['arm'] else 'tab:blue',
-                 alpha=0.5)
+        left.bar(
+            i,
+            mean_std(values)[0],
+            color='tab:orange' if 'intra' in arm['arm'] else 'tab:blue',
+            alpha=0.5,
+        )
         left.plot([i] * len(values), values, 'k.', markersize=6)
     left.set_xticks(range(len(arms)), [textwrap.fill(a['arm'], 14) for a in arms], fontsize=7)
     low = min(min(a['test']) for a in arms)
@@ -133,11 +168,19 @@ def plot(arms: list[dict], pairs: list[dict], path: str, **policy) -> None:
     for i, pair in enumerate(pairs):
         for offset, split, color in ((-0.1, 'val', 'tab:gray'), (0.1, 'test', 'tab:red')):
             mean, lo, hi = pair[split]
-            right.errorbar(i + offset, mean, yerr=[[mean - lo], [hi - mean]], fmt='o',
-                           color=color, capsize=4, label=split if i == 0 else None)
+            right.errorbar(
+                i + offset,
+                mean,
+                yerr=[[mean - lo], [hi - mean]],
+                fmt='o',
+                color=color,
+                capsize=4,
+                label=split if i == 0 else None,
+            )
     right.axhline(0, color='k', linewidth=0.8)
-    right.set_xticks(range(len(pairs)), [p['comparison'].replace(': ', ':\n') for p in pairs],
-                     fontsize=7)
+    right.set_xticks(
+        range(len(pairs)), [p['comparison'].replace(': ', ':\n') for p in pairs], fontsize=7
+    )
     right.set_ylabel('intra-class − plain (top-1 points)')
     right.set_title('paired differences, 95 % t-interval', fontsize=9)
     right.legend(fontsize=8)
@@ -164,25 +207,37 @@ def train_and_evaluate(run: str, seed: int, work_dir: str, epochs: int | None) -
         for scheduler in cfg.param_scheduler:
             scheduler.update(total_steps=epochs, end=epochs)
         cfg.train_cfg.update(max_epochs=epochs, val_interval=epochs)
-    cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=cfg.train_cfg.max_epochs,
-                                        max_keep_ckpts=1)
+    cfg.default_hooks.checkpoint = dict(
+        type='CheckpointHook', interval=cfg.train_cfg.max_epochs, max_keep_ckpts=1
+    )
     cfg.train_cfg.val_interval = cfg.train_cfg.max_epochs + 1  # evaluated once, below
     runner = Runner.from_cfg(cfg)
     runner.train()
-    return {'val': float(runner.val()['accuracy/top1']),
-            'test': float(runner.test()['accuracy/top1'])}
+    return {
+        'val': float(runner.val()['accuracy/top1']),
+        'test': float(runner.test()['accuracy/top1']),
+    }
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--work-dir', default='work_dirs/intra_class_study',
-                        help='runs and results.json (finished runs are reused)')
-    parser.add_argument('--out-dir', default='work_dirs/intra_class_study',
-                        help=f'where {OUT_NAME}.md / .csv / .png / .json go')
-    parser.add_argument('--epochs', type=int,
-                        help='train every run for this many epochs instead of the configs\' 8 '
-                             '(for trying the tool out; the study uses the configs)')
+    parser.add_argument(
+        '--work-dir',
+        default='work_dirs/intra_class_study',
+        help='runs and results.json (finished runs are reused)',
+    )
+    parser.add_argument(
+        '--out-dir',
+        default='work_dirs/intra_class_study',
+        help=f'where {OUT_NAME}.md / .csv / .png / .json go',
+    )
+    parser.add_argument(
+        '--epochs',
+        type=int,
+        help="train every run for this many epochs instead of the configs' 8 "
+        '(for trying the tool out; the study uses the configs)',
+    )
     add_overwrite_argument(parser)
     return parser.parse_args(argv)
 
@@ -192,9 +247,9 @@ def main(argv=None) -> tuple[list[dict], list[dict]]:
     if len(set(args.seeds)) != len(args.seeds) or len(args.seeds) < 2:
         raise SystemExit(f'--seeds: give at least two distinct seeds, got {args.seeds}')
     policy = dict(overwrite=args.overwrite)
-    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png', 'json'],
-                           **policy)
+    outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png', 'json'], **policy)
     import mlkd  # noqa: F401  (registers mlkd's modules; imported late so that --help is fast)
+
     os.makedirs(args.work_dir, exist_ok=True)
     store = osp.join(args.work_dir, 'results.json')
     results = {}
@@ -221,10 +276,22 @@ def main(argv=None) -> tuple[list[dict], list[dict]]:
     text = render(arms, pairs, args.seeds)
     with open_output(outputs['md'], **policy) as file:
         file.write(text)
-    write_csv(outputs['csv'], ['run', 'seed', 'val', 'test', 'cpu_seconds'],
-              [[run, seed, results[str(seed)][run]['val'], results[str(seed)][run]['test'],
-                round(results[str(seed)][run]['cpu_seconds'], 1)]
-               for seed in args.seeds for run in RUNS], **policy)
+    write_csv(
+        outputs['csv'],
+        ['run', 'seed', 'val', 'test', 'cpu_seconds'],
+        [
+            [
+                run,
+                seed,
+                results[str(seed)][run]['val'],
+                results[str(seed)][run]['test'],
+                round(results[str(seed)][run]['cpu_seconds'], 1),
+            ]
+            for seed in args.seeds
+            for run in RUNS
+        ],
+        **policy,
+    )
     with open_output(outputs['json'], **policy) as file:
         json.dump({str(s): results[str(s)] for s in args.seeds}, file, indent=1)
     plot(arms, pairs, outputs['png'], **policy)

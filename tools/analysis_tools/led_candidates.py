@@ -14,6 +14,7 @@ On four training batches of 64 it compares L_CD and L_ID (unweighted) and the gr
 
 The numbers are in docs/diagnosis.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,14 +27,16 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-import mlkd  # noqa: E402,F401
 from mmengine.config import Config  # noqa: E402
 from mmengine.dataset import pseudo_collate  # noqa: E402
 from mmengine.registry import DefaultScope  # noqa: E402
 
+import mlkd  # noqa: E402,F401
 from mlkd.models.algorithms import Taps  # noqa: E402
-from mlkd.models.losses.label_embedding import (class_aware_distance_loss,  # noqa: E402
-                                                instance_aware_distance_loss)
+from mlkd.models.losses.label_embedding import (  # noqa: E402
+    class_aware_distance_loss,  # noqa: E402
+    instance_aware_distance_loss,
+)
 from mlkd.models.utils import batch_targets  # noqa: E402
 from mlkd.registry import DATASETS, MODELS  # noqa: E402
 
@@ -45,8 +48,9 @@ def embeddings(net: torch.nn.Module, inputs: torch.Tensor) -> torch.Tensor:
     return taps.values()['emb']
 
 
-def candidates(student: torch.Tensor, teacher: torch.Tensor,
-               generator: torch.Generator) -> dict[str, torch.Tensor]:
+def candidates(
+    student: torch.Tensor, teacher: torch.Tensor, generator: torch.Generator
+) -> dict[str, torch.Tensor]:
     constant = student.mean(0, keepdim=True).expand_as(student).clone()
     projection = torch.randn(teacher.shape[-1], student.shape[-1], generator=generator)
     projected = teacher @ projection / teacher.shape[-1] ** 0.5
@@ -54,8 +58,7 @@ def candidates(student: torch.Tensor, teacher: torch.Tensor,
     return {
         'init': student,
         'constant': constant,
-        'constant + 1e-3 noise': constant + 1e-3 * torch.randn(constant.shape,
-                                                              generator=generator),
+        'constant + 1e-3 noise': constant + 1e-3 * torch.randn(constant.shape, generator=generator),
         'teacher projected': projected,
         'teacher projected + noise': projected + 0.5 * projected.std() * noise,
         'teacher shuffled': projected[torch.randperm(len(projected), generator=generator)],

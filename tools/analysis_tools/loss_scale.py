@@ -9,6 +9,7 @@ logits (label embeddings for CD / ID) divided by the BCE-sum's gradient norm w.r
 with the papers' literal weights and with ``weight_reference`` (the rule of
 :class:`~mlkd.models.losses.base.BaseDistillLoss`). The numbers are in docs/diagnosis.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,17 +22,27 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from mlkd.models.losses import (BinaryCrossEntropySumLoss, LabelEmbeddingDistillLoss,  # noqa: E402
-                                MultiLabelLogitDistillLoss, NegativeDiscrepancyLoss,
-                                PositiveDivideLoss)
+from mlkd.models.losses import (  # noqa: E402
+    BinaryCrossEntropySumLoss,
+    LabelEmbeddingDistillLoss,  # noqa: E402
+    MultiLabelLogitDistillLoss,
+    NegativeDiscrepancyLoss,
+    PositiveDivideLoss,
+)
 from mlkd.models.losses.base import PAPER_REFERENCE  # noqa: E402
 
 #: (B, C, positives per image): MultiDigits, COCO-like, and batch-size variations.
 SETTINGS = ((64, 10, 2.3), (64, 80, 2.9), (32, 10, 2.3), (128, 10, 2.3))
 
 
-def ratios(batch_size: int, num_classes: int, positives: float, reference: dict | None,
-           dim: int = 32, seed: int = 0) -> dict[str, float]:
+def ratios(
+    batch_size: int,
+    num_classes: int,
+    positives: float,
+    reference: dict | None,
+    dim: int = 32,
+    seed: int = 0,
+) -> dict[str, float]:
     """Gradient-norm ratio of each weighted term to the BCE-sum task loss, on logits/embeddings."""
     g = torch.Generator().manual_seed(seed)
     shape = (batch_size, num_classes)
@@ -45,15 +56,21 @@ def ratios(batch_size: int, num_classes: int, positives: float, reference: dict 
     logit_terms = {
         '10·MLD': MultiLabelLogitDistillLoss(loss_weight=10.0, **ref)(s_logits, t_logits),
         '100·L_PD (τ²)': PositiveDivideLoss(loss_weight=100.0, **ref)(s_logits, t_logits, gt),
-        '100·L_PD (no τ²)': PositiveDivideLoss(loss_weight=100.0, temperature_squared=False,
-                                               **ref)(s_logits, t_logits, gt),
+        '100·L_PD (no τ²)': PositiveDivideLoss(loss_weight=100.0, temperature_squared=False, **ref)(
+            s_logits, t_logits, gt
+        ),
         '10·L_NDD': NegativeDiscrepancyLoss(loss_weight=10.0, **ref)(s_logits, t_logits, gt),
     }
-    out = {k: float(torch.autograd.grad(v, s_logits)[0].norm() / task)
-           for k, v in logit_terms.items()}
+    out = {
+        k: float(torch.autograd.grad(v, s_logits)[0].norm() / task) for k, v in logit_terms.items()
+    }
     led = LabelEmbeddingDistillLoss(**ref)(s_emb, t_emb, gt)
-    out.update({f'{w}·{k.upper()}': float(torch.autograd.grad(led[k], s_emb)[0].norm() / task)
-                for k, w in (('cd', 100), ('id', 1000))})
+    out.update(
+        {
+            f'{w}·{k.upper()}': float(torch.autograd.grad(led[k], s_emb)[0].norm() / task)
+            for k, w in (('cd', 100), ('id', 1000))
+        }
+    )
     return out
 
 

@@ -14,6 +14,7 @@ must match the evaluated dataset's, so that the dump's rows and columns are the 
 SCL paper: T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from
 Single-Label Annotations", WACV 2023 (supplementary material).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,20 +23,20 @@ import os.path as osp
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
 from mlkd.evaluation.metrics.dump import load_score_dump
 from mlkd.evaluation.object_size import coco_positive_areas, map_by_object_size, size_bin_edges
-from mlkd.utils.output_policy import (add_overwrite_argument, open_output, output_paths,
-                                     save_figure)
+from mlkd.utils.output_policy import add_overwrite_argument, open_output, output_paths, save_figure
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('dump', help='.npz written by tools/test.py --out')
     parser.add_argument('ann_file', help='COCO instances json of the evaluated split')
-    parser.add_argument('--class-order', default='alphabetical',
-                        choices=['alphabetical', 'category_id'])
+    parser.add_argument(
+        '--class-order', default='alphabetical', choices=['alphabetical', 'category_id']
+    )
     parser.add_argument('--keep-unlabeled', action='store_true')
     add_overwrite_argument(parser)
     parser.add_argument('--num-bins', type=int, default=5)
-    parser.add_argument('--out-dir', help='default: the dump\'s folder')
+    parser.add_argument('--out-dir', help="default: the dump's folder")
     return parser.parse_args(argv)
 
 
@@ -47,22 +48,29 @@ def main(argv: list[str] | None = None) -> None:
     dump = load_score_dump(args.dump)
     areas = coco_positive_areas(args.ann_file, args.class_order, args.keep_unlabeled)
     if areas.shape != dump['scores'].shape:
-        raise ValueError(f'{args.dump} holds scores {dump["scores"].shape} but {args.ann_file} '
-                         f'gives {areas.shape} (images x classes): not the same split, or '
-                         f'--keep-unlabeled differs from the dataset\'s')
-    rows = map_by_object_size(dump['scores'], dump['labels'], areas,
-                              size_bin_edges(areas, args.num_bins))
+        raise ValueError(
+            f'{args.dump} holds scores {dump["scores"].shape} but {args.ann_file} '
+            f'gives {areas.shape} (images x classes): not the same split, or '
+            f"--keep-unlabeled differs from the dataset's"
+        )
+    rows = map_by_object_size(
+        dump['scores'], dump['labels'], areas, size_bin_edges(areas, args.num_bins)
+    )
     lines = ['| bin | relative box area | positives | mAP (%) |', '|---|---|---|---|']
-    lines += [f'| {b + 1} | {r["low"]:.4f} - {r["high"]:.4f} | {r["num_positives"]} | '
-              f'{r["mAP"]:.2f} |' for b, r in enumerate(rows)]
+    lines += [
+        f'| {b + 1} | {r["low"]:.4f} - {r["high"]:.4f} | {r["num_positives"]} | {r["mAP"]:.2f} |'
+        for b, r in enumerate(rows)
+    ]
     table = '\n'.join(lines)
     print(table)
     with open_output(outputs['md'], **policy) as f:
         f.write(f'mAP by object size: {args.dump} on {args.ann_file}\n\n{table}\n')
 
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6, 3.5))
     labels = [f'{r["low"]:.3f}-\n{r["high"]:.3f}' for r in rows]
     ax.bar(range(len(rows)), [r['mAP'] for r in rows], color='tab:blue')

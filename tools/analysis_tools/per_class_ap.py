@@ -11,6 +11,7 @@ dataset of ``--config``, from ``--classes`` (a file, one name per line), or are 
 dumps must cover the same images (matched by ``sample_idx``) with the same labels. Writes a bar
 chart (PNG) and prints a table; ``--csv`` writes the numbers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,10 @@ import sys
 
 import numpy as np
 import torch
+from table_format import TABLE_STYLES, render_table, write_csv
 
 from mlkd.evaluation.metrics.functional import average_precision, mean_of_ap
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure
-from table_format import TABLE_STYLES, render_table, write_csv
 
 
 def load_dump(path: str) -> dict[str, np.ndarray]:
@@ -37,17 +38,21 @@ def load_dump(path: str) -> dict[str, np.ndarray]:
     with np.load(path, allow_pickle=False) as data:
         missing = [k for k in ('scores', 'labels') if k not in data.files]
         if missing:
-            raise ValueError(f'{path}: no {", ".join(missing)} array (has {", ".join(data.files)});'
-                             ' expected a tools/test.py --out dump')
+            raise ValueError(
+                f'{path}: no {", ".join(missing)} array (has {", ".join(data.files)});'
+                ' expected a tools/test.py --out dump'
+            )
         scores, labels = data['scores'], data['labels']
         sample_idx = data['sample_idx'] if 'sample_idx' in data.files else np.arange(len(scores))
     if scores.ndim != 2:
         raise ValueError(f'{path}: scores must be [N, C], got shape {scores.shape}')
     if labels.ndim == 1:  # single-label class indices
         labels = np.eye(scores.shape[1], dtype=np.float32)[labels.astype(np.int64)]
-    if labels.shape != scores.shape or sample_idx.shape != (len(scores), ):
-        raise ValueError(f'{path}: scores {scores.shape}, labels {labels.shape} and sample_idx '
-                         f'{sample_idx.shape} do not match')
+    if labels.shape != scores.shape or sample_idx.shape != (len(scores),):
+        raise ValueError(
+            f'{path}: scores {scores.shape}, labels {labels.shape} and sample_idx '
+            f'{sample_idx.shape} do not match'
+        )
     order = np.argsort(sample_idx, kind='stable')
     return dict(scores=scores[order], labels=labels[order], sample_idx=sample_idx[order])
 
@@ -67,6 +72,7 @@ def class_names_from_config(config: str, num_classes: int) -> list[str]:
 
     from mlkd.registry import DATASETS
     from mlkd.utils.config_paths import resolve_config_path
+
     cfg = Config.fromfile(resolve_config_path(config))
     dataset = cfg.test_dataloader.dataset
     classes = (dataset.get('metainfo') or {}).get('classes')
@@ -77,8 +83,10 @@ def class_names_from_config(config: str, num_classes: int) -> list[str]:
         if classes is None:
             classes = DATASETS.build(dataset).metainfo['classes']
     if len(classes) != num_classes:
-        raise ValueError(f'{config}: the test dataset has {len(classes)} classes but the dump '
-                         f'has {num_classes} score columns')
+        raise ValueError(
+            f'{config}: the test dataset has {len(classes)} classes but the dump '
+            f'has {num_classes} score columns'
+        )
     return [str(c) for c in classes]
 
 
@@ -90,25 +98,36 @@ def class_names_from_file(path: str, num_classes: int) -> list[str]:
     return names
 
 
-def plot(names: list[str], runs: list[str], aps: np.ndarray, order: np.ndarray, out: str,
-         maps: list[float], **policy) -> None:
+def plot(
+    names: list[str],
+    runs: list[str],
+    aps: np.ndarray,
+    order: np.ndarray,
+    out: str,
+    maps: list[float],
+    **policy,
+) -> None:
     """Horizontal bars of ``aps [R, C]`` (percent), classes in ``order``; with two runs a second
     panel shows the difference."""
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
     num_classes = len(order)
     height = max(3.0, 0.28 * num_classes + 1.5)
     panels = 2 if len(runs) == 2 else 1
-    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, height), squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, height), squeeze=False, sharey=True)
     ypos = np.arange(num_classes)
     width = 0.8 / len(runs)
     values = np.nan_to_num(aps[:, order], nan=0.0)
     for r, run in enumerate(runs):
-        axes[0, 0].barh(ypos + (r - (len(runs) - 1) / 2) * width, values[r], height=width,
-                        label=f'{run} (mAP {maps[r]:.2f})')
+        axes[0, 0].barh(
+            ypos + (r - (len(runs) - 1) / 2) * width,
+            values[r],
+            height=width,
+            label=f'{run} (mAP {maps[r]:.2f})',
+        )
     axes[0, 0].set_yticks(ypos, [names[i] for i in order], fontsize='small')
     axes[0, 0].invert_yaxis()
     axes[0, 0].set_xlabel('AP (%)')
@@ -133,11 +152,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     names = parser.add_mutually_exclusive_group()
     names.add_argument('--config', help='config whose test dataset gives the class names')
     names.add_argument('--classes', help='file with one class name per line')
-    parser.add_argument('--sort', choices=['index', 'ap', 'diff'], default='index',
-                        help='row order: class index, AP of the last dump (descending), or the '
-                        'difference last - first (descending)')
-    parser.add_argument('--empty-policy', choices=['zero', 'exclude'], default='zero',
-                        help='AP of a class without positives: 0 (as the logged mAP) or n/a')
+    parser.add_argument(
+        '--sort',
+        choices=['index', 'ap', 'diff'],
+        default='index',
+        help='row order: class index, AP of the last dump (descending), or the '
+        'difference last - first (descending)',
+    )
+    parser.add_argument(
+        '--empty-policy',
+        choices=['zero', 'exclude'],
+        default='zero',
+        help='AP of a class without positives: 0 (as the logged mAP) or n/a',
+    )
     parser.add_argument('--style', choices=TABLE_STYLES, default='ascii')
     parser.add_argument('--out', default='per_class_ap.png', help='bar chart to write')
     parser.add_argument('--csv', help='also write the table as CSV')
@@ -169,8 +196,14 @@ def main(argv: list[str] | None = None) -> None:
     else:
         names = [str(i) for i in range(num_classes)]
     targets = torch.from_numpy(labels)
-    ap = torch.stack([average_precision(torch.from_numpy(d['scores']), targets,
-                                        empty_policy=args.empty_policy) for d in dumps])
+    ap = torch.stack(
+        [
+            average_precision(
+                torch.from_numpy(d['scores']), targets, empty_policy=args.empty_policy
+            )
+            for d in dumps
+        ]
+    )
     maps = [mean_of_ap(row) for row in ap]
     percent = ap.numpy() * 100.0
     if args.sort == 'ap':

@@ -16,6 +16,7 @@ and ``data_time`` are the logger's means over its interval. Evaluation lines (va
 iteration when metrics are logged by iteration). A resumed run adds a timestamp folder; the
 folders are read in time order and a later line for the same step replaces an earlier one.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -43,6 +44,7 @@ class RunLog:
         wall_time_s: sum over the files of (last write − timestamp of the folder); ``None`` when
             a folder name is not an mmengine timestamp.
     """
+
     name: str
     files: list[str]
     train: list[dict] = field(default_factory=list)
@@ -86,8 +88,10 @@ def scalar_files(path: str) -> list[str]:
             found.append(osp.join(path, SCALARS))
         if found:
             return found
-    raise FileNotFoundError(f'no scalars.json log in {path!r} (expected a scalars.json file or a '
-                            f'work dir holding <timestamp>/{SCALARS})')
+    raise FileNotFoundError(
+        f'no scalars.json log in {path!r} (expected a scalars.json file or a '
+        f'work dir holding <timestamp>/{SCALARS})'
+    )
 
 
 def _read_lines(path: str) -> list[dict]:
@@ -131,8 +135,13 @@ def read_run_log(path: str) -> RunLog:
                 evals.setdefault(line['step'], {}).update(line)
         durations.append(_folder_duration(file))
     wall = None if None in durations else sum(durations)
-    return RunLog(name=path, files=files, train=[train[k] for k in sorted(train)],
-                  evals=[evals[k] for k in sorted(evals)], wall_time_s=wall)
+    return RunLog(
+        name=path,
+        files=files,
+        train=[train[k] for k in sorted(train)],
+        evals=[evals[k] for k in sorted(evals)],
+        wall_time_s=wall,
+    )
 
 
 def dumped_config_path(work_dir: str) -> str:

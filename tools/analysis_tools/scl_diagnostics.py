@@ -27,6 +27,7 @@ Annotations", WACV 2023; mlkd's SCL: ``docs/methods.md`` §3.3. For each checkpo
 Pass the ``--cfg-options`` the run was trained with (the training set must be the same). The
 checkpoints are the run's own ``epoch_N.pth`` files, read as ``tools/test.py`` reads them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,12 +56,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     add_overwrite_argument(parser)
     parser.add_argument('--num-batches', type=int, default=4)
     parser.add_argument('--batch-size', type=int, default=64)
-    parser.add_argument('--num-images', type=int, default=500,
-                        help='training images for the class-map statistics')
-    parser.add_argument('--refresh-store', action='store_true',
-                        help='before the loss terms, overwrite the heatmap store with the '
-                             "checkpoint network's own class maps of the whole training images "
-                             '(a target with no lag: isolates what the running average adds)')
+    parser.add_argument(
+        '--num-images', type=int, default=500, help='training images for the class-map statistics'
+    )
+    parser.add_argument(
+        '--refresh-store',
+        action='store_true',
+        help='before the loss terms, overwrite the heatmap store with the '
+        "checkpoint network's own class maps of the whole training images "
+        '(a target with no lag: isolates what the running average adds)',
+    )
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
     return parser.parse_args(argv)
 
@@ -71,7 +76,7 @@ def cell_masks(cell_labels: np.ndarray, num_classes: int, size: int) -> torch.Te
     ``cell_labels`` is ``[N, g·g]`` (row-major cells, -1 empty); each cell covers a
     ``size/g × size/g`` block (``size`` a multiple of ``g``)."""
     n, cells = cell_labels.shape
-    grid = int(round(cells ** 0.5))
+    grid = int(round(cells**0.5))
     if grid * grid != cells or size % grid:
         raise ValueError(f'cell grid {cells} does not tile a {size} x {size} map')
     labels = torch.as_tensor(cell_labels).view(n, grid, grid)
@@ -86,15 +91,19 @@ def cell_masks(cell_labels: np.ndarray, num_classes: int, size: int) -> torch.Te
 def localisation_stats(maps: torch.Tensor, where: torch.Tensor, prefix: str) -> dict[str, float]:
     """Mean of ``maps [N, C, s, s]`` (in [0, 1]) in a present class's cells, in the other cells of
     images that contain it, and over absent classes; mean spatial std of the maps."""
-    present = where.flatten(2).any(2)                                          # [N, C]
+    present = where.flatten(2).any(2)  # [N, C]
     elsewhere = ~where & present[:, :, None, None]
     absent = ~present[:, :, None, None].expand_as(where)
 
     def mean(mask):
         return float(maps[mask].mean()) if mask.any() else float('nan')
-    return {f'{prefix}_in_cell': mean(where), f'{prefix}_elsewhere': mean(elsewhere),
-            f'{prefix}_absent': mean(absent),
-            f'{prefix}_spatial_std': float(maps.flatten(2).std(2).mean())}
+
+    return {
+        f'{prefix}_in_cell': mean(where),
+        f'{prefix}_elsewhere': mean(elsewhere),
+        f'{prefix}_absent': mean(absent),
+        f'{prefix}_spatial_std': float(maps.flatten(2).std(2).mean()),
+    }
 
 
 def store_of(model) -> dict[str, torch.Tensor] | None:
@@ -111,15 +120,22 @@ def loss_gradients(model, batches, params: dict[str, list]) -> dict[str, float]:
         losses = model(**model.data_preprocessor(data, True), mode='loss')
         # The head's own loss is switched off in these configs (task_loss_weight=0): skip it.
         skip = {'loss_cls'} if getattr(model, 'task_loss_weight', 1) == 0 else set()
-        terms = {k: v for k, v in losses.items()
-                 if k.startswith('loss') and k not in skip and v.requires_grad}
+        terms = {
+            k: v
+            for k, v in losses.items()
+            if k.startswith('loss') and k not in skip and v.requires_grad
+        }
         grads = {}
         for key, value in terms.items():
             sums[f'{key}'] = sums.get(key, 0.0) + float(value.detach())
             for where, group in params.items():
                 grad = torch.autograd.grad(value, group, retain_graph=True, allow_unused=True)
-                flat = torch.cat([(g if g is not None else torch.zeros_like(p)).flatten()
-                                  for g, p in zip(grad, group)])
+                flat = torch.cat(
+                    [
+                        (g if g is not None else torch.zeros_like(p)).flatten()
+                        for g, p in zip(grad, group)
+                    ]
+                )
                 grads[(key, where)] = flat
                 name = f'{key} grad_norm {where}'
                 sums[name] = sums.get(name, 0.0) + float(flat.norm())
@@ -136,6 +152,7 @@ def loss_gradients(model, batches, params: dict[str, list]) -> dict[str, float]:
 def refresh_store(model, whole_set, store: dict[str, torch.Tensor]) -> None:
     """Write the network's class maps of every whole training image into the store (no EMA)."""
     from mlkd.models.losses.single_positive.spatial_consistency import write_heatmaps
+
     count = min(len(whole_set), store['heatmaps'].shape[0])
     with torch.no_grad():
         for start in range(0, count, 100):
@@ -145,8 +162,9 @@ def refresh_store(model, whole_set, store: dict[str, torch.Tensor]) -> None:
             probs = torch.sigmoid(model.class_maps(model.classifier.backbone(data['inputs'])))
             box = torch.tensor([[0.0, 0.0, 1.0, 1.0]]).expand(len(rows), 4)
             flip = torch.zeros(len(rows), dtype=torch.bool)
-            heat, known = write_heatmaps(store['heatmaps'][rows], store['known'][rows], probs,
-                                         box, flip, momentum=0.0)
+            heat, known = write_heatmaps(
+                store['heatmaps'][rows], store['known'][rows], probs, box, flip, momentum=0.0
+            )
             store['heatmaps'][rows], store['known'][rows] = heat, known
 
 
@@ -178,7 +196,7 @@ def diagnose(cfg, checkpoint: str, args, train_set, whole_set, cell_labels: np.n
             maps.append(torch.sigmoid(class_maps))
             scores.append(torch.sigmoid(class_maps.mean((2, 3))))
     maps, scores = torch.cat(maps), torch.cat(scores)
-    where = cell_masks(cell_labels[:len(maps)], maps.shape[1], maps.shape[-1])
+    where = cell_masks(cell_labels[: len(maps)], maps.shape[1], maps.shape[-1])
     row.update(localisation_stats(maps, where, 'map'))
     present = where.flatten(2).any(2)
     row['score_present'] = float(scores[present].mean())
@@ -195,8 +213,11 @@ def diagnose(cfg, checkpoint: str, args, train_set, whole_set, cell_labels: np.n
     for b in range(args.num_batches):
         np.random.seed(1000 + b)
         start = b * args.batch_size
-        batches.append(pseudo_collate([train_set[i % len(train_set)]
-                                       for i in range(start, start + args.batch_size)]))
+        batches.append(
+            pseudo_collate(
+                [train_set[i % len(train_set)] for i in range(start, start + args.batch_size)]
+            )
+        )
     row.update(loss_gradients(model, batches, params))
     return row
 
@@ -217,16 +238,22 @@ def main(argv=None) -> None:
     whole_set = DATASETS.build(whole_cfg)
     if not hasattr(whole_set, 'get_data_info') or 'cell_labels' not in whole_set.get_data_info(0):
         raise SystemExit('scl_diagnostics needs a dataset with per-cell labels (MultiDigits)')
-    cell_labels = np.array([whole_set.get_data_info(i)['cell_labels']
-                            for i in range(len(whole_set))])
+    cell_labels = np.array(
+        [whole_set.get_data_info(i)['cell_labels'] for i in range(len(whole_set))]
+    )
     args.num_images = min(args.num_images, len(whole_set))
-    rows = {osp.basename(p): diagnose(cfg, p, args, train_set, whole_set, cell_labels)
-            for p in args.checkpoints}
+    rows = {
+        osp.basename(p): diagnose(cfg, p, args, train_set, whole_set, cell_labels)
+        for p in args.checkpoints
+    }
     keys = list(dict.fromkeys(k for r in rows.values() for k in r))
     lines = ['| measure | ' + ' | '.join(rows) + ' |', '|---|' + '---:|' * len(rows)]
     for key in keys:
-        lines.append(f'| {key} | ' + ' | '.join(
-            f'{r[key]:.4g}' if key in r else '—' for r in rows.values()) + ' |')
+        lines.append(
+            f'| {key} | '
+            + ' | '.join(f'{r[key]:.4g}' if key in r else '—' for r in rows.values())
+            + ' |'
+        )
     table = '\n'.join(lines)
     print(table)
     if args.out:

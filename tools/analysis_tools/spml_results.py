@@ -9,6 +9,7 @@ point per seed and the mean.
 
     python tools/analysis_tools/spml_results.py work_dirs/spml_results --out configs/spml/results
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,11 @@ ROWS = (
     ('40 % of positives', 'en_partial40', 'EN'),
     ('40 % of positives', 'scl_partial40', 'EN + SCL'),
 )
-METRICS = (('mAP', 'test mAP'), ('CF1_oracle', 'test CF1 (top-k)'),
-           ('OF1_oracle', 'test OF1 (top-k)'))
+METRICS = (
+    ('mAP', 'test mAP'),
+    ('CF1_oracle', 'test CF1 (top-k)'),
+    ('OF1_oracle', 'test OF1 (top-k)'),
+)
 
 
 def _latest(pattern: str) -> str | None:
@@ -81,8 +85,7 @@ def collect(root: str) -> dict[str, dict[int, dict]]:
 
 
 def table(runs: dict) -> str:
-    header = ['labels', 'method', 'config', 'seeds', *[title for _, title in METRICS],
-              'val mAP']
+    header = ['labels', 'method', 'config', 'seeds', *[title for _, title in METRICS], 'val mAP']
     rows = []
     for group, name, label in ROWS:
         if name not in runs:
@@ -91,28 +94,37 @@ def table(runs: dict) -> str:
         values = [[runs[name][s][key] for s in seeds] for key, _ in METRICS]
         val = [runs[name][s]['val_mAP'] for s in seeds if runs[name][s]['val_mAP'] is not None]
         folder = 'partial/' if 'partial' in name else ''
-        rows.append([group, label, f'`{folder}{name}_multidigits.py`',
-                     ','.join(map(str, seeds)), *[format_mean_std(v) for v in values],
-                     format_mean_std(val)])
+        rows.append(
+            [
+                group,
+                label,
+                f'`{folder}{name}_multidigits.py`',
+                ','.join(map(str, seeds)),
+                *[format_mean_std(v) for v in values],
+                format_mean_std(val),
+            ]
+        )
     return render_table(header, rows)
 
 
 def chart(runs: dict, path: str, **policy) -> None:
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
     present = [(group, name, label) for group, name, label in ROWS if name in runs]
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(present) + 1.2))
     colours = {}
-    for row, (group, name, label) in enumerate(present):
+    for row, (group, name, _label) in enumerate(present):
         first = group not in colours
         colour = colours.setdefault(group, f'C{len(colours)}')
         seeds = sorted(runs[name])
         values = [runs[name][s]['mAP'] for s in seeds]
         y = len(present) - 1 - row
-        ax.scatter(values, [y] * len(values), color=colour, s=22, zorder=3,
-                   label=group if first else None)
+        ax.scatter(
+            values, [y] * len(values), color=colour, s=22, zorder=3, label=group if first else None
+        )
         mean, _ = mean_std(values)
         ax.plot([mean, mean], [y - 0.3, y + 0.3], color='black', lw=1.5, zorder=4)
     ax.set_yticks(range(len(present)))

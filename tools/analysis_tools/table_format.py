@@ -3,22 +3,28 @@
 Shared by the scripts of ``tools/analysis_tools`` (imported from their folder; standard library
 and terminaltables only).
 """
+
 from __future__ import annotations
 
 import csv
 import math
 import statistics
-from typing import Sequence
+from collections.abc import Sequence
 
 TABLE_STYLES = ('markdown', 'ascii')
 
 
-def render_table(header: Sequence[str], rows: Sequence[Sequence], style: str = 'markdown',
-                 title: str | None = None) -> str:
+def render_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence],
+    style: str = 'markdown',
+    title: str | None = None,
+) -> str:
     """``rows`` under ``header`` as a Markdown table or a terminaltables ``AsciiTable``."""
     cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
     if style == 'ascii':
         from terminaltables import AsciiTable
+
         return AsciiTable(cells, title=title).table
     if style != 'markdown':
         raise ValueError(f'table style must be one of {TABLE_STYLES}, got {style!r}')
@@ -33,6 +39,7 @@ def write_csv(path: str, header: Sequence[str], rows: Sequence[Sequence], **poli
     """Write a CSV file under the output policy (``policy``: ``inputs``, ``overwrite``; see
     :func:`mlkd.utils.output_policy.open_output`)."""
     from mlkd.utils.output_policy import open_output
+
     with open_output(path, 'w', newline='', **policy) as f:
         writer = csv.writer(f)
         writer.writerow(header)

@@ -24,6 +24,7 @@ Writes, in ``--out-dir`` (existing files refused unless ``--overwrite``):
 ``teacher_score_stats.csv`` and ``teacher_score_stats.png`` (the score histograms on positive and
 on negative labels, log-scale counts).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,21 +41,33 @@ from mmengine.config import DictAction  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
 
 import mlkd  # noqa: E402,F401  (installs the compat shims before anything else from mlkd)
-from mlkd.evaluation.score_distribution import (label_score_histograms,  # noqa: E402
-                                                label_score_statistics)
+from mlkd.evaluation.score_distribution import (
+    label_score_histograms,  # noqa: E402
+    label_score_statistics,
+)
 from mlkd.utils.cli import load_config  # noqa: E402
-from mlkd.utils.output_policy import (add_overwrite_argument, open_output,  # noqa: E402
-                                      output_paths, save_figure)
+from mlkd.utils.output_policy import (
+    add_overwrite_argument,
+    open_output,  # noqa: E402
+    output_paths,
+    save_figure,
+)
 
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import (build_loader, collect_logits_and_targets,  # noqa: E402
-                                load_classifier)
+from classifier_outputs import (
+    build_loader,
+    collect_logits_and_targets,  # noqa: E402
+    load_classifier,
+)
 from table_format import render_table, write_csv  # noqa: E402
 
 OUT_NAME = 'teacher_score_stats'
 #: (key of the statistics, row name of the paper's table, scale for the Markdown table, digits)
-ROWS = (('accuracy', 'Accuracy (%)', 100.0, 2), ('positive_score', 'P. Score', 1.0, 4),
-        ('negative_score', 'N. Score', 1.0, 4))
+ROWS = (
+    ('accuracy', 'Accuracy (%)', 100.0, 2),
+    ('positive_score', 'P. Score', 1.0, 4),
+    ('negative_score', 'N. Score', 1.0, 4),
+)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -62,11 +75,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('config', help="the teacher's config (model and data)")
     parser.add_argument('checkpoint', help='checkpoint file or work dir (its last checkpoint)')
     parser.add_argument('--out-dir', required=True)
-    parser.add_argument('--split', choices=('train', 'test'), default='train',
-                        help='train (default, as the paper): the training images through the test '
-                             'pipeline; test: the test dataloader')
-    parser.add_argument('--threshold', type=float, default=0.5,
-                        help='a score at or above it predicts positive (accuracy)')
+    parser.add_argument(
+        '--split',
+        choices=('train', 'test'),
+        default='train',
+        help='train (default, as the paper): the training images through the test '
+        'pipeline; test: the test dataloader',
+    )
+    parser.add_argument(
+        '--threshold',
+        type=float,
+        default=0.5,
+        help='a score at or above it predicts positive (accuracy)',
+    )
     parser.add_argument('--bins', type=int, default=20, help='histogram bins on [0, 1]')
     parser.add_argument('--max-samples', type=int, help='only the first N images of the split')
     parser.add_argument('--batch-size', type=int)
@@ -77,13 +98,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def plot(positive: np.ndarray, negative: np.ndarray, edges: np.ndarray, path: str,
-         title: str, **policy) -> None:
+def plot(
+    positive: np.ndarray, negative: np.ndarray, edges: np.ndarray, path: str, title: str, **policy
+) -> None:
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    for axis, counts, name, colour in ((axes[0], positive, 'positive labels', 'tab:green'),
-                                       (axes[1], negative, 'negative labels', 'tab:red')):
-        axis.bar(edges[:-1], np.maximum(counts, 0), width=edges[1] - edges[0], align='edge',
-                 color=colour)
+    for axis, counts, name, colour in (
+        (axes[0], positive, 'positive labels', 'tab:green'),
+        (axes[1], negative, 'negative labels', 'tab:red'),
+    ):
+        axis.bar(
+            edges[:-1], np.maximum(counts, 0), width=edges[1] - edges[0], align='edge', color=colour
+        )
         axis.set_yscale('symlog', linthresh=1)
         axis.set_xlim(0, 1)
         axis.set_xlabel('score (sigmoid)')
@@ -113,16 +138,27 @@ def main(argv=None) -> dict[str, float]:
     stats = label_score_statistics(scores, targets.numpy(), args.threshold)
     positive, negative, edges = label_score_histograms(scores, targets.numpy(), args.bins)
 
-    setting = (f'{osp.basename(args.config)}, {args.split} split, {stats["num_images"]} images, '
-               f'{stats["num_positive"]} positive / {stats["num_negative"]} negative entries, '
-               f'threshold {args.threshold:g}')
+    setting = (
+        f'{osp.basename(args.config)}, {args.split} split, {stats["num_images"]} images, '
+        f'{stats["num_positive"]} positive / {stats["num_negative"]} negative entries, '
+        f'threshold {args.threshold:g}'
+    )
     table = render_table(
         ['', 'averaged over entries', 'averaged over classes'],
-        [[name, f'{stats[key] * scale:.{digits}f}', f'{stats["class_" + key] * scale:.{digits}f}']
-         for key, name, scale, digits in ROWS])
+        [
+            [
+                name,
+                f'{stats[key] * scale:.{digits}f}',
+                f'{stats["class_" + key] * scale:.{digits}f}',
+            ]
+            for key, name, scale, digits in ROWS
+        ],
+    )
     with open_output(outputs['md'], **policy) as file:
-        file.write(f'{table}\n\n{setting}; checkpoint {args.checkpoint}. The 3D paper\'s Table C.4 '
-                   'compares with the "averaged over entries" column.\n')
+        file.write(
+            f"{table}\n\n{setting}; checkpoint {args.checkpoint}. The 3D paper's Table C.4 "
+            'compares with the "averaged over entries" column.\n'
+        )
     write_csv(outputs['csv'], list(stats), [list(stats.values())], **policy)
     plot(positive, negative, edges, outputs['png'], f'Teacher scores: {setting}', **policy)
     print(table)

@@ -21,6 +21,7 @@ thread on an idle machine the two agree.
     python tools/benchmarks/benchmark_distill_step.py [--batch 16] [--repeats 5] [--warmup 2]
         [--method 3d [fitnet at ...]] [--device cuda] [--amp] [--clock cpu]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,7 +52,7 @@ CRD_SAMPLES = 1000
 
 def net_cfg(name: str) -> dict:
     cfg = Config.fromfile(osp.join(MODELS_DIR, f'{name}_ml.py')).model
-    cfg.backbone.pop('init_cfg', None)   # no weight download for a timing run
+    cfg.backbone.pop('init_cfg', None)  # no weight download for a timing run
     return cfg.to_dict()
 
 
@@ -63,16 +64,22 @@ def batch(size: int, num_classes: int = 80) -> dict:
         sample = DataSample().set_gt_label(labels)
         sample.set_metainfo(dict(sample_idx=len(samples)))  # CRD's bank rows
         samples.append(sample)
-    images = [torch.randint(0, 256, (3, 224, 224), dtype=torch.uint8, generator=g)
-              for _ in range(size)]
+    images = [
+        torch.randint(0, 256, (3, 224, 224), dtype=torch.uint8, generator=g) for _ in range(size)
+    ]
     return dict(inputs=images, data_samples=samples)
 
 
-def timed_interleaved(steps: dict[str, Callable[[], object]], repeats: int, device: str,
-                      warmup: int = 2,
-                      clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+def timed_interleaved(
+    steps: dict[str, Callable[[], object]],
+    repeats: int,
+    device: str,
+    warmup: int = 2,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, float]:
     """Median seconds (of ``clock``) of each step, the steps run in turn (round-robin)
     ``warmup + repeats`` times; the first ``warmup`` rounds are not timed."""
+
     def sync():
         if device == 'cuda':
             torch.cuda.synchronize()
@@ -91,8 +98,9 @@ def timed_interleaved(steps: dict[str, Callable[[], object]], repeats: int, devi
 
 def method_cfg(name: str) -> dict:
     """``configs/_base_/methods/<name>.py``'s ``method`` dict, CRD with a small bank."""
-    method = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'methods',
-                                      f'{name}.py')).method.to_dict()
+    method = Config.fromfile(
+        osp.join(ROOT, 'configs', '_base_', 'methods', f'{name}.py')
+    ).method.to_dict()
     if 'crd' in method.get('distill_losses', {}):
         method['distill_losses']['crd']['num_samples'] = CRD_SAMPLES
     return method
@@ -103,20 +111,36 @@ def main() -> None:
     parser.add_argument('--batch', type=int, default=16)
     parser.add_argument('--repeats', type=int, default=5)
     parser.add_argument('--warmup', type=int, default=2, help='untimed rounds first')
-    parser.add_argument('--method', nargs='+', default=['3d'], choices=METHODS,
-                        help='one or more method bases, timed interleaved')
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu',
-                        choices=['cpu', 'cuda'])
+    parser.add_argument(
+        '--method',
+        nargs='+',
+        default=['3d'],
+        choices=METHODS,
+        help='one or more method bases, timed interleaved',
+    )
+    parser.add_argument(
+        '--device', default='cuda' if torch.cuda.is_available() else 'cpu', choices=['cpu', 'cuda']
+    )
     parser.add_argument('--amp', action='store_true', help='mixed precision for every step')
-    parser.add_argument('--clock', default='wall', choices=['wall', 'cpu'],
-                        help="'cpu': CPU seconds of this process (CPU device only)")
+    parser.add_argument(
+        '--clock',
+        default='wall',
+        choices=['wall', 'cpu'],
+        help="'cpu': CPU seconds of this process (CPU device only)",
+    )
     args = parser.parse_args()
     if args.clock == 'cpu' and args.device != 'cpu':
         parser.error('--clock cpu times CPU work; on CUDA the step time is wall time')
     clock = time.process_time if args.clock == 'cpu' else time.perf_counter
     mlkd.register_all_modules()
-    preprocessor = dict(type='ClsDataPreprocessor', num_classes=80, to_onehot=True,
-                        mean=[0, 0, 0], std=[255, 255, 255], to_rgb=True)
+    preprocessor = dict(
+        type='ClsDataPreprocessor',
+        num_classes=80,
+        to_onehot=True,
+        mean=[0, 0, 0],
+        std=[255, 255, 255],
+        to_rgb=True,
+    )
     optim = dict(optimizer=dict(type='Adam', lr=1e-4, weight_decay=1e-4))
     if args.amp:
         optim.update(type='MixedPrecisionOptimWrapper', device=args.device)
@@ -129,11 +153,19 @@ def main() -> None:
         student_optim = build_optim_wrapper(student, optim)
         distillers = {}
         for name in args.method:
-            distiller = MODELS.build(dict(
-                type='SingleTeacherDistiller', allow_random_teacher=True,
-                student=net_cfg('resnet18'), teacher=net_cfg('resnet34'),
-                student_taps=taps.to_dict(), teacher_taps=taps.to_dict(), **method_cfg(name),
-                data_preprocessor=preprocessor, probe_input_size=(224, 224))).to(args.device)
+            distiller = MODELS.build(
+                dict(
+                    type='SingleTeacherDistiller',
+                    allow_random_teacher=True,
+                    student=net_cfg('resnet18'),
+                    teacher=net_cfg('resnet34'),
+                    student_taps=taps.to_dict(),
+                    teacher_taps=taps.to_dict(),
+                    **method_cfg(name),
+                    data_preprocessor=preprocessor,
+                    probe_input_size=(224, 224),
+                )
+            ).to(args.device)
             distiller.train()
             distillers[name] = (distiller, build_optim_wrapper(distiller, optim))
     student.train()
@@ -145,26 +177,32 @@ def main() -> None:
             inputs = teacher.data_preprocessor(data, False)['inputs']
             teacher(inputs, mode='tensor')
 
-    steps = {'student': lambda: student.train_step(data, student_optim),
-             'teacher': teacher_forward}
+    steps = {'student': lambda: student.train_step(data, student_optim), 'teacher': teacher_forward}
     for name, (distiller, wrapper) in distillers.items():
-        steps[name] = (lambda d=distiller, w=wrapper: d.train_step(data, w))
+        steps[name] = lambda d=distiller, w=wrapper: d.train_step(data, w)
     medians = timed_interleaved(steps, args.repeats, args.device, args.warmup, clock)
     t_student, t_teacher = medians['student'], medians['teacher']
-    where = (torch.cuda.get_device_name() if args.device == 'cuda'
-             else f'cpu, torch threads: {torch.get_num_threads()}')
+    where = (
+        torch.cuda.get_device_name()
+        if args.device == 'cuda'
+        else f'cpu, torch threads: {torch.get_num_threads()}'
+    )
     precision = f'amp {autocast_ref[1].cast_dtype}' if args.amp else 'fp32'
-    print(f'device: {where}, {precision}, batch {args.batch}, 224x224, ResNet-34 -> ResNet-18, '
-          f'{args.clock} clock, median of {args.repeats} interleaved rounds after {args.warmup} '
-          f'warm-up rounds')
+    print(
+        f'device: {where}, {precision}, batch {args.batch}, 224x224, ResNet-34 -> ResNet-18, '
+        f'{args.clock} clock, median of {args.repeats} interleaved rounds after {args.warmup} '
+        f'warm-up rounds'
+    )
     print(f'(a) student train step        {t_student * 1e3:9.1f} ms')
     print(f'(b) teacher forward (no_grad) {t_teacher * 1e3:9.1f} ms')
     print(f'{"(c) distiller step":<20}{"ms":>10}{"c / a":>9}{"c/(a+b)-1":>12}{"images/s":>10}')
     for name in distillers:
         t_distill = medians[name]
-        print(f'{name:<20}{t_distill * 1e3:10.1f}{t_distill / t_student:9.2f}'
-              f'{100 * (t_distill / (t_student + t_teacher) - 1):+11.1f}%'
-              f'{args.batch / t_distill:10.1f}')
+        print(
+            f'{name:<20}{t_distill * 1e3:10.1f}{t_distill / t_student:9.2f}'
+            f'{100 * (t_distill / (t_student + t_teacher) - 1):+11.1f}%'
+            f'{args.batch / t_distill:10.1f}'
+        )
 
 
 if __name__ == '__main__':

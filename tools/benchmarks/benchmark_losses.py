@@ -19,6 +19,7 @@ Usage::
     python tools/benchmarks/benchmark_losses.py [--batch 64] [--classes 80] [--repeats 30]
         [--rounds 5] [--ref-repeats 3] [--threads N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,16 +31,30 @@ from collections.abc import Callable
 import torch
 
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
-from mlkd.models.losses import (AsymmetricMultiLabelLoss, BinaryCrossEntropySumLoss,
-                                MSEDistillLoss, MultiLabelKDLoss, MultiLabelLogitDistillLoss,
-                                MultiLabelTaskLoss, NegativeDiscrepancyLoss, PartialSoftmaxLoss,
-                                PositiveDivideLoss, SoftmaxKDLoss, TwoWayMultiLabelLoss)
-from mlkd.testing.loss_references import (asymmetric_reference, negative_discrepancy_reference,
-                                          partial_softmax_reference, two_way_reference)
+from mlkd.models.losses import (
+    AsymmetricMultiLabelLoss,
+    BinaryCrossEntropySumLoss,
+    MSEDistillLoss,
+    MultiLabelKDLoss,
+    MultiLabelLogitDistillLoss,
+    MultiLabelTaskLoss,
+    NegativeDiscrepancyLoss,
+    PartialSoftmaxLoss,
+    PositiveDivideLoss,
+    SoftmaxKDLoss,
+    TwoWayMultiLabelLoss,
+)
+from mlkd.testing.loss_references import (
+    asymmetric_reference,
+    negative_discrepancy_reference,
+    partial_softmax_reference,
+    two_way_reference,
+)
 
 
-def make_problem(batch: int, classes: int, pos_per_row: float, ignore_frac: float,
-                 seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def make_problem(
+    batch: int, classes: int, pos_per_row: float, ignore_frac: float, seed: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Student logits, teacher logits (fp32 ``[B, C]``) and ``{1, 0, -1}`` labels."""
     gen = torch.Generator().manual_seed(seed)
     prevalence = torch.exp(-0.05 * torch.arange(classes, dtype=torch.float64))
@@ -51,8 +66,9 @@ def make_problem(batch: int, classes: int, pos_per_row: float, ignore_frac: floa
     return s_logits, t_logits, gt
 
 
-def time_fwd_bwd(fn: Callable[[torch.Tensor], torch.Tensor], s_logits: torch.Tensor,
-                 repeats: int, warmup: int) -> tuple[float, torch.Tensor, torch.Tensor]:
+def time_fwd_bwd(
+    fn: Callable[[torch.Tensor], torch.Tensor], s_logits: torch.Tensor, repeats: int, warmup: int
+) -> tuple[float, torch.Tensor, torch.Tensor]:
     """Median seconds of ``fn(s).backward()``; also returns the last value and gradient."""
     times = []
     for k in range(warmup + repeats):
@@ -77,45 +93,68 @@ def main() -> None:
     parser.add_argument('--pos-per-row', type=float, default=2.9)
     parser.add_argument('--ignore-frac', type=float, default=0.01)
     parser.add_argument('--repeats', type=int, default=30)
-    parser.add_argument('--rounds', type=int, default=5,
-                        help='rounds of --repeats for the vectorised losses; best median kept')
+    parser.add_argument(
+        '--rounds',
+        type=int,
+        default=5,
+        help='rounds of --repeats for the vectorised losses; best median kept',
+    )
     parser.add_argument('--ref-repeats', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--threads', type=int, default=None,
-                        help='torch threads (default: leave torch\'s default)')
+    parser.add_argument(
+        '--threads', type=int, default=None, help="torch threads (default: leave torch's default)"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    s_logits, t_logits, gt = make_problem(args.batch, args.classes, args.pos_per_row,
-                                          args.ignore_frac, args.seed)
+    s_logits, t_logits, gt = make_problem(
+        args.batch, args.classes, args.pos_per_row, args.ignore_frac, args.seed
+    )
     pos_rows = (gt == 1).sum(1).float()
-    print(f'torch {torch.__version__}, {platform.processor() or platform.machine()}, '
-          f'threads={torch.get_num_threads()}, B={args.batch}, C={args.classes}, '
-          f'positives/row={pos_rows.mean():.2f} (rows without positive: '
-          f'{int((pos_rows == 0).sum())}), ignored entries={int((gt == -1).sum())}')
+    print(
+        f'torch {torch.__version__}, {platform.processor() or platform.machine()}, '
+        f'threads={torch.get_num_threads()}, B={args.batch}, C={args.classes}, '
+        f'positives/row={pos_rows.mean():.2f} (rows without positive: '
+        f'{int((pos_rows == 0).sum())}), ignored entries={int((gt == -1).sum())}'
+    )
 
     def ndd(**kw):
-        return (f'NegativeDiscrepancyLoss({", ".join(f"{k}={v!r}" for k, v in kw.items())})',
-                NegativeDiscrepancyLoss(**kw),
-                lambda s: negative_discrepancy_reference(s, t_logits, gt, **kw))
+        return (
+            f'NegativeDiscrepancyLoss({", ".join(f"{k}={v!r}" for k, v in kw.items())})',
+            NegativeDiscrepancyLoss(**kw),
+            lambda s: negative_discrepancy_reference(s, t_logits, gt, **kw),
+        )
 
     cases = [
         ('BinaryCrossEntropySumLoss()', BinaryCrossEntropySumLoss(), None),
-        ('AsymmetricMultiLabelLoss()', AsymmetricMultiLabelLoss(),
-         lambda s: asymmetric_reference(s, gt)),
-        ('AsymmetricMultiLabelLoss(gamma_pos=1, detach_focal_weight=False)',
-         AsymmetricMultiLabelLoss(gamma_pos=1, detach_focal_weight=False),
-         lambda s: asymmetric_reference(s, gt, gamma_pos=1, detach_focal_weight=False)),
+        (
+            'AsymmetricMultiLabelLoss()',
+            AsymmetricMultiLabelLoss(),
+            lambda s: asymmetric_reference(s, gt),
+        ),
+        (
+            'AsymmetricMultiLabelLoss(gamma_pos=1, detach_focal_weight=False)',
+            AsymmetricMultiLabelLoss(gamma_pos=1, detach_focal_weight=False),
+            lambda s: asymmetric_reference(s, gt, gamma_pos=1, detach_focal_weight=False),
+        ),
         ('TwoWayMultiLabelLoss()', TwoWayMultiLabelLoss(), lambda s: two_way_reference(s, gt)),
         ('MultiLabelLogitDistillLoss()', MultiLabelLogitDistillLoss(), None),
         ('MultiLabelKDLoss(temperature=4)', MultiLabelKDLoss(), None),
         ('SoftmaxKDLoss(temperature=4)', SoftmaxKDLoss(), None),
         ("MSEDistillLoss(space='prob')", MSEDistillLoss(), None),
-        ('PartialSoftmaxLoss()', PartialSoftmaxLoss(),
-         lambda s: partial_softmax_reference(s, t_logits, gt, temperature=1.0)),
-        ('PositiveDivideLoss(temperature=4)', PositiveDivideLoss(),
-         lambda s: partial_softmax_reference(s, t_logits, gt, temperature=4.0, temperature_squared=True)),
+        (
+            'PartialSoftmaxLoss()',
+            PartialSoftmaxLoss(),
+            lambda s: partial_softmax_reference(s, t_logits, gt, temperature=1.0),
+        ),
+        (
+            'PositiveDivideLoss(temperature=4)',
+            PositiveDivideLoss(),
+            lambda s: partial_softmax_reference(
+                s, t_logits, gt, temperature=4.0, temperature_squared=True
+            ),
+        ),
         ndd(form='bound', pair_norm='per_pair', aux_form='bound_exact'),
         ndd(form='bound', pair_norm='global', aux_form='bound_exact'),
         ndd(form='bound', pair_norm='per_pair', aux_form='printed'),
@@ -145,15 +184,19 @@ def main() -> None:
     for (name, _, reference), (fast, value, grad) in zip(cases, best):
         slow = speedup = None
         if reference is not None:
-            slow, ref_value, ref_grad = time_fwd_bwd(reference, s_logits, args.ref_repeats,
-                                                     warmup=1)
+            slow, ref_value, ref_grad = time_fwd_bwd(
+                reference, s_logits, args.ref_repeats, warmup=1
+            )
             # The task-loss references loop in float64.
             torch.testing.assert_close(value, ref_value.to(value.dtype), rtol=1e-4, atol=1e-6)
             torch.testing.assert_close(grad, ref_grad, rtol=1e-3, atol=1e-7)
             speedup = slow / fast
         rows.append((name, fast, slow, speedup))
-        print(f'{name:<75} {_fmt_ms(fast):>9} ms  ref {_fmt_ms(slow):>10} ms  '
-              f'{"" if speedup is None else f"x{speedup:,.0f}"}', flush=True)
+        print(
+            f'{name:<75} {_fmt_ms(fast):>9} ms  ref {_fmt_ms(slow):>10} ms  '
+            f'{"" if speedup is None else f"x{speedup:,.0f}"}',
+            flush=True,
+        )
 
     print('\n| loss | vectorised fwd+bwd (ms) | brute-force loop fwd+bwd (ms) | speed-up |')
     print('|---|---:|---:|---:|')

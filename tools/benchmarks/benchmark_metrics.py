@@ -17,6 +17,7 @@ Usage::
 
     python tools/benchmarks/benchmark_metrics.py [--n 40137] [--c 80] [--repeats 7] [--threads 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,7 @@ import os
 import platform
 import time
 import warnings
-from typing import Callable, Dict, List
+from collections.abc import Callable
 
 import numpy as np
 import sklearn
@@ -37,8 +38,9 @@ from mlkd.evaluation.metrics.functional import average_precision, mean_of_ap, mu
 KEYS = ('CP', 'CR', 'CF1', 'OP', 'OR', 'OF1')
 
 
-def make_problem(n: int, c: int, pos_per_row: float, tie_frac: float,
-                 seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def make_problem(
+    n: int, c: int, pos_per_row: float, tie_frac: float, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Scores ``[n, c]`` float32 probabilities and targets ``[n, c]`` int64 {0, 1}.
 
     Class prevalences decay geometrically (one frequent class, a long tail, as on COCO) and are
@@ -62,17 +64,17 @@ def make_problem(n: int, c: int, pos_per_row: float, tie_frac: float,
 # ---------------------------------------------------------------------------------------------
 
 
-def mlkd_threshold(scores: torch.Tensor, targets: torch.Tensor) -> Dict[str, float]:
+def mlkd_threshold(scores: torch.Tensor, targets: torch.Tensor) -> dict[str, float]:
     out = {'mAP': mean_of_ap(average_precision(scores, targets))}
     out.update(multilabel_prf(scores, targets, 'threshold', thr=0.5))
     return out
 
 
-def mlkd_oracle(scores: torch.Tensor, targets: torch.Tensor) -> Dict[str, float]:
+def mlkd_oracle(scores: torch.Tensor, targets: torch.Tensor) -> dict[str, float]:
     return multilabel_prf(scores, targets, 'oracle_topk')
 
 
-def _prf_from_mcm(y_true: np.ndarray, y_pred: np.ndarray) -> Dict[str, float]:
+def _prf_from_mcm(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
     # multilabel_confusion_matrix[c] = [[TN, FP], [FN, TP]]
     mcm = multilabel_confusion_matrix(y_true, y_pred)
     tp, fp, fn = mcm[:, 1, 1], mcm[:, 0, 1], mcm[:, 1, 0]
@@ -86,17 +88,18 @@ def _prf_from_mcm(y_true: np.ndarray, y_pred: np.ndarray) -> Dict[str, float]:
     return {k: 100.0 * float(v) for k, v in zip(KEYS, (cp, cr, cf1, op, orec, of1))}
 
 
-def sklearn_threshold(scores: np.ndarray, targets: np.ndarray) -> Dict[str, float]:
+def sklearn_threshold(scores: np.ndarray, targets: np.ndarray) -> dict[str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        aps = [average_precision_score(targets[:, j], scores[:, j])
-               for j in range(targets.shape[1])]
+        aps = [
+            average_precision_score(targets[:, j], scores[:, j]) for j in range(targets.shape[1])
+        ]
     out = {'mAP': 100.0 * float(np.mean(aps))}
     out.update(_prf_from_mcm(targets, (scores >= 0.5).astype(np.int64)))
     return out
 
 
-def sklearn_oracle(scores: np.ndarray, targets: np.ndarray) -> Dict[str, float]:
+def sklearn_oracle(scores: np.ndarray, targets: np.ndarray) -> dict[str, float]:
     # L2D's rule with numpy: thr_i = (k_i + 1)-th largest score, predict strictly greater.
     k = targets.sum(1)
     desc = -np.sort(-scores, axis=1)
@@ -110,10 +113,11 @@ def torch_sort_floor(scores: torch.Tensor) -> None:
     torch.sort(scores, dim=0)
 
 
-def time_round_robin(tasks: Dict[str, Callable[[], object]],
-                     repeats: int) -> Dict[str, tuple[float, float]]:
+def time_round_robin(
+    tasks: dict[str, Callable[[], object]], repeats: int
+) -> dict[str, tuple[float, float]]:
     """(median, min) wall time in ms of each task; every round runs each task once, in turn."""
-    samples: Dict[str, List[float]] = {name: [] for name in tasks}
+    samples: dict[str, list[float]] = {name: [] for name in tasks}
     for fn in tasks.values():  # warm-up (allocator, lazy imports)
         fn()
     for _ in range(repeats):
@@ -129,11 +133,16 @@ def main() -> None:
     parser.add_argument('--n', type=int, default=40137, help='images (COCO val2014: 40,137)')
     parser.add_argument('--c', type=int, default=80, help='classes')
     parser.add_argument('--pos-per-row', type=float, default=2.9)
-    parser.add_argument('--tie-frac', type=float, default=0.3,
-                        help='share of scores rounded to 2 decimals')
+    parser.add_argument(
+        '--tie-frac', type=float, default=0.3, help='share of scores rounded to 2 decimals'
+    )
     parser.add_argument('--repeats', type=int, default=7)
-    parser.add_argument('--threads', type=int, default=os.cpu_count() or 1,
-                        help='torch intra-op threads (default: the machine\'s cores)')
+    parser.add_argument(
+        '--threads',
+        type=int,
+        default=os.cpu_count() or 1,
+        help="torch intra-op threads (default: the machine's cores)",
+    )
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args()
 
@@ -141,13 +150,17 @@ def main() -> None:
     scores, targets = make_problem(args.n, args.c, args.pos_per_row, args.tie_frac, args.seed)
     np_scores, np_targets = scores.numpy(), targets.numpy()
     distinct = torch.unique(scores).numel()
-    print(f'problem: {args.n} x {args.c}, {targets.sum(1).float().mean():.3f} positives/image, '
-          f'{distinct} distinct scores in {scores.numel()} entries, '
-          f'classes without positives: {int((targets.sum(0) == 0).sum())}')
-    print(f'machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, '
-          f'torch {torch.__version__} ({torch.get_num_threads()} threads), '
-          f'scikit-learn {sklearn.__version__}, numpy {np.__version__}, '
-          f'load average {os.getloadavg()[0]:.2f}')
+    print(
+        f'problem: {args.n} x {args.c}, {targets.sum(1).float().mean():.3f} positives/image, '
+        f'{distinct} distinct scores in {scores.numel()} entries, '
+        f'classes without positives: {int((targets.sum(0) == 0).sum())}'
+    )
+    print(
+        f'machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, '
+        f'torch {torch.__version__} ({torch.get_num_threads()} threads), '
+        f'scikit-learn {sklearn.__version__}, numpy {np.__version__}, '
+        f'load average {os.getloadavg()[0]:.2f}'
+    )
 
     # Correctness first: every number must match scikit-learn within 1e-6 (as a fraction).
     ours, ref = mlkd_threshold(scores, targets), sklearn_threshold(np_scores, np_targets)
@@ -155,8 +168,9 @@ def main() -> None:
     per_class = average_precision(scores, targets).numpy()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        sk_per_class = np.array([average_precision_score(np_targets[:, j], np_scores[:, j])
-                                 for j in range(args.c)])
+        sk_per_class = np.array(
+            [average_precision_score(np_targets[:, j], np_scores[:, j]) for j in range(args.c)]
+        )
         sk_macro = f1_score(np_targets, (np_scores >= 0.5).astype(np.int64), average='macro')
     macro = multilabel_prf(scores, targets, 'threshold', cf1_mode='mean_of_class_f1')['CF1']
     diffs = {f'{k}_thr0.5': abs(ours[k] - ref[k]) / 100 for k in ref}
@@ -170,17 +184,22 @@ def main() -> None:
         print(f'  {k + "_thr0.5":<18}{ours[k]:12.6f}  {ref[k]:12.6f}')
     for k in ref_o:
         print(f'  {k + "_oracle":<18}{ours_o[k]:12.6f}  {ref_o[k]:12.6f}')
-    print(f'largest |difference| (fraction): {diffs[worst]:.2e} ({worst}) -> '
-          f'{"agree" if agree else "DISAGREE"} within 1e-6')
+    print(
+        f'largest |difference| (fraction): {diffs[worst]:.2e} ({worst}) -> '
+        f'{"agree" if agree else "DISAGREE"} within 1e-6'
+    )
 
-    times = time_round_robin({
-        'torch.sort dim 0 (floor)': lambda: torch_sort_floor(scores),
-        'mlkd mAP + thr0.5 P/R/F1': lambda: mlkd_threshold(scores, targets),
-        'sklearn mAP + thr0.5 P/R/F1': lambda: sklearn_threshold(np_scores, np_targets),
-        'mlkd oracle P/R/F1': lambda: mlkd_oracle(scores, targets),
-        'sklearn/numpy oracle P/R/F1': lambda: sklearn_oracle(np_scores, np_targets),
-        'mlkd per-class AP only': lambda: average_precision(scores, targets),
-    }, args.repeats)
+    times = time_round_robin(
+        {
+            'torch.sort dim 0 (floor)': lambda: torch_sort_floor(scores),
+            'mlkd mAP + thr0.5 P/R/F1': lambda: mlkd_threshold(scores, targets),
+            'sklearn mAP + thr0.5 P/R/F1': lambda: sklearn_threshold(np_scores, np_targets),
+            'mlkd oracle P/R/F1': lambda: mlkd_oracle(scores, targets),
+            'sklearn/numpy oracle P/R/F1': lambda: sklearn_oracle(np_scores, np_targets),
+            'mlkd per-class AP only': lambda: average_precision(scores, targets),
+        },
+        args.repeats,
+    )
 
     floor_min = times['torch.sort dim 0 (floor)'][1]
     mins = {name: t[1] for name, t in times.items()}
@@ -190,17 +209,25 @@ def main() -> None:
     print(f'| {"task":<30} | {"median ms":>9} | {"x sort":>7} | {"min ms":>8} | {"x sort":>7} |')
     print(f'|{"-" * 32}|{"-" * 11}|{"-" * 9}|{"-" * 10}|{"-" * 9}|')
     for name, ms in times.items():
-        print(f'| {name:<30} | {ms:9.1f} | {ms / floor:7.2f} | {mins[name]:8.1f} | '
-              f'{mins[name] / floor_min:7.2f} |')
+        print(
+            f'| {name:<30} | {ms:9.1f} | {ms / floor:7.2f} | {mins[name]:8.1f} | '
+            f'{mins[name] / floor_min:7.2f} |'
+        )
     speedup = times['sklearn mAP + thr0.5 P/R/F1'] / times['mlkd mAP + thr0.5 P/R/F1']
     speedup_o = times['sklearn/numpy oracle P/R/F1'] / times['mlkd oracle P/R/F1']
     ratio = times['mlkd mAP + thr0.5 P/R/F1'] / floor
-    print(f'\nspeed-up over scikit-learn (mAP + thr0.5): {speedup:.1f}x '
-          f'(goal >= 3x: {"met" if speedup >= 3 else "NOT met"})')
-    print(f'mlkd (mAP + thr0.5) / one torch.sort: {ratio:.2f}x '
-          f'(goal <= 2x: {"met" if ratio <= 2 else "NOT met"})')
-    print(f'oracle: speed-up over scikit-learn/numpy {speedup_o:.1f}x, '
-          f'{times["mlkd oracle P/R/F1"] / floor:.2f}x one torch.sort')
+    print(
+        f'\nspeed-up over scikit-learn (mAP + thr0.5): {speedup:.1f}x '
+        f'(goal >= 3x: {"met" if speedup >= 3 else "NOT met"})'
+    )
+    print(
+        f'mlkd (mAP + thr0.5) / one torch.sort: {ratio:.2f}x '
+        f'(goal <= 2x: {"met" if ratio <= 2 else "NOT met"})'
+    )
+    print(
+        f'oracle: speed-up over scikit-learn/numpy {speedup_o:.1f}x, '
+        f'{times["mlkd oracle P/R/F1"] / floor:.2f}x one torch.sort'
+    )
     print(f'load average after: {os.getloadavg()[0]:.2f}')
     if not agree:
         raise SystemExit('mlkd and scikit-learn disagree by more than 1e-6')

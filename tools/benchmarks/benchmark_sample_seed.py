@@ -21,6 +21,7 @@ Usage::
 
     python tools/benchmarks/benchmark_sample_seed.py [--samples 2000] [--repeats 7]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,9 @@ class _InMemoryImages(MultiDigits):
 
     def get_data_info(self, idx: int) -> dict:
         info = super().get_data_info(idx)
-        info['img'] = np.ascontiguousarray(np.broadcast_to(
-            info['img'][:1, :1], (224, 224, 3)) + np.uint8(idx % 200))
+        info['img'] = np.ascontiguousarray(
+            np.broadcast_to(info['img'][:1, :1], (224, 224, 3)) + np.uint8(idx % 200)
+        )
         info['img_shape'] = info['ori_shape'] = (224, 224)
         return info
 
@@ -62,8 +64,9 @@ def _seed_sequence(index: int) -> np.ndarray:
     return np.random.SeedSequence([0, 1, index]).generate_state(4)
 
 
-def _rounds(contenders: dict[str, Callable[[int], object]],
-            args: argparse.Namespace) -> dict[str, list[float]]:
+def _rounds(
+    contenders: dict[str, Callable[[int], object]], args: argparse.Namespace
+) -> dict[str, list[float]]:
     """Per-sample microseconds of each contender in each round (after one warm-up round)."""
     rounds = {name: [] for name in contenders}
     for round_index in range(args.repeats + 1):
@@ -98,14 +101,23 @@ def main() -> None:
     parser.add_argument('--repeats', type=int, default=7)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    register_all_modules()   # mlkd's transforms (RandomColorCutout, UDARandAugment) by name
+    register_all_modules()  # mlkd's transforms (RandomColorCutout, UDARandAugment) by name
 
-    digits = MultiDigits(num_samples=args.samples, pipeline=[
-        dict(type='RandomCrop', crop_size=32, padding=2, padding_mode='constant'),
-        dict(type='PackInputs')])
-    l2d = _InMemoryImages(num_samples=args.samples, pipeline=[
-        dict(type='RandomColorCutout', cutout_factor=0.5, prob=1.0),
-        dict(type='UDARandAugment'), dict(type='PackInputs')])
+    digits = MultiDigits(
+        num_samples=args.samples,
+        pipeline=[
+            dict(type='RandomCrop', crop_size=32, padding=2, padding_mode='constant'),
+            dict(type='PackInputs'),
+        ],
+    )
+    l2d = _InMemoryImages(
+        num_samples=args.samples,
+        pipeline=[
+            dict(type='RandomColorCutout', cutout_factor=0.5, prob=1.0),
+            dict(type='UDARandAugment'),
+            dict(type='PackInputs'),
+        ],
+    )
 
     def seeding_only(index: int) -> None:
         with sample_random_state(0, 1, index):
@@ -123,9 +135,11 @@ def main() -> None:
     rounds = {'keyed state, main process': _rounds({'main': seeding_only}, args)['main']}
     rounds.update(_in_a_worker(lambda: _rounds(in_worker, args)))
 
-    print(f'machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, '
-          f'torch {torch.__version__}, numpy {np.__version__}, 1 torch thread; load average '
-          f'{os.getloadavg()[0]:.2f}')
+    print(
+        f'machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, '
+        f'torch {torch.__version__}, numpy {np.__version__}, 1 torch thread; load average '
+        f'{os.getloadavg()[0]:.2f}'
+    )
     print(f'{args.repeats} rounds of {args.samples} samples; CPU microseconds per sample')
     print(f'| {"task":<30} | {"median us":>9} | {"min us":>7} |')
     print(f'|{"-" * 32}|{"-" * 11}|{"-" * 9}|')
@@ -134,8 +148,10 @@ def main() -> None:
     for label in ('MultiDigits', 'L2D 224px'):
         plain = statistics.median(rounds[f'{label} fetch, int index'])
         keyed = statistics.median(rounds[f'{label} fetch, SampleKey'])
-        print(f'{label}: keyed fetch costs {keyed - plain:+.1f} us per sample '
-              f'({(keyed / plain - 1) * 100:+.1f} %)')
+        print(
+            f'{label}: keyed fetch costs {keyed - plain:+.1f} us per sample '
+            f'({(keyed / plain - 1) * 100:+.1f} %)'
+        )
 
 
 if __name__ == '__main__':

@@ -20,6 +20,7 @@
 SCL paper: T. Verelst et al., "Spatial Consistency Loss for Training Multi-Label Classifiers from
 Single-Label Annotations", WACV 2023 (supplementary material).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,38 +60,49 @@ def store_bytes(num_samples: int, num_classes: int, side: int, top_k: int | None
     cells = (2 * side // STRIDE) ** 2
     kept = top_k or num_classes
     sizes = {'heatmaps': num_samples * kept * cells, 'known': num_samples * cells}
-    if top_k is not None:   # float16 scores, int32 visits, int64 chosen classes
-        sizes.update(scores=2 * num_samples * num_classes, visits=4 * num_samples,
-                     heatmap_classes=8 * num_samples * top_k)
+    if top_k is not None:  # float16 scores, int32 visits, int64 chosen classes
+        sizes.update(
+            scores=2 * num_samples * num_classes,
+            visits=4 * num_samples,
+            heatmap_classes=8 * num_samples * top_k,
+        )
     return sizes
 
 
-def measured_store(num_samples: int, num_classes: int, side: int,
-                   top_k: int | None) -> tuple[dict, tuple[int, int]]:
+def measured_store(
+    num_samples: int, num_classes: int, side: int, top_k: int | None
+) -> tuple[dict, tuple[int, int]]:
     """Build a ResNet-50 ``ClassifierWithLosses`` with SCL at ``side``; the store's nbytes."""
     net = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'models', 'resnet50_ml.py')).model
-    net.backbone.pop('init_cfg', None)                   # no weight download
+    net.backbone.pop('init_cfg', None)  # no weight download
     net.head.num_classes = num_classes
     scl = dict(type='SpatialConsistencyLoss', num_samples=num_samples)
     if top_k is not None:
         scl['top_k'] = top_k
     with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(dict(type='ClassifierWithLosses', classifier=net.to_dict(),
-                                  task_loss_weight=0.0, losses=dict(scl=scl),
-                                  probe_input_size=(side, side)))
+        model = MODELS.build(
+            dict(
+                type='ClassifierWithLosses',
+                classifier=net.to_dict(),
+                task_loss_weight=0.0,
+                losses=dict(scl=scl),
+                probe_input_size=(side, side),
+            )
+        )
     loss = model.loss_router['scl']
-    return ({name: getattr(loss, name).nbytes for name in loss.host_state},
-            loss.heatmap_size)
+    return ({name: getattr(loss, name).nbytes for name in loss.host_state}, loss.heatmap_size)
 
 
 def _gb(num_bytes: float) -> str:
-    return f'{num_bytes / 1e9:,.2f} GB ({num_bytes / 2 ** 30:,.2f} GiB)'
+    return f'{num_bytes / 1e9:,.2f} GB ({num_bytes / 2**30:,.2f} GiB)'
 
 
 def report_memory(small_n: int) -> None:
     print('\n## Heatmap store (host memory)\n')
-    print('| setting | N | C | K kept | heatmap | heatmaps (N·K·cells B) | whole store, computed '
-          f'| whole store, measured at N = {small_n}, x N / {small_n} |')
+    print(
+        '| setting | N | C | K kept | heatmap | heatmaps (N·K·cells B) | whole store, computed '
+        f'| whole store, measured at N = {small_n}, x N / {small_n} |'
+    )
     print('|---|---:|---:|---:|---|---:|---:|---:|')
     for name, num_samples, num_classes, side, top_k in SETTINGS:
         computed = store_bytes(num_samples, num_classes, side, top_k)
@@ -99,9 +111,12 @@ def report_memory(small_n: int) -> None:
         assert small == store_bytes(small_n, num_classes, side, top_k), (name, small)
         assert size == (2 * side // STRIDE, 2 * side // STRIDE), (name, size)
         scaled = sum(small.values()) * num_samples / small_n
-        print(f'| {name} | {num_samples:,} | {num_classes} | {top_k or num_classes} | '
-              f'{size[0]}x{size[1]} | {_gb(computed["heatmaps"])} | '
-              f'{_gb(sum(computed.values()))} | {_gb(scaled)} |', flush=True)
+        print(
+            f'| {name} | {num_samples:,} | {num_classes} | {top_k or num_classes} | '
+            f'{size[0]}x{size[1]} | {_gb(computed["heatmaps"])} | '
+            f'{_gb(sum(computed.values()))} | {_gb(scaled)} |',
+            flush=True,
+        )
 
 
 def _interleaved(fns: dict[str, Callable[[], None]], steps: int, warmup: int) -> dict:
@@ -131,7 +146,7 @@ def multidigits_steps(steps: int) -> dict:
         model.train()
         optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
         data = pseudo_collate([dataset[i] for i in range(cfg.train_dataloader.batch_size)])
-        variants[name] = (lambda m=model, o=optim_wrapper, d=data: m.train_step(d, o))
+        variants[name] = lambda m=model, o=optim_wrapper, d=data: m.train_step(d, o)
     return _interleaved(variants, steps, warmup=3)
 
 
@@ -140,11 +155,10 @@ def coco_loss_steps(batch: int, steps: int) -> dict:
     gen = torch.Generator().manual_seed(0)
     classes, side = 80, 448 // STRIDE
     en = EntropyMaximisationLoss(alpha=0.1)
-    scl = SpatialConsistencyLoss(num_samples=4 * batch, num_classes=classes,
-                                 heatmap_size=2 * side)
+    scl = SpatialConsistencyLoss(num_samples=4 * batch, num_classes=classes, heatmap_size=2 * side)
     maps = torch.randn(batch, classes, side, side, generator=gen)
     gt = torch.zeros(batch, classes)
-    gt[torch.arange(batch), torch.randint(0, classes, (batch, ), generator=gen)] = 1
+    gt[torch.arange(batch), torch.randint(0, classes, (batch,), generator=gen)] = 1
     box = torch.tensor([[0.1, 0.2, 0.7, 0.8]]).repeat(batch, 1)
     flip = torch.arange(batch) % 2 == 0
     visit = {'k': 0}
@@ -160,23 +174,28 @@ def coco_loss_steps(batch: int, steps: int) -> dict:
             loss = loss + scl(class_maps, idx, box, flip)
         loss.backward()
 
-    return _interleaved({'en': lambda: run(False), 'en+scl': lambda: run(True)}, steps,
-                        warmup=4)
+    return _interleaved({'en': lambda: run(False), 'en+scl': lambda: run(True)}, steps, warmup=4)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--steps', type=int, default=20, help='interleaved steps per variant')
     parser.add_argument('--coco-batch', type=int, default=16)
-    parser.add_argument('--small-n', type=int, default=64,
-                        help='N of the measured stores (the formula is checked at this N)')
+    parser.add_argument(
+        '--small-n',
+        type=int,
+        default=64,
+        help='N of the measured stores (the formula is checked at this N)',
+    )
     parser.add_argument('--threads', type=int, default=1)
     parser.add_argument('--skip-memory', action='store_true')
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     mlkd.register_all_modules()
-    print(f'torch {torch.__version__}, {platform.processor() or platform.machine()}, '
-          f'threads={torch.get_num_threads()}')
+    print(
+        f'torch {torch.__version__}, {platform.processor() or platform.machine()}, '
+        f'threads={torch.get_num_threads()}'
+    )
     if not args.skip_memory:
         report_memory(args.small_n)
 
@@ -187,14 +206,17 @@ def main() -> None:
         print(f'| {name} | {seconds * 1e3:.1f} |')
     print(f'\nEN + SCL / EN: {digits["scl"] / digits["en"]:.3f}')
 
-    print(f'\n## Loss cost at COCO scale (B = {args.coco_batch}, '
-          'C = 80, 14x14 class maps, 28x28 store)\n')
+    print(
+        f'\n## Loss cost at COCO scale (B = {args.coco_batch}, '
+        'C = 80, 14x14 class maps, 28x28 store)\n'
+    )
     coco = coco_loss_steps(args.coco_batch, args.steps)
     print('| losses | median fwd+bwd (+ store update) (ms) |\n|---|---:|')
     for name, seconds in coco.items():
         print(f'| {name} | {seconds * 1e3:.2f} |')
-    print(f'\nSCL adds {(coco["en+scl"] - coco["en"]) * 1e3:.2f} ms per step at B = '
-          f'{args.coco_batch}')
+    print(
+        f'\nSCL adds {(coco["en+scl"] - coco["en"]) * 1e3:.2f} ms per step at B = {args.coco_batch}'
+    )
 
 
 if __name__ == '__main__':

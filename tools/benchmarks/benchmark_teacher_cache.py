@@ -19,6 +19,7 @@ Pairs: ``demo`` (the MultiDigits ML-Decoder teacher and student of ``configs/dem
     python tools/benchmarks/benchmark_teacher_cache.py [--pair demo|r34_r18] [--method kd fitnet]
         [--batch B] [--repeats 5] [--warmup 2] [--device cuda] [--clock cpu]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,9 +41,10 @@ for path in (HERE, osp.join(ROOT, 'tools'), ROOT):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-import mlkd  # noqa: E402
 from benchmark_distill_step import method_cfg, net_cfg, timed_interleaved  # noqa: E402
 from cache_teacher import TeacherCacheWriter  # noqa: E402
+
+import mlkd  # noqa: E402
 from mlkd.models.distillers.teacher_cache import CACHE_DTYPES, TeacherOutputCache  # noqa: E402
 from mlkd.registry import MODELS  # noqa: E402
 
@@ -56,21 +58,40 @@ def pair_cfg(pair: str) -> dict:
     """Student / teacher configs, taps, input size, classes, preprocessor and batch of a pair."""
     if pair == 'demo':
         models = osp.join(ROOT, 'configs', 'multidigits')
-        taps = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'taps',
-                                        'digits_resnet.py')).digits_resnet_taps.to_dict()
+        taps = Config.fromfile(
+            osp.join(ROOT, 'configs', '_base_', 'taps', 'digits_resnet.py')
+        ).digits_resnet_taps.to_dict()
         data = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'datasets', 'multidigits.py'))
-        return dict(student=osp.join(models, 'mldecoder_student.py'),
-                    teacher=osp.join(models, 'mldecoder_teacher.py'), taps=taps,
-                    size=data.image_size, classes=data.num_classes, batch=64,
-                    preprocessor=data.data_preprocessor.to_dict(),
-                    title='MultiDigits ML-Decoder teacher -> student (configs/demo), 32 px')
-    taps = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'taps',
-                                    'resnet.py')).resnet_taps.to_dict()
-    return dict(student=net_cfg('resnet18'), teacher=net_cfg('resnet34'), taps=taps, size=224,
-                classes=80, batch=16, title='ResNet-34 -> ResNet-18, linear heads, 224 px',
-                preprocessor=dict(type='MultiLabelDataPreprocessor', num_classes=80,
-                                  mean=[0, 0, 0], std=[255, 255, 255], to_rgb=True,
-                                  to_onehot=True))
+        return dict(
+            student=osp.join(models, 'mldecoder_student.py'),
+            teacher=osp.join(models, 'mldecoder_teacher.py'),
+            taps=taps,
+            size=data.image_size,
+            classes=data.num_classes,
+            batch=64,
+            preprocessor=data.data_preprocessor.to_dict(),
+            title='MultiDigits ML-Decoder teacher -> student (configs/demo), 32 px',
+        )
+    taps = Config.fromfile(
+        osp.join(ROOT, 'configs', '_base_', 'taps', 'resnet.py')
+    ).resnet_taps.to_dict()
+    return dict(
+        student=net_cfg('resnet18'),
+        teacher=net_cfg('resnet34'),
+        taps=taps,
+        size=224,
+        classes=80,
+        batch=16,
+        title='ResNet-34 -> ResNet-18, linear heads, 224 px',
+        preprocessor=dict(
+            type='MultiLabelDataPreprocessor',
+            num_classes=80,
+            mean=[0, 0, 0],
+            std=[255, 255, 255],
+            to_rgb=True,
+            to_onehot=True,
+        ),
+    )
 
 
 def random_batch(size: int, image_size: int, num_classes: int) -> dict:
@@ -78,12 +99,14 @@ def random_batch(size: int, image_size: int, num_classes: int) -> dict:
     g = torch.Generator().manual_seed(0)
     samples = []
     for index in range(size):
-        labels = torch.randperm(num_classes, generator=g)[:1 + index % 3].tolist()
+        labels = torch.randperm(num_classes, generator=g)[: 1 + index % 3].tolist()
         sample = DataSample().set_gt_label(labels)
         sample.set_metainfo(dict(sample_idx=index))
         samples.append(sample)
-    images = [torch.randint(0, 256, (3, image_size, image_size), dtype=torch.uint8, generator=g)
-              for _ in range(size)]
+    images = [
+        torch.randint(0, 256, (3, image_size, image_size), dtype=torch.uint8, generator=g)
+        for _ in range(size)
+    ]
     return dict(inputs=images, data_samples=samples)
 
 
@@ -96,9 +119,17 @@ def row_bytes(cache: TeacherOutputCache) -> dict[str, int]:
     return out
 
 
-def fill_cache(folder: str, distiller, data: dict, device: str, dtype: str = 'float32',
-               amp_dtype: torch.dtype | None = None, channels_last: bool = False,
-               batches: int = 1, clock=time.perf_counter) -> tuple[TeacherOutputCache, float]:
+def fill_cache(
+    folder: str,
+    distiller,
+    data: dict,
+    device: str,
+    dtype: str = 'float32',
+    amp_dtype: torch.dtype | None = None,
+    channels_last: bool = False,
+    batches: int = 1,
+    clock=time.perf_counter,
+) -> tuple[TeacherOutputCache, float]:
     """Write epoch 0 of a cache from ``batches`` passes over ``data``; returns the cache reopened
     for reading (epoch 0 begun) and the write time per batch (seconds, median)."""
     cache = TeacherOutputCache(folder, 'write', dtype)
@@ -132,30 +163,45 @@ def loss_shift(distiller, data: dict, caches: dict[str, TeacherOutputCache]) -> 
         for dtype, cache in caches.items():
             distiller.teacher_cache = cache
             losses = distiller.loss(processed['inputs'], processed['data_samples'])
-            values[dtype] = sum(v for k, v in losses.items()
-                                if k.startswith('loss_') and k != 'loss_cls').item()
+            values[dtype] = sum(
+                v for k, v in losses.items() if k.startswith('loss_') and k != 'loss_cls'
+            ).item()
     distiller.teacher_cache = None
     reference = values['float32']
-    return {d: abs(v - reference) / max(abs(reference), 1e-12) for d, v in values.items()
-            if d != 'float32'}
+    return {
+        d: abs(v - reference) / max(abs(reference), 1e-12)
+        for d, v in values.items()
+        if d != 'float32'
+    }
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--pair', default='demo', choices=['demo', 'r34_r18'])
     parser.add_argument('--method', nargs='+', default=['kd', 'fitnet'], choices=METHODS)
-    parser.add_argument('--batch', type=int, help='batch size (default: the pair\'s)')
+    parser.add_argument('--batch', type=int, help="batch size (default: the pair's)")
     parser.add_argument('--repeats', type=int, default=5)
     parser.add_argument('--warmup', type=int, default=2, help='untimed rounds first')
-    parser.add_argument('--write-batches', type=int, default=3,
-                        help='batches written per write variant (the first is untimed)')
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu',
-                        choices=['cpu', 'cuda'])
-    parser.add_argument('--clock', default='wall', choices=['wall', 'cpu'],
-                        help="'cpu': CPU seconds of this process (CPU device only; steadier than "
-                        'wall time on a machine shared with other jobs)')
-    parser.add_argument('--cache-root', help='folder for the throw-away caches (default: a '
-                        'temporary folder, removed at the end)')
+    parser.add_argument(
+        '--write-batches',
+        type=int,
+        default=3,
+        help='batches written per write variant (the first is untimed)',
+    )
+    parser.add_argument(
+        '--device', default='cuda' if torch.cuda.is_available() else 'cpu', choices=['cpu', 'cuda']
+    )
+    parser.add_argument(
+        '--clock',
+        default='wall',
+        choices=['wall', 'cpu'],
+        help="'cpu': CPU seconds of this process (CPU device only; steadier than "
+        'wall time on a machine shared with other jobs)',
+    )
+    parser.add_argument(
+        '--cache-root',
+        help='folder for the throw-away caches (default: a temporary folder, removed at the end)',
+    )
     args = parser.parse_args(argv)
     if args.clock == 'cpu' and args.device != 'cpu':
         parser.error('--clock cpu times CPU work; on CUDA the step time is wall time')
@@ -172,34 +218,59 @@ def main(argv: list[str] | None = None) -> dict:
     amp_dtype = torch.float16 if args.device == 'cuda' else torch.bfloat16
     clock = time.process_time if args.clock == 'cpu' else time.perf_counter
     results: dict = dict(pair=pair['title'], batch=size, methods={})
-    with tempfile.TemporaryDirectory(dir=args.cache_root) as root, \
-            DefaultScope.overwrite_default_scope('mlkd'):
+    with (
+        tempfile.TemporaryDirectory(dir=args.cache_root) as root,
+        DefaultScope.overwrite_default_scope('mlkd'),
+    ):
         student = _student_with_preprocessor(pair)
         student = student.to(args.device).train()
-        steps = {'student': (lambda w=build_optim_wrapper(student, optim):
-                             student.train_step(data, w))}
+        steps = {
+            'student': (lambda w=build_optim_wrapper(student, optim): student.train_step(data, w))  # noqa: B008
+        }
         distillers = {}
         for name in args.method:
-            distiller = MODELS.build(dict(
-                type='SingleTeacherDistiller', allow_random_teacher=True,
-                student=pair['student'], teacher=pair['teacher'], student_taps=pair['taps'],
-                teacher_taps=pair['taps'], **method_cfg(name),
-                data_preprocessor=pair['preprocessor'],
-                probe_input_size=(pair['size'], pair['size']))).to(args.device).train()
+            distiller = (
+                MODELS.build(
+                    dict(
+                        type='SingleTeacherDistiller',
+                        allow_random_teacher=True,
+                        student=pair['student'],
+                        teacher=pair['teacher'],
+                        student_taps=pair['taps'],
+                        teacher_taps=pair['taps'],
+                        **method_cfg(name),
+                        data_preprocessor=pair['preprocessor'],
+                        probe_input_size=(pair['size'], pair['size']),
+                    )
+                )
+                .to(args.device)
+                .train()
+            )
             wrapper = build_optim_wrapper(distiller, optim)
             writes = {}
             caches = {}
-            for variant, kwargs in (('fp32', {}), ('channels_last', dict(channels_last=True)),
-                                    ('amp', dict(amp_dtype=amp_dtype))):
+            for variant, kwargs in (
+                ('fp32', {}),
+                ('channels_last', dict(channels_last=True)),
+                ('amp', dict(amp_dtype=amp_dtype)),
+            ):
                 folder = osp.join(root, f'{name}_{variant}')
-                cache, seconds = fill_cache(folder, distiller, data, args.device,
-                                            batches=args.write_batches, clock=clock, **kwargs)
+                cache, seconds = fill_cache(
+                    folder,
+                    distiller,
+                    data,
+                    args.device,
+                    batches=args.write_batches,
+                    clock=clock,
+                    **kwargs,
+                )
                 writes[variant] = size / seconds
                 if variant == 'fp32':
                     caches['float32'] = cache
             for dtype in ('float16', 'bfloat16'):
-                caches[dtype], _ = fill_cache(osp.join(root, f'{name}_{dtype}'), distiller, data,
-                                              args.device, dtype=dtype)
+                caches[dtype], _ = fill_cache(
+                    osp.join(root, f'{name}_{dtype}'), distiller, data, args.device, dtype=dtype
+                )
             shift = loss_shift(distiller, data, caches)
             reader = caches['float32']
 
@@ -217,23 +288,32 @@ def main(argv: list[str] | None = None) -> dict:
             steps[f'{name} cached'] = cached
             distillers[name] = dict(writes=writes, bytes=row_bytes(reader), loss_shift=shift)
         medians = timed_interleaved(steps, args.repeats, args.device, args.warmup, clock)
-    where = (torch.cuda.get_device_name() if args.device == 'cuda'
-             else f'cpu, torch threads: {torch.get_num_threads()}')
+    where = (
+        torch.cuda.get_device_name()
+        if args.device == 'cuda'
+        else f'cpu, torch threads: {torch.get_num_threads()}'
+    )
     t_student = medians['student']
-    print(f'device: {where}; pair: {pair["title"]}; batch {size}; median of {args.repeats} '
-          f'interleaved rounds after {args.warmup} warm-up rounds; {args.clock} clock')
+    print(
+        f'device: {where}; pair: {pair["title"]}; batch {size}; median of {args.repeats} '
+        f'interleaved rounds after {args.warmup} warm-up rounds; {args.clock} clock'
+    )
     print(f'(a) student step: {t_student * 1e3:.1f} ms')
-    print('| method | (b) live step ms | b / a | (c) cached step ms | c / a | (d) write fp32 '
-          'samples/s | channels-last | AMP | bytes / sample / epoch | loss shift fp16 | bf16 |')
+    print(
+        '| method | (b) live step ms | b / a | (c) cached step ms | c / a | (d) write fp32 '
+        'samples/s | channels-last | AMP | bytes / sample / epoch | loss shift fp16 | bf16 |'
+    )
     print('|---|---|---|---|---|---|---|---|---|---|---|')
     for name, info in distillers.items():
         t_live, t_cached = medians[f'{name} live'], medians[f'{name} cached']
         parts = ', '.join(f'{k} {v}' for k, v in info['bytes'].items())
         w = info['writes']
-        print(f'| {name} | {t_live * 1e3:.1f} | {t_live / t_student:.2f} | {t_cached * 1e3:.1f} | '
-              f'{t_cached / t_student:.2f} | {w["fp32"]:.0f} | {w["channels_last"]:.0f} | '
-              f'{w["amp"]:.0f} | {sum(info["bytes"].values())} ({parts}) | '
-              f'{info["loss_shift"]["float16"]:.1e} | {info["loss_shift"]["bfloat16"]:.1e} |')
+        print(
+            f'| {name} | {t_live * 1e3:.1f} | {t_live / t_student:.2f} | {t_cached * 1e3:.1f} | '
+            f'{t_cached / t_student:.2f} | {w["fp32"]:.0f} | {w["channels_last"]:.0f} | '
+            f'{w["amp"]:.0f} | {sum(info["bytes"].values())} ({parts}) | '
+            f'{info["loss_shift"]["float16"]:.1e} | {info["loss_shift"]["bfloat16"]:.1e} |'
+        )
         info.update(live=t_live, cached=t_cached)
     results.update(student=t_student, methods=distillers, device=where)
     return results

@@ -1,9 +1,10 @@
 """Print a config fully resolved: every ``_base_`` merged and ``--cfg-options`` applied.
 
-    python tools/misc/print_config.py configs/3d/3d_multidigits.py
-    python tools/misc/print_config.py mlkd::3d/3d_multidigits.py --cfg-options a.b=1
-    python tools/misc/print_config.py CONFIG --out resolved.py    # also write it (loadable again)
+python tools/misc/print_config.py configs/3d/3d_multidigits.py
+python tools/misc/print_config.py mlkd::3d/3d_multidigits.py --cfg-options a.b=1
+python tools/misc/print_config.py CONFIG --out resolved.py    # also write it (loadable again)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,12 @@ from mlkd.utils.output_policy import add_overwrite_argument, check_output, write
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Print the fully resolved config')
     parser.add_argument('config', help='config file path (or mlkd::<path under configs/>)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config entries, e.g. train_cfg.max_epochs=3')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config entries, e.g. train_cfg.max_epochs=3',
+    )
     parser.add_argument('--out', help='also write the resolved config to this .py file')
     add_overwrite_argument(parser)
     return parser.parse_args(argv)
@@ -32,6 +37,7 @@ def config_text(cfg, path: str) -> str:
     if path.endswith('.py'):
         return cfg.pretty_text
     from mmengine.fileio import dump
+
     return dump(cfg.to_dict(), file_format=path.rsplit('.', 1)[-1])
 
 

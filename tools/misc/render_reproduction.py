@@ -32,6 +32,7 @@ the same text alone. Metafile schema (mmpretrain style, plus one
 ``Paper Number`` is a string, as printed (``'73.80'`` keeps its zero); ``Our Number`` is a
 measured result of that exact config (a number) or null.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,13 +54,13 @@ OUTPUT = osp.join(REPO, 'docs', 'reproduction.md')
 MARKER = re.compile(r'<!-- cells: (.*?) -->')
 MARKER_FIELD = re.compile(r'([a-z-]+)="([^"]*)"')
 NUMBER = re.compile(r'-?\d+(\.\d+)?')
-RESULT_KEYS = ('Paper', 'Table', 'Row', 'Column', 'Dataset', 'Metric', 'Paper Number',
-               'Our Number')
+RESULT_KEYS = ('Paper', 'Table', 'Row', 'Column', 'Dataset', 'Metric', 'Paper Number', 'Our Number')
 MODEL_KEYS = ('Name', 'In Collection', 'Config', 'Weights', 'Results')
 
 
 class PaperCell(NamedTuple):
     """One numeric cell of a marked table in docs/paper-tables.md, as printed (bold removed)."""
+
     paper: str
     table: str
     row: str
@@ -73,6 +74,7 @@ class PaperCell(NamedTuple):
 
 class CellEntry(NamedTuple):
     """One ``Results`` entry of a metafile model: the config that reproduces one paper cell."""
+
     paper: str
     table: str
     row: str
@@ -116,8 +118,9 @@ def read_paper_cells(path: str = PAPER_TABLES) -> list[PaperCell]:
             continue
         fields = dict(MARKER_FIELD.findall(found.group(1)))
         if 'paper' not in fields or 'table' not in fields:
-            raise ValueError(f'{path}:{index + 1}: marker needs paper="..." and table="...": '
-                             f'{line.strip()}')
+            raise ValueError(
+                f'{path}:{index + 1}: marker needs paper="..." and table="...": {line.strip()}'
+            )
         labels = int(fields.get('label-columns', '1'))
         start = next((i for i in range(index + 1, len(lines)) if lines[i].startswith('|')), None)
         if start is None:
@@ -125,13 +128,16 @@ def read_paper_cells(path: str = PAPER_TABLES) -> list[PaperCell]:
         header, *body = _table_rows(lines[start:])
         for row in body:
             if len(row) != len(header):
-                raise ValueError(f'{path}: row {row[:labels]} of table {fields["table"]} has '
-                                 f'{len(row)} cells, its header {len(header)}')
+                raise ValueError(
+                    f'{path}: row {row[:labels]} of table {fields["table"]} has '
+                    f'{len(row)} cells, its header {len(header)}'
+                )
             for column, value in zip(header[labels:], row[labels:]):
                 value = value.strip('*')
                 if NUMBER.fullmatch(value):
-                    cells.append(PaperCell(fields['paper'], fields['table'], row[labels - 1],
-                                           column, value))
+                    cells.append(
+                        PaperCell(fields['paper'], fields['table'], row[labels - 1], column, value)
+                    )
     return cells
 
 
@@ -158,31 +164,49 @@ def read_metafiles(configs: str = CONFIGS) -> tuple[dict[str, dict], list[CellEn
         for collection in meta['Collections']:
             _require(collection, ('Name', 'Paper'), f'{where}: collection')
             if collection['Name'] in collections:
-                raise ValueError(f'{where}: collection {collection["Name"]!r} is also defined '
-                                 'in another metafile')
+                raise ValueError(
+                    f'{where}: collection {collection["Name"]!r} is also defined '
+                    'in another metafile'
+                )
             collections[collection['Name']] = collection
         for model in meta['Models']:
             _require(model, MODEL_KEYS, f'{where}: model {model.get("Name")!r}')
             for result in model['Results'] or []:
                 _require(result, RESULT_KEYS, f'{where}: model {model["Name"]!r}, result')
                 if not isinstance(result['Paper Number'], str):
-                    raise ValueError(f'{where}: model {model["Name"]!r}: Paper Number '
-                                     f'{result["Paper Number"]!r} must be a quoted string, as '
-                                     'printed in docs/paper-tables.md')
+                    raise ValueError(
+                        f'{where}: model {model["Name"]!r}: Paper Number '
+                        f'{result["Paper Number"]!r} must be a quoted string, as '
+                        'printed in docs/paper-tables.md'
+                    )
                 ours = result['Our Number']
                 if ours is not None and not isinstance(ours, (int, float)):
-                    raise ValueError(f'{where}: model {model["Name"]!r}: Our Number {ours!r} '
-                                     'must be a number or null')
-                entries.append(CellEntry(
-                    str(result['Paper']), str(result['Table']), str(result['Row']),
-                    str(result['Column']), str(result['Dataset']), str(result['Metric']),
-                    result['Paper Number'], ours, model['Config'], model.get('Command'),
-                    str(model['Name']), where))
+                    raise ValueError(
+                        f'{where}: model {model["Name"]!r}: Our Number {ours!r} '
+                        'must be a number or null'
+                    )
+                entries.append(
+                    CellEntry(
+                        str(result['Paper']),
+                        str(result['Table']),
+                        str(result['Row']),
+                        str(result['Column']),
+                        str(result['Dataset']),
+                        str(result['Metric']),
+                        result['Paper Number'],
+                        ours,
+                        model['Config'],
+                        model.get('Command'),
+                        str(model['Name']),
+                        where,
+                    )
+                )
     return collections, entries
 
 
-def find_problems(cells: list[PaperCell], collections: dict[str, dict],
-                  entries: list[CellEntry]) -> list[str]:
+def find_problems(
+    cells: list[PaperCell], collections: dict[str, dict], entries: list[CellEntry]
+) -> list[str]:
     """What keeps the metafiles from matching docs/paper-tables.md one to one (empty: nothing)."""
     problems = []
     by_key: dict[tuple, list[CellEntry]] = {}
@@ -194,20 +218,28 @@ def find_problems(cells: list[PaperCell], collections: dict[str, dict],
         if not found:
             problems.append(f'paper cell {cell.key} is in no metafile')
         elif len(found) > 1:
-            problems.append(f'paper cell {cell.key} is in several models: '
-                            f'{[(e.metafile, e.model) for e in found]}')
+            problems.append(
+                f'paper cell {cell.key} is in several models: '
+                f'{[(e.metafile, e.model) for e in found]}'
+            )
         for entry in found:
             if entry.paper_number != cell.number:
-                problems.append(f'{entry.metafile}: model {entry.model!r}: Paper Number '
-                                f'{entry.paper_number} for {cell.key}, docs/paper-tables.md '
-                                f'prints {cell.number}')
+                problems.append(
+                    f'{entry.metafile}: model {entry.model!r}: Paper Number '
+                    f'{entry.paper_number} for {cell.key}, docs/paper-tables.md '
+                    f'prints {cell.number}'
+                )
     for entry in entries:
         if entry.key not in known:
-            problems.append(f'{entry.metafile}: model {entry.model!r} names {entry.key}, which '
-                            'is no marked cell of docs/paper-tables.md')
+            problems.append(
+                f'{entry.metafile}: model {entry.model!r} names {entry.key}, which '
+                'is no marked cell of docs/paper-tables.md'
+            )
         if entry.paper not in collections:
-            problems.append(f'{entry.metafile}: model {entry.model!r}: Paper {entry.paper!r} '
-                            'is no collection of any metafile')
+            problems.append(
+                f'{entry.metafile}: model {entry.model!r}: Paper {entry.paper!r} '
+                'is no collection of any metafile'
+            )
     return problems
 
 
@@ -217,8 +249,7 @@ def _citation(collection: dict) -> str:
     return f'{text}, {paper["URL"]}' if paper.get('URL') else text
 
 
-def render(cells: list[PaperCell], collections: dict[str, dict],
-           entries: list[CellEntry]) -> str:
+def render(cells: list[PaperCell], collections: dict[str, dict], entries: list[CellEntry]) -> str:
     """The Markdown of docs/reproduction.md (cells in docs/paper-tables.md order)."""
     entry_of = {entry.key: entry for entry in entries}
     papers = list(dict.fromkeys(cell.paper for cell in cells))
@@ -239,30 +270,45 @@ def render(cells: list[PaperCell], collections: dict[str, dict],
     tables = list(dict.fromkeys((cell.paper, cell.table) for cell in cells))
     for paper, table in tables:
         group = [entry_of[c.key] for c in cells if (c.paper, c.table) == (paper, table)]
-        lines.append(f'| {paper} | {table} | {len(group)} | '
-                     f'{sum(e.config is not None for e in group)} | '
-                     f'{sum(e.our_number is not None for e in group)} |')
+        lines.append(
+            f'| {paper} | {table} | {len(group)} | '
+            f'{sum(e.config is not None for e in group)} | '
+            f'{sum(e.our_number is not None for e in group)} |'
+        )
     every = [entry_of[c.key] for c in cells]
-    lines.append(f'| all | | {len(every)} | {sum(e.config is not None for e in every)} | '
-                 f'{sum(e.our_number is not None for e in every)} |')
+    lines.append(
+        f'| all | | {len(every)} | {sum(e.config is not None for e in every)} | '
+        f'{sum(e.our_number is not None for e in every)} |'
+    )
     for paper in papers:
-        lines += ['', f'## {paper}', '', f'Source: {_citation(collections[paper])}.', '',
-                  '| paper | table | cell (method / column) | dataset | metric | paper number | '
-                  'config | ours | command |',
-                  '|---|---|---|---|---|---|---|---|---|']
+        lines += [
+            '',
+            f'## {paper}',
+            '',
+            f'Source: {_citation(collections[paper])}.',
+            '',
+            '| paper | table | cell (method / column) | dataset | metric | paper number | '
+            'config | ours | command |',
+            '|---|---|---|---|---|---|---|---|---|',
+        ]
         for cell in (c for c in cells if c.paper == paper):
             entry = entry_of[cell.key]
             if entry.config is None:
                 config, command = 'no config', '—'
             else:
                 config = f'`{entry.config}`'
-                command = (f'`{entry.command}`' if entry.command else
-                           f'`python tools/train.py {entry.config}`, then '
-                           f'`python tools/test.py {entry.config} CHECKPOINT`')
+                command = (
+                    f'`{entry.command}`'
+                    if entry.command
+                    else f'`python tools/train.py {entry.config}`, then '
+                    f'`python tools/test.py {entry.config} CHECKPOINT`'
+                )
             ours = 'not run' if entry.our_number is None else f'{entry.our_number:.2f}'
-            lines.append(f'| {paper} | {cell.table} | {cell.row} / {cell.column} | '
-                         f'{entry.dataset} | {entry.metric} | {cell.number} | {config} | {ours} '
-                         f'| {command} |')
+            lines.append(
+                f'| {paper} | {cell.table} | {cell.row} / {cell.column} | '
+                f'{entry.dataset} | {entry.metric} | {cell.number} | {config} | {ours} '
+                f'| {command} |'
+            )
     return '\n'.join(lines) + '\n'
 
 
@@ -272,25 +318,36 @@ def build(paper_tables: str = PAPER_TABLES, configs: str = CONFIGS) -> str:
     collections, entries = read_metafiles(configs)
     problems = find_problems(cells, collections, entries)
     if problems:
-        raise ValueError('metafiles and docs/paper-tables.md disagree:\n  ' +
-                         '\n  '.join(problems))
+        raise ValueError('metafiles and docs/paper-tables.md disagree:\n  ' + '\n  '.join(problems))
     return render(cells, collections, entries)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description='Render docs/reproduction.md (paper cell -> config -> our number) from '
-                    'configs/*/metafile.yml and docs/paper-tables.md')
-    parser.add_argument('--out', default=OUTPUT, help='output Markdown file (default: '
-                        'docs/reproduction.md)')
-    parser.add_argument('--check', action='store_true',
-                        help='write nothing; exit 1 if the output is missing or stale')
-    parser.add_argument('--overwrite', action='store_true',
-                        help='replace an existing output whose text differs')
-    parser.add_argument('--paper-tables', default=PAPER_TABLES,
-                        help='the transcribed tables (default: docs/paper-tables.md)')
-    parser.add_argument('--configs', default=CONFIGS,
-                        help='folder holding <folder>/metafile.yml (default: configs/)')
+        'configs/*/metafile.yml and docs/paper-tables.md'
+    )
+    parser.add_argument(
+        '--out', default=OUTPUT, help='output Markdown file (default: docs/reproduction.md)'
+    )
+    parser.add_argument(
+        '--check',
+        action='store_true',
+        help='write nothing; exit 1 if the output is missing or stale',
+    )
+    parser.add_argument(
+        '--overwrite', action='store_true', help='replace an existing output whose text differs'
+    )
+    parser.add_argument(
+        '--paper-tables',
+        default=PAPER_TABLES,
+        help='the transcribed tables (default: docs/paper-tables.md)',
+    )
+    parser.add_argument(
+        '--configs',
+        default=CONFIGS,
+        help='folder holding <folder>/metafile.yml (default: configs/)',
+    )
     return parser.parse_args(argv)
 
 
@@ -309,12 +366,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f'{args.out} is up to date')
         return 0
     if args.check:
-        print(f'{args.out} is {"stale" if current is not None else "missing"}: run '
-              'python tools/misc/render_reproduction.py --overwrite', file=sys.stderr)
+        print(
+            f'{args.out} is {"stale" if current is not None else "missing"}: run '
+            'python tools/misc/render_reproduction.py --overwrite',
+            file=sys.stderr,
+        )
         return 1
     if current is not None and not args.overwrite:
-        print(f'render_reproduction: {args.out} exists with other text; pass --overwrite to '
-              'replace it', file=sys.stderr)
+        print(
+            f'render_reproduction: {args.out} exists with other text; pass --overwrite to '
+            'replace it',
+            file=sys.stderr,
+        )
         return 1
     # The differing text is replaced only with --overwrite (checked above); never an input.
     write_text(args.out, text, inputs=[args.paper_tables], overwrite=True)

@@ -11,6 +11,7 @@ Images are shown as the pipeline leaves them, before the data preprocessor norma
 the preprocessor converts BGR to RGB (``to_rgb=True``) the channels are flipped for display.
 ``--seed`` fixes the random augmentations.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,23 +44,29 @@ def label_names(data_sample, classes) -> str:
     if label is None:
         return '(no label)'
     indices = [int(i) for i in np.atleast_1d(np.asarray(label))]
-    names = [str(classes[i]) if classes is not None and i < len(classes) else str(i)
-             for i in indices]
+    names = [
+        str(classes[i]) if classes is not None and i < len(classes) else str(i) for i in indices
+    ]
     return ', '.join(names) if names else '(no positive)'
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description='Show augmented samples of a config\'s pipeline')
+    parser = argparse.ArgumentParser(description="Show augmented samples of a config's pipeline")
     parser.add_argument('config', help='config file path (or mlkd::<path under configs/>)')
-    parser.add_argument('--phase', choices=['train', 'val', 'test'], default='train',
-                        help='whose dataloader to browse')
+    parser.add_argument(
+        '--phase',
+        choices=['train', 'val', 'test'],
+        default='train',
+        help='whose dataloader to browse',
+    )
     parser.add_argument('--num', type=int, default=12, help='number of samples')
     parser.add_argument('--start', type=int, default=0, help='index of the first sample')
     parser.add_argument('--cols', type=int, default=4, help='samples per row')
     parser.add_argument('--seed', type=int, default=0, help='seed of the random augmentations')
     parser.add_argument('--out', default='browse_dataset.png', help='PNG file to write')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config entries')
+    parser.add_argument(
+        '--cfg-options', nargs='+', action=DictAction, help='override config entries'
+    )
     add_overwrite_argument(parser)
     args = parser.parse_args(argv)
     if args.num < 1 or args.cols < 1:
@@ -86,8 +93,9 @@ def main(argv: list[str] | None = None) -> None:
     torch.manual_seed(args.seed)
     dataset = DATASETS.build(cfg[loader_key].dataset)
     if args.start >= len(dataset):
-        raise ValueError(f'--start {args.start}: the {args.phase} dataset has {len(dataset)} '
-                         'samples')
+        raise ValueError(
+            f'--start {args.start}: the {args.phase} dataset has {len(dataset)} samples'
+        )
     indices = range(args.start, min(len(dataset), args.start + args.num))
     classes = dataset.metainfo.get('classes')
     preprocessor = cfg.get('data_preprocessor') or cfg.get('model', {}).get('data_preprocessor')
@@ -102,13 +110,19 @@ def main(argv: list[str] | None = None) -> None:
     num_views = max(len(views) for _, views, _ in samples)
 
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
     cols = min(args.cols, len(samples))
     rows = -(-len(samples) // cols)
-    fig, axes = plt.subplots(rows, cols * num_views, squeeze=False, layout='constrained',
-                             figsize=(2.4 * cols * num_views, 3.0 * rows + 0.4))
+    fig, axes = plt.subplots(
+        rows,
+        cols * num_views,
+        squeeze=False,
+        layout='constrained',
+        figsize=(2.4 * cols * num_views, 3.0 * rows + 0.4),
+    )
     for ax in axes.flat:
         ax.axis('off')
     for position, (index, views, names) in enumerate(samples):
@@ -120,8 +134,10 @@ def main(argv: list[str] | None = None) -> None:
             heading = f'#{index}: {names}' if v == 0 else ''
             view_name = f'view {v}, ' if num_views > 1 else ''
             ax.set_title(f'{heading}\n{view_name}{shape}', fontsize='small')
-    fig.suptitle(f'{osp.basename(args.config)}: {args.phase} pipeline'
-                 + (f', {num_views} views per sample' if num_views > 1 else ''))
+    fig.suptitle(
+        f'{osp.basename(args.config)}: {args.phase} pipeline'
+        + (f', {num_views} views per sample' if num_views > 1 else '')
+    )
     save_figure(fig, args.out, dpi=100, **policy)
     plt.close(fig)
     for index, views, names in samples:

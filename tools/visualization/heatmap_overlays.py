@@ -22,6 +22,7 @@ reads one, with mlkd's loader for self-produced local files (mmengine's Runner c
 its message hub and schedulers, which ``weights_only=True`` cannot load) — use it only on your own
 runs' files.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,12 @@ import mlkd  # noqa: E402,F401
 from mlkd.registry import DATASETS, MODELS  # noqa: E402
 from mlkd.utils.checkpoint import load_local_checkpoint  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
-from mlkd.utils.output_policy import (add_overwrite_argument, check_outputs,  # noqa: E402
-                                      open_output, save_figure)
+from mlkd.utils.output_policy import (
+    add_overwrite_argument,
+    check_outputs,  # noqa: E402
+    open_output,
+    save_figure,
+)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -52,30 +57,41 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('checkpoint')
     parser.add_argument('--out-dir', required=True)
     parser.add_argument('--indices', type=int, nargs='+', help='training-set indices')
-    parser.add_argument('--num-images', type=int, default=4,
-                        help='without --indices: the first N training images')
+    parser.add_argument(
+        '--num-images', type=int, default=4, help='without --indices: the first N training images'
+    )
     parser.add_argument('--top-k', type=int, default=5, help='classes shown per image')
     parser.add_argument('--loss', help='name of the SCL loss in the config (if several)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
-                        help='the overrides the run was trained with (the training set must be '
-                             'the same for the heatmaps to belong to the images shown)')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        default={},
+        help='the overrides the run was trained with (the training set must be '
+        'the same for the heatmaps to belong to the images shown)',
+    )
     add_overwrite_argument(parser)
     return parser.parse_args(argv)
 
 
 def heatmap_state(state: dict, loss: str | None, checkpoint: str) -> dict[str, torch.Tensor]:
     """The SCL store (``heatmaps``, ``known``, maybe ``heatmap_classes``) from a state dict."""
-    prefixes = sorted(k[:-len('heatmaps')] for k in state if k.endswith('.heatmaps'))
+    prefixes = sorted(k[: -len('heatmaps')] for k in state if k.endswith('.heatmaps'))
     if loss is not None:
         prefixes = [p for p in prefixes if p.rstrip('.').split('.')[-1] == loss]
     if len(prefixes) != 1:
-        raise SystemExit(f'{checkpoint}: expected one SCL heatmap store '
-                         f'{"named " + repr(loss) + " " if loss else ""}in the state dict, found '
-                         f'{[p + "heatmaps" for p in prefixes]} (train with SpatialConsistencyLoss; '
-                         'choose one with --loss)')
+        raise SystemExit(
+            f'{checkpoint}: expected one SCL heatmap store '
+            f'{"named " + repr(loss) + " " if loss else ""}in the state dict, found '
+            f'{[p + "heatmaps" for p in prefixes]} (train with SpatialConsistencyLoss; '
+            'choose one with --loss)'
+        )
     prefix = prefixes[0]
-    return {name: state[prefix + name] for name in ('heatmaps', 'known', 'heatmap_classes')
-            if prefix + name in state}
+    return {
+        name: state[prefix + name]
+        for name in ('heatmaps', 'known', 'heatmap_classes')
+        if prefix + name in state
+    }
 
 
 def class_heatmap(store: dict, index: int, cls: int) -> np.ndarray:
@@ -89,8 +105,10 @@ def class_heatmap(store: dict, index: int, cls: int) -> np.ndarray:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    outputs = [osp.join(args.out_dir, f'heatmap_overlays.{extension}')
-               for extension in ('png', 'csv', 'md')]
+    outputs = [
+        osp.join(args.out_dir, f'heatmap_overlays.{extension}')
+        for extension in ('png', 'csv', 'md')
+    ]
     policy = dict(inputs=[args.config, args.checkpoint], overwrite=args.overwrite)
     check_outputs(outputs, **policy)
     cfg = load_config(args.config, args.cfg_options)  # --cfg-options keys checked
@@ -101,7 +119,7 @@ def main(argv=None) -> None:
     state = checkpoint.get('state_dict', checkpoint)
     store = heatmap_state(state, args.loss, args.checkpoint)
     model_cfg = cfg.model.copy()
-    if cfg.get('data_preprocessor') is not None:   # as the Runner does
+    if cfg.get('data_preprocessor') is not None:  # as the Runner does
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
     model = MODELS.build(model_cfg)
     model.load_state_dict(state)
@@ -111,8 +129,10 @@ def main(argv=None) -> None:
     dataset_cfg.pipeline = cfg.test_dataloader.dataset.pipeline  # the whole image
     dataset = DATASETS.build(dataset_cfg)
     if len(dataset) != store['heatmaps'].shape[0]:
-        print(f'note: {len(dataset)} training images, heatmap store for '
-              f'{store["heatmaps"].shape[0]} (num_samples of the loss)')
+        print(
+            f'note: {len(dataset)} training images, heatmap store for '
+            f'{store["heatmaps"].shape[0]} (num_samples of the loss)'
+        )
     indices = args.indices or list(range(min(args.num_images, len(dataset))))
     bad = [i for i in indices if not 0 <= i < min(len(dataset), store['heatmaps'].shape[0])]
     if bad:
@@ -120,12 +140,12 @@ def main(argv=None) -> None:
     classes = dataset.metainfo.get('classes') or [str(c) for c in range(model.num_classes)]
     top_k = min(args.top_k, len(classes))
 
-    figure, axes = plt.subplots(len(indices), top_k + 1, squeeze=False,
-                                figsize=(2.2 * (top_k + 1), 2.4 * len(indices)))
+    figure, axes = plt.subplots(
+        len(indices), top_k + 1, squeeze=False, figsize=(2.2 * (top_k + 1), 2.4 * len(indices))
+    )
     rows = []
     for row, index in enumerate(indices):
-        data = model.data_preprocessor(
-            {k: [v] for k, v in dataset[index].items()}, training=False)
+        data = model.data_preprocessor({k: [v] for k, v in dataset[index].items()}, training=False)
         with torch.no_grad():
             scores = torch.sigmoid(model(data['inputs'], mode='tensor'))[0]
         image = dataset[index]['inputs'].permute(1, 2, 0).numpy()
@@ -140,19 +160,29 @@ def main(argv=None) -> None:
         known = store['known'][index].float().mean().item()
         for rank, cls in enumerate(scores.argsort(descending=True)[:top_k].tolist()):
             heat = class_heatmap(store, index, cls)
-            upsampled = F.interpolate(torch.as_tensor(heat)[None, None].float(),
-                                      size=image.shape[:2], mode='bilinear',
-                                      align_corners=False)[0, 0].numpy()
+            upsampled = F.interpolate(
+                torch.as_tensor(heat)[None, None].float(),
+                size=image.shape[:2],
+                mode='bilinear',
+                align_corners=False,
+            )[0, 0].numpy()
             ax = axes[row, rank + 1]
             ax.imshow(image)
             ax.imshow(upsampled, cmap='jet', alpha=0.5, vmin=0, vmax=1)
             ax.set_title(f'{classes[cls]}: {scores[cls]:.2f}', fontsize=8)
-            rows.append(dict(sample_idx=index, rank=rank + 1, cls=classes[cls],
-                             score=round(float(scores[cls]), 4), observed=cls in observed,
-                             true='' if true is None else cls in true,
-                             heatmap_mean=round(float(heat.mean()), 4),
-                             heatmap_max=round(float(heat.max()), 4),
-                             known_cells=round(known, 4)))
+            rows.append(
+                dict(
+                    sample_idx=index,
+                    rank=rank + 1,
+                    cls=classes[cls],
+                    score=round(float(scores[cls]), 4),
+                    observed=cls in observed,
+                    true='' if true is None else cls in true,
+                    heatmap_mean=round(float(heat.mean()), 4),
+                    heatmap_max=round(float(heat.max()), 4),
+                    known_cells=round(known, 4),
+                )
+            )
     for ax in axes.flat:
         ax.axis('off')
     figure.suptitle(f'SCL heatmaps, {osp.basename(args.checkpoint)}', fontsize=9)

@@ -31,9 +31,11 @@ train_dataloader = dict(
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
     dataset=dict(type=dataset_type, data_root=data_root, split='train', pipeline=train_pipeline),
 )
-val_dataloader = dict(train_dataloader, sampler=dict(type='EpochKeyedSampler', shuffle=False),
-                      dataset=dict(train_dataloader['dataset'], split='test',
-                                   pipeline=test_pipeline))
+val_dataloader = dict(
+    train_dataloader,
+    sampler=dict(type='EpochKeyedSampler', shuffle=False),
+    dataset=dict(train_dataloader['dataset'], split='test', pipeline=test_pipeline),
+)
 test_dataloader = val_dataloader
 
 val_evaluator = dict(type='Accuracy', topk=(1, 5))

@@ -21,8 +21,13 @@ num_classes = 80
 image_size = 224
 
 data_preprocessor = dict(  # builds the 1 / 0 / -1 target once per batch
-    type='MultiLabelDataPreprocessor', num_classes=num_classes, mean=[0.0, 0.0, 0.0],
-    std=[255.0, 255.0, 255.0], to_rgb=True, to_onehot=True)
+    type='MultiLabelDataPreprocessor',
+    num_classes=num_classes,
+    mean=[0.0, 0.0, 0.0],
+    std=[255.0, 255.0, 255.0],
+    to_rgb=True,
+    to_onehot=True,
+)
 
 rand_augment = dict(type='UDARandAugment')
 cutout = dict(type='RandomColorCutout', cutout_factor=0.5, prob=1.0)
@@ -30,8 +35,13 @@ flip = dict(type='RandomFlip', prob=0.5, direction='horizontal')
 
 train_pipeline = [
     dict(type='LoadImageFromFile', imdecode_backend='pillow'),
-    dict(type='Resize', scale=(image_size, image_size), keep_ratio=False, backend='pillow',
-         interpolation='bilinear'),
+    dict(
+        type='Resize',
+        scale=(image_size, image_size),
+        keep_ratio=False,
+        backend='pillow',
+        interpolation='bilinear',
+    ),
     flip,
     cutout,
     rand_augment,
@@ -46,20 +56,33 @@ train_dataloader = dict(
     # L2D drops the last incomplete batch: 82,081 // 64 = 1282 steps per epoch.
     drop_last=True,
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
-    dataset=dict(type=dataset_type, data_root=data_root, split='train',
-                 class_order='alphabetical', keep_unlabeled=False, pipeline=train_pipeline),
+    dataset=dict(
+        type=dataset_type,
+        data_root=data_root,
+        split='train',
+        class_order='alphabetical',
+        keep_unlabeled=False,
+        pipeline=train_pipeline,
+    ),
 )
 val_dataloader = dict(
     batch_size=64,
     num_workers=8,
     persistent_workers=True,
     sampler=dict(type='EpochKeyedSampler', shuffle=False),
-    dataset=dict(type=dataset_type, data_root=data_root, split='val',
-                 class_order='alphabetical', keep_unlabeled=False, pipeline=test_pipeline,
-                 test_mode=True),
+    dataset=dict(
+        type=dataset_type,
+        data_root=data_root,
+        split='val',
+        class_order='alphabetical',
+        keep_unlabeled=False,
+        pipeline=test_pipeline,
+        test_mode=True,
+    ),
 )
 test_dataloader = val_dataloader
 
-val_evaluator = dict(type='MultiLabelMetrics', conventions=('oracle_topk', 'threshold'),
-                     cf1_mode='mean_of_class_f1')
+val_evaluator = dict(
+    type='MultiLabelMetrics', conventions=('oracle_topk', 'threshold'), cf1_mode='mean_of_class_f1'
+)
 test_evaluator = val_evaluator

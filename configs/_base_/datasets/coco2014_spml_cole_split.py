@@ -5,10 +5,18 @@
 # data/coco.
 _base_ = ['./coco2014_spml.py']
 cole_images = 'formatted_train_images.npy'
-train_dataloader = dict(dataset=dict(
-    holdout=dict(part='train', images_file=cole_images),
-    observed_labels=dict(_delete_=True, mode='file', file='formatted_train_labels_obs.npy',
-                         images_file=cole_images)))
-val_dataloader = dict(dataset=dict(
-    split='train', holdout=dict(part='val', images_file=cole_images), test_mode=True))
+train_dataloader = dict(
+    dataset=dict(
+        holdout=dict(part='train', images_file=cole_images),
+        observed_labels=dict(
+            _delete_=True,
+            mode='file',
+            file='formatted_train_labels_obs.npy',
+            images_file=cole_images,
+        ),
+    )
+)
+val_dataloader = dict(
+    dataset=dict(split='train', holdout=dict(part='val', images_file=cole_images), test_mode=True)
+)
 # test_dataloader stays the base's val2014 loader.

@@ -8,8 +8,11 @@
 _base_ = ['./coco2014_l2d.py']
 train_pipeline = [
     *_base_.train_pipeline[:2],  # load, squish resize
-    dict(type='MultiView', num_views=[1, 1],
-         transforms=[[_base_.flip], [_base_.flip, _base_.cutout, _base_.rand_augment]]),
+    dict(
+        type='MultiView',
+        num_views=[1, 1],
+        transforms=[[_base_.flip], [_base_.flip, _base_.cutout, _base_.rand_augment]],
+    ),
     _base_.train_pipeline[-1],  # PackInputs
 ]
 # The base dataloader captured the base pipeline when it was parsed; point it at this one.

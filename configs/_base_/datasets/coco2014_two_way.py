@@ -3,10 +3,23 @@
 _base_ = ['./two_way_pipeline.py']
 num_classes = 80
 data_preprocessor = dict(num_classes=num_classes)
-train_dataloader = dict(dataset=dict(
-    type='COCOMultiLabel', data_root='data/coco', split='train', class_order='category_id',
-    pipeline={{_base_.train_pipeline}}))
-val_dataloader = dict(dataset=dict(
-    type='COCOMultiLabel', data_root='data/coco', split='val', class_order='category_id',
-    pipeline={{_base_.test_pipeline}}, test_mode=True))
+train_dataloader = dict(
+    dataset=dict(
+        type='COCOMultiLabel',
+        data_root='data/coco',
+        split='train',
+        class_order='category_id',
+        pipeline={{_base_.train_pipeline}},
+    )
+)
+val_dataloader = dict(
+    dataset=dict(
+        type='COCOMultiLabel',
+        data_root='data/coco',
+        split='val',
+        class_order='category_id',
+        pipeline={{_base_.test_pipeline}},
+        test_mode=True,
+    )
+)
 test_dataloader = val_dataloader

@@ -5,10 +5,24 @@ _base_ = ['./spml_pipeline.py']
 num_classes = 312
 data_root = 'data/cub/CUB_200_2011'
 data_preprocessor = dict(num_classes=num_classes)
-train_dataloader = dict(dataset=dict(
-    type='CUBAttributes', data_root=data_root, split='train', min_certainty=1,
-    observed_labels=dict(mode='single_positive', seed=1200), pipeline={{_base_.train_pipeline}}))
-val_dataloader = dict(dataset=dict(
-    type='CUBAttributes', data_root=data_root, split='test', min_certainty=1,
-    pipeline={{_base_.test_pipeline}}, test_mode=True))
+train_dataloader = dict(
+    dataset=dict(
+        type='CUBAttributes',
+        data_root=data_root,
+        split='train',
+        min_certainty=1,
+        observed_labels=dict(mode='single_positive', seed=1200),
+        pipeline={{_base_.train_pipeline}},
+    )
+)
+val_dataloader = dict(
+    dataset=dict(
+        type='CUBAttributes',
+        data_root=data_root,
+        split='test',
+        min_certainty=1,
+        pipeline={{_base_.test_pipeline}},
+        test_mode=True,
+    )
+)
 test_dataloader = val_dataloader

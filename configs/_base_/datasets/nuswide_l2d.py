@@ -17,10 +17,27 @@ data_root = 'data/nuswide'
 num_classes = 81
 data_preprocessor = dict(num_classes=num_classes)
 
-train_dataloader = dict(dataset=dict(
-    _delete_=True, type=dataset_type, data_root=data_root, split='train', protocol='official',
-    missing_images='skip', pipeline=_base_.train_pipeline))
-val_dataloader = dict(dataset=dict(
-    _delete_=True, type=dataset_type, data_root=data_root, split='test', protocol='official',
-    missing_images='skip', pipeline=_base_.test_pipeline, test_mode=True))
+train_dataloader = dict(
+    dataset=dict(
+        _delete_=True,
+        type=dataset_type,
+        data_root=data_root,
+        split='train',
+        protocol='official',
+        missing_images='skip',
+        pipeline=_base_.train_pipeline,
+    )
+)
+val_dataloader = dict(
+    dataset=dict(
+        _delete_=True,
+        type=dataset_type,
+        data_root=data_root,
+        split='test',
+        protocol='official',
+        missing_images='skip',
+        pipeline=_base_.test_pipeline,
+        test_mode=True,
+    )
+)
 test_dataloader = val_dataloader

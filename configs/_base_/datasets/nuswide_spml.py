@@ -7,11 +7,26 @@ num_classes = 81
 data_root = 'data/nuswide'
 protocol = 'cole'
 data_preprocessor = dict(num_classes=num_classes)
-train_dataloader = dict(dataset=dict(
-    type='NUSWIDE', data_root=data_root, split='train', protocol=protocol,
-    missing_images='skip', observed_labels=dict(mode='single_positive', seed=1200),
-    pipeline={{_base_.train_pipeline}}))
-val_dataloader = dict(dataset=dict(
-    type='NUSWIDE', data_root=data_root, split='test', protocol=protocol,
-    missing_images='skip', pipeline={{_base_.test_pipeline}}, test_mode=True))
+train_dataloader = dict(
+    dataset=dict(
+        type='NUSWIDE',
+        data_root=data_root,
+        split='train',
+        protocol=protocol,
+        missing_images='skip',
+        observed_labels=dict(mode='single_positive', seed=1200),
+        pipeline={{_base_.train_pipeline}},
+    )
+)
+val_dataloader = dict(
+    dataset=dict(
+        type='NUSWIDE',
+        data_root=data_root,
+        split='test',
+        protocol=protocol,
+        missing_images='skip',
+        pipeline={{_base_.test_pipeline}},
+        test_mode=True,
+    )
+)
 test_dataloader = val_dataloader

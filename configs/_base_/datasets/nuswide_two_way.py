@@ -6,10 +6,25 @@ _base_ = ['./two_way_pipeline.py']
 num_classes = 81
 data_root = 'data/nuswide'
 data_preprocessor = dict(num_classes=num_classes)
-train_dataloader = dict(dataset=dict(
-    type='NUSWIDE', data_root=data_root, split='train', protocol='official_labeled',
-    missing_images='skip', pipeline={{_base_.train_pipeline}}))
-val_dataloader = dict(dataset=dict(
-    type='NUSWIDE', data_root=data_root, split='test', protocol='official_labeled',
-    missing_images='skip', pipeline={{_base_.test_pipeline}}, test_mode=True))
+train_dataloader = dict(
+    dataset=dict(
+        type='NUSWIDE',
+        data_root=data_root,
+        split='train',
+        protocol='official_labeled',
+        missing_images='skip',
+        pipeline={{_base_.train_pipeline}},
+    )
+)
+val_dataloader = dict(
+    dataset=dict(
+        type='NUSWIDE',
+        data_root=data_root,
+        split='test',
+        protocol='official_labeled',
+        missing_images='skip',
+        pipeline={{_base_.test_pipeline}},
+        test_mode=True,
+    )
+)
 test_dataloader = val_dataloader

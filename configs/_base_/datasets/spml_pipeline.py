@@ -18,18 +18,38 @@ image_size = 448
 resize_size = 672
 
 data_preprocessor = dict(  # ImageNet mean / std, RGB; builds the 1 / 0 / -1 target once per batch
-    type='MultiLabelDataPreprocessor', num_classes=num_classes, mean=[123.675, 116.28, 103.53],
-    std=[58.395, 57.12, 57.375], to_rgb=True, to_onehot=True)
+    type='MultiLabelDataPreprocessor',
+    num_classes=num_classes,
+    mean=[123.675, 116.28, 103.53],
+    std=[58.395, 57.12, 57.375],
+    to_rgb=True,
+    to_onehot=True,
+)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='Resize', scale=(resize_size, resize_size), keep_ratio=False),
-    dict(type='RandomResizedCropWithBox', scale=image_size, crop_ratio_range=(0.25, 1.0),
-         aspect_ratio_range=(1.0, 1.0)),
+    dict(
+        type='RandomResizedCropWithBox',
+        scale=image_size,
+        crop_ratio_range=(0.25, 1.0),
+        aspect_ratio_range=(1.0, 1.0),
+    ),
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
-    dict(type='PackInputs', algorithm_keys=('gt_label_ignored', 'gt_label_full'),
-         meta_keys=('sample_idx', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'flip',
-                    'flip_direction', 'crop_box')),
+    dict(
+        type='PackInputs',
+        algorithm_keys=('gt_label_ignored', 'gt_label_full'),
+        meta_keys=(
+            'sample_idx',
+            'img_path',
+            'ori_shape',
+            'img_shape',
+            'scale_factor',
+            'flip',
+            'flip_direction',
+            'crop_box',
+        ),
+    ),
 ]
 test_pipeline = [
     dict(type='LoadImageFromFile'),
@@ -38,11 +58,16 @@ test_pipeline = [
 ]
 
 # The datasets are set by each dataset config.
-train_dataloader = dict(batch_size=8, num_workers=4, persistent_workers=True,
-                        sampler=dict(type='EpochKeyedSampler', shuffle=True))
-val_dataloader = dict(train_dataloader, batch_size=32,
-                      sampler=dict(type='EpochKeyedSampler', shuffle=False))
+train_dataloader = dict(
+    batch_size=8,
+    num_workers=4,
+    persistent_workers=True,
+    sampler=dict(type='EpochKeyedSampler', shuffle=True),
+)
+val_dataloader = dict(
+    train_dataloader, batch_size=32, sampler=dict(type='EpochKeyedSampler', shuffle=False)
+)
 test_dataloader = val_dataloader
 
-val_evaluator = dict(type='MultiLabelMetrics', conventions=('threshold', ))
+val_evaluator = dict(type='MultiLabelMetrics', conventions=('threshold',))
 test_evaluator = val_evaluator

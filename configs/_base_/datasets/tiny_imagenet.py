@@ -30,8 +30,13 @@ train_pipeline = [
 test_pipeline = [dict(type='LoadImageFromFile'), dict(type='PackInputs')]
 
 # mdistiller's Tiny ImageNet configs (configs/tiny_imagenet/dot/*.yaml): batch 256; tests 64.
-train_dataloader = dict(batch_size=256, num_workers=8, dataset=dict(
-    type=dataset_type, data_root=data_root, pipeline=train_pipeline))
-val_dataloader = dict(num_workers=8, dataset=dict(
-    type=dataset_type, data_root=data_root, split='val', pipeline=test_pipeline))
+train_dataloader = dict(
+    batch_size=256,
+    num_workers=8,
+    dataset=dict(type=dataset_type, data_root=data_root, pipeline=train_pipeline),
+)
+val_dataloader = dict(
+    num_workers=8,
+    dataset=dict(type=dataset_type, data_root=data_root, split='val', pipeline=test_pipeline),
+)
 test_dataloader = val_dataloader

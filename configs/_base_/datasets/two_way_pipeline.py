@@ -12,26 +12,42 @@ num_classes = 80
 image_size = 224
 
 data_preprocessor = dict(  # ImageNet mean / std, RGB; builds the 1 / 0 / -1 target once per batch
-    type='MultiLabelDataPreprocessor', num_classes=num_classes, mean=[123.675, 116.28, 103.53],
-    std=[58.395, 57.12, 57.375], to_rgb=True, to_onehot=True)
+    type='MultiLabelDataPreprocessor',
+    num_classes=num_classes,
+    mean=[123.675, 116.28, 103.53],
+    std=[58.395, 57.12, 57.375],
+    to_rgb=True,
+    to_onehot=True,
+)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='RandomResizedCrop', scale=image_size),
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
     dict(type='ColorJitter', brightness=0.4, contrast=0.4, saturation=0.4),
-    dict(type='Lighting', eigval=[55.46, 4.794, 1.148],
-         eigvec=[[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140],
-                 [-0.5836, -0.6948, 0.4203]],
-         alphastd=0.1, to_rgb=True),
+    dict(
+        type='Lighting',
+        eigval=[55.46, 4.794, 1.148],
+        eigvec=[[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]],
+        alphastd=0.1,
+        to_rgb=True,
+    ),
     dict(type='PackInputs'),
 ]
-test_pipeline = [dict(type='LoadImageFromFile'), dict(type='ResizeEdge', scale=256, edge='short'),
-                 dict(type='CenterCrop', crop_size=image_size), dict(type='PackInputs')]
+test_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='ResizeEdge', scale=256, edge='short'),
+    dict(type='CenterCrop', crop_size=image_size),
+    dict(type='PackInputs'),
+]
 
 # The datasets are set by each dataset config.
-train_dataloader = dict(batch_size=128, num_workers=8, persistent_workers=True,
-                        sampler=dict(type='EpochKeyedSampler', shuffle=True))
+train_dataloader = dict(
+    batch_size=128,
+    num_workers=8,
+    persistent_workers=True,
+    sampler=dict(type='EpochKeyedSampler', shuffle=True),
+)
 val_dataloader = dict(train_dataloader, sampler=dict(type='EpochKeyedSampler', shuffle=False))
 test_dataloader = val_dataloader
 

@@ -22,15 +22,40 @@ test_pipeline = [
     *_base_.test_pipeline[:-1],
     # gt_label_difficult travels with the samples, so that difficult_policy='ignore' needs no
     # other change (empty under the protocol's 'positive').
-    dict(type='PackInputs',
-         meta_keys=('sample_idx', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'flip',
-                    'flip_direction', 'gt_label_difficult')),
+    dict(
+        type='PackInputs',
+        meta_keys=(
+            'sample_idx',
+            'img_path',
+            'ori_shape',
+            'img_shape',
+            'scale_factor',
+            'flip',
+            'flip_direction',
+            'gt_label_difficult',
+        ),
+    ),
 ]
 
-train_dataloader = dict(dataset=dict(
-    _delete_=True, type=dataset_type, data_root=data_root, split='trainval',
-    difficult_policy='positive', pipeline=_base_.train_pipeline))
-val_dataloader = dict(dataset=dict(
-    _delete_=True, type=dataset_type, data_root=data_root, split='test',
-    difficult_policy='positive', pipeline=test_pipeline, test_mode=True))
+train_dataloader = dict(
+    dataset=dict(
+        _delete_=True,
+        type=dataset_type,
+        data_root=data_root,
+        split='trainval',
+        difficult_policy='positive',
+        pipeline=_base_.train_pipeline,
+    )
+)
+val_dataloader = dict(
+    dataset=dict(
+        _delete_=True,
+        type=dataset_type,
+        data_root=data_root,
+        split='test',
+        difficult_policy='positive',
+        pipeline=test_pipeline,
+        test_mode=True,
+    )
+)
 test_dataloader = val_dataloader

@@ -9,8 +9,11 @@ _base_ = ['./voc2007_l2d.py']
 flip = dict(type='RandomFlip', prob=0.5, direction='horizontal')
 train_pipeline = [
     *_base_.train_pipeline[:2],  # load, squish resize
-    dict(type='MultiView', num_views=[1, 1],
-         transforms=[[flip], [flip, _base_.cutout, _base_.rand_augment]]),
+    dict(
+        type='MultiView',
+        num_views=[1, 1],
+        transforms=[[flip], [flip, _base_.cutout, _base_.rand_augment]],
+    ),
     _base_.train_pipeline[-1],  # PackInputs
 ]
 # The base dataloader captured the base pipeline when it was parsed; point it at this one.

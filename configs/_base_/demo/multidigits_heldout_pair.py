@@ -7,8 +7,10 @@ train_dataloader = dict(dataset=_base_.benchmark_train, **_base_.benchmark_loade
 val_dataloader = dict(dataset=_base_.benchmark_val, **_base_.benchmark_loader)
 test_dataloader = dict(dataset=_base_.benchmark_test, **_base_.benchmark_loader)
 data_preprocessor = _base_.benchmark_preprocessor
-param_scheduler = [dict(_base_.param_scheduler[0], eta_max=_base_.student_peak_lr),
-                   _base_.param_scheduler[1]]
+param_scheduler = [
+    dict(_base_.param_scheduler[0], eta_max=_base_.student_peak_lr),
+    _base_.param_scheduler[1],
+]
 model = dict(
     # The demo's networks (backbones pretrained on MultiGlyphs), not pairs/multidigits.py's.
     student='{{fileDirname}}/../../demo/student.py',

@@ -12,7 +12,15 @@ method = dict(
         s_embed=dict(type='EmbedConnector', source='s_pool', out_channels=128),
         t_embed=dict(type='EmbedConnector', source='t_pool', out_channels=128),
     ),
-    distill_losses=dict(crd=dict(type='CRDLoss', embed_dim=128, num_negatives=16384,
-                                 temperature=0.07, momentum=0.5, loss_weight=0.8,
-                                 inputs=dict(s_pooled='s_embed', t_pooled='t_embed'))),
+    distill_losses=dict(
+        crd=dict(
+            type='CRDLoss',
+            embed_dim=128,
+            num_negatives=16384,
+            temperature=0.07,
+            momentum=0.5,
+            loss_weight=0.8,
+            inputs=dict(s_pooled='s_embed', t_pooled='t_embed'),
+        )
+    ),
 )

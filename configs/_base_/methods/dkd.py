@@ -3,6 +3,9 @@
 # ResNet56/110 students' pairs, 6 for the VGG and WRN pairs): those leaves set it. Single-label
 # only (reads the one-hot `gt`).
 method = dict(
-    distill_losses=dict(dkd=dict(type='DKDLoss', alpha=1.0, beta=8.0, temperature=4.0,
-                                 warmup_epochs=20, loss_weight=1.0)),
+    distill_losses=dict(
+        dkd=dict(
+            type='DKDLoss', alpha=1.0, beta=8.0, temperature=4.0, warmup_epochs=20, loss_weight=1.0
+        )
+    ),
 )

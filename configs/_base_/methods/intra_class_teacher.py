@@ -12,8 +12,17 @@ method = dict(
     type='ClassifierWithLosses',
     classifier=None,
     views=dict(anchor=0, positive=1),
-    losses=dict(intra=dict(
-        type='IntraClassContrastiveLoss', loss_weight=0.02, margin_threshold=0.5,
-        temperature=1.0, normalize=False, negatives='all', reduction='batch', queue_size=16,
-        inputs=dict(anchor='logits', positive='positive_logits'))),
+    losses=dict(
+        intra=dict(
+            type='IntraClassContrastiveLoss',
+            loss_weight=0.02,
+            margin_threshold=0.5,
+            temperature=1.0,
+            normalize=False,
+            negatives='all',
+            reduction='batch',
+            queue_size=16,
+            inputs=dict(anchor='logits', positive='positive_logits'),
+        )
+    ),
 )

@@ -4,6 +4,12 @@
 # augmentation) recipe is not reproduced by these configs. Compares samples (global batch
 # under DDP).
 method = dict(
-    distill_losses=dict(mlld=dict(type='MLLDLoss', temperatures=(4.0, 3.0, 5.0, 2.0, 6.0),
-                                  mask_mode='scalar', loss_weight=1.0)),
+    distill_losses=dict(
+        mlld=dict(
+            type='MLLDLoss',
+            temperatures=(4.0, 3.0, 5.0, 2.0, 6.0),
+            mask_mode='scalar',
+            loss_weight=1.0,
+        )
+    ),
 )

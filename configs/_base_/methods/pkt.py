@@ -8,6 +8,9 @@ method = dict(
         s_emb=dict(type='GlobalPoolConnector', source='s_feats'),
         t_emb=dict(type='GlobalPoolConnector', source='t_feats'),
     ),
-    distill_losses=dict(pkt=dict(type='PKTLoss', loss_weight=30000.0,
-                                 inputs=dict(s_pooled='s_emb', t_pooled='t_emb'))),
+    distill_losses=dict(
+        pkt=dict(
+            type='PKTLoss', loss_weight=30000.0, inputs=dict(s_pooled='s_emb', t_pooled='t_emb')
+        )
+    ),
 )

@@ -7,10 +7,21 @@ method = dict(
     connectors=dict(
         s_pool=dict(type='GlobalPoolConnector', keepdim=True, source='s_feats'),
         t_pool=dict(type='GlobalPoolConnector', keepdim=True, source='t_feats'),
-        s_abf=dict(type='ABFConnector', source=['s_stage1', 's_stage2', 's_stage3', 's_stage4', 's_pool'],
-                   target=['t_stage1', 't_stage2', 't_stage3', 't_stage4', 't_pool']),
+        s_abf=dict(
+            type='ABFConnector',
+            source=['s_stage1', 's_stage2', 's_stage3', 's_stage4', 's_pool'],
+            target=['t_stage1', 't_stage2', 't_stage3', 't_stage4', 't_pool'],
+        ),
     ),
-    distill_losses=dict(reviewkd=dict(
-        type='ReviewKDLoss', pool_sizes=(4, 2, 1), warmup_epochs=20, loss_weight=1.0,
-        inputs=dict(s_feats='s_abf', t_feats=['t_stage1', 't_stage2', 't_stage3', 't_stage4', 't_pool']))),
+    distill_losses=dict(
+        reviewkd=dict(
+            type='ReviewKDLoss',
+            pool_sizes=(4, 2, 1),
+            warmup_epochs=20,
+            loss_weight=1.0,
+            inputs=dict(
+                s_feats='s_abf', t_feats=['t_stage1', 't_stage2', 't_stage3', 't_stage4', 't_pool']
+            ),
+        )
+    ),
 )

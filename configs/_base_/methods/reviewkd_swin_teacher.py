@@ -13,9 +13,12 @@ method = dict(
         t_map4=dict(type='TokenMapConnector', source='t_stage4'),
         s_pool=_base_.method.connectors.s_pool,
         t_pool=_base_.method.connectors.t_pool,
-        s_abf=dict(_base_.method.connectors.s_abf,
-                   target=['t_map1', 't_map2', 't_map3', 't_map4', 't_pool']),
+        s_abf=dict(
+            _base_.method.connectors.s_abf,
+            target=['t_map1', 't_map2', 't_map3', 't_map4', 't_pool'],
+        ),
     ),
-    distill_losses=dict(reviewkd=dict(
-        inputs=dict(t_feats=['t_map1', 't_map2', 't_map3', 't_map4', 't_pool']))),
+    distill_losses=dict(
+        reviewkd=dict(inputs=dict(t_feats=['t_map1', 't_map2', 't_map3', 't_map4', 't_pool']))
+    ),
 )

@@ -8,6 +8,13 @@ method = dict(
         s_emb=dict(type='GlobalPoolConnector', source='s_feats'),
         t_emb=dict(type='GlobalPoolConnector', source='t_feats'),
     ),
-    distill_losses=dict(rkd=dict(type='RKDLoss', distance_weight=25.0, angle_weight=50.0,
-                                 loss_weight=1.0, inputs=dict(s_pooled='s_emb', t_pooled='t_emb'))),
+    distill_losses=dict(
+        rkd=dict(
+            type='RKDLoss',
+            distance_weight=25.0,
+            angle_weight=50.0,
+            loss_weight=1.0,
+            inputs=dict(s_pooled='s_emb', t_pooled='t_emb'),
+        )
+    ),
 )

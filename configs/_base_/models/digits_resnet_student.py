@@ -2,8 +2,9 @@
 # Trains from scratch on a CPU in minutes.
 model = dict(
     type='ImageClassifier',
-    backbone=dict(type='ResNet_CIFAR', depth=18, stem_channels=16, base_channels=16,
-                  out_indices=(3, )),
+    backbone=dict(
+        type='ResNet_CIFAR', depth=18, stem_channels=16, base_channels=16, out_indices=(3,)
+    ),
     neck=dict(type='GlobalAveragePooling'),
     head=dict(
         type='MultiLabelLinearClsHead',

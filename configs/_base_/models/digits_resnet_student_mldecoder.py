@@ -5,6 +5,15 @@ _base_ = ['./digits_resnet_student.py']
 model = dict(
     backbone=dict(stem_channels=8, base_channels=8),
     neck=None,
-    head=dict(_delete_=True, type='MLDecoderHead', num_classes=10, in_channels=64, hidden_dim=32,
-              num_heads=4, ffn_dim=64, dropout=0.1, loss=dict(type='BinaryCrossEntropySumLoss')),
+    head=dict(
+        _delete_=True,
+        type='MLDecoderHead',
+        num_classes=10,
+        in_channels=64,
+        hidden_dim=32,
+        num_heads=4,
+        ffn_dim=64,
+        dropout=0.1,
+        loss=dict(type='BinaryCrossEntropySumLoss'),
+    ),
 )

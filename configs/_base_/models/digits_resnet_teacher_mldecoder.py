@@ -2,5 +2,7 @@
 # digits_resnet_student_mldecoder.py with twice its decoder width. Small decoder sizes keep the
 # demo CPU-friendly.
 _base_ = ['./digits_resnet_student_mldecoder.py']
-model = dict(backbone=dict(stem_channels=24, base_channels=24),
-             head=dict(in_channels=192, hidden_dim=64, ffn_dim=128))
+model = dict(
+    backbone=dict(stem_channels=24, base_channels=24),
+    head=dict(in_channels=192, hidden_dim=64, ffn_dim=128),
+)

@@ -3,7 +3,10 @@
 _base_ = ['./common/imagenet_weights.py', './common/multi_label_classifier.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/mobilenet_v2/mobilenet_v2_batch256_imagenet_20200708-3b2dc3af.pth'
 model = dict(
-    backbone=dict(type='MobileNetV2', widen_factor=1.0,
-                  init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone')),
+    backbone=dict(
+        type='MobileNetV2',
+        widen_factor=1.0,
+        init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone'),
+    ),
     head=dict(in_channels=1280),
 )

@@ -3,7 +3,11 @@
 _base_ = ['./common/imagenet_weights.py', './common/multi_label_classifier.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/repvgg/repvgg-A0_8xb32_in1k_20221213-60ae8e23.pth'
 model = dict(
-    backbone=dict(type='RepVGG', arch='A0', out_indices=(3, ),
-                  init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone')),
+    backbone=dict(
+        type='RepVGG',
+        arch='A0',
+        out_indices=(3,),
+        init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone'),
+    ),
     head=dict(in_channels=1280),
 )

@@ -2,5 +2,6 @@
 # weights.
 _base_ = ['./resnet50_ml.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/resnet/resnet101_8xb32_in1k_20210831-539c63f8.pth'
-model = dict(backbone=dict(depth=101, init_cfg=dict(checkpoint=PRETRAINED)),
-             head=dict(in_channels=2048))
+model = dict(
+    backbone=dict(depth=101, init_cfg=dict(checkpoint=PRETRAINED)), head=dict(in_channels=2048)
+)

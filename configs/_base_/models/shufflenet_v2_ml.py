@@ -3,7 +3,10 @@
 _base_ = ['./common/imagenet_weights.py', './common/multi_label_classifier.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/shufflenet_v2/shufflenet_v2_batch1024_imagenet_20200812-5bf4721e.pth'
 model = dict(
-    backbone=dict(type='ShuffleNetV2', widen_factor=1.0,
-                  init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone')),
+    backbone=dict(
+        type='ShuffleNetV2',
+        widen_factor=1.0,
+        init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone'),
+    ),
     head=dict(in_channels=1024),
 )

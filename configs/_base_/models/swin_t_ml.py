@@ -3,7 +3,12 @@
 _base_ = ['./common/imagenet_weights.py', './common/multi_label_classifier.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/swin-transformer/swin_tiny_224_b16x64_300e_imagenet_20210616_090925-66df6be6.pth'
 model = dict(
-    backbone=dict(type='SwinTransformer', arch='tiny', img_size=224, drop_path_rate=0.2,
-                  init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone')),
+    backbone=dict(
+        type='SwinTransformer',
+        arch='tiny',
+        img_size=224,
+        drop_path_rate=0.2,
+        init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone'),
+    ),
     head=dict(in_channels=768),
 )

@@ -3,7 +3,12 @@
 _base_ = ['./common/imagenet_weights.py', './common/multi_label_classifier.py']
 PRETRAINED = 'https://download.openmmlab.com/mmclassification/v0/vgg/vgg13_bn_batch256_imagenet_20210207-1a8b7864.pth'
 model = dict(
-    backbone=dict(type='VGG', depth=13, norm_cfg=dict(type='BN'), num_classes=-1,
-                  init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone')),
+    backbone=dict(
+        type='VGG',
+        depth=13,
+        norm_cfg=dict(type='BN'),
+        num_classes=-1,
+        init_cfg=dict(type='Pretrained', checkpoint=PRETRAINED, prefix='backbone'),
+    ),
     head=dict(in_channels=512),
 )

@@ -2,15 +2,20 @@
 # the demo, trained with the student's recipe. Run `tools/train.py
 # configs/multidigits/mldecoder_teacher.py` first (or `python tools/demo.py`), or point
 # `model.teacher_ckpt` at your teacher.
-_base_ = ['../datasets/multidigits.py', '../schedules/onecycle_12e_demo.py',
-          '../default_runtime.py', '../taps/digits_resnet.py']
+_base_ = [
+    '../datasets/multidigits.py',
+    '../schedules/onecycle_12e_demo.py',
+    '../default_runtime.py',
+    '../taps/digits_resnet.py',
+]
 model = dict(
     type='SingleTeacherDistiller',
     student='{{fileDirname}}/../../multidigits/mldecoder_student.py',
     teacher='{{fileDirname}}/../../multidigits/mldecoder_teacher.py',
     teacher_ckpt='work_dirs/mldecoder_teacher',  # its work dir: its last checkpoint
     # Stage taps (`stage1..4`) for the feature methods; recorded only when a loss reads them.
-    student_taps=_base_.digits_resnet_taps, teacher_taps=_base_.digits_resnet_taps,
+    student_taps=_base_.digits_resnet_taps,
+    teacher_taps=_base_.digits_resnet_taps,
     probe_input_size=(_base_.image_size, _base_.image_size),
     # Off; `--cfg-options model.teacher_cache.dir=DIR model.teacher_cache.mode=write` (then
     # `read`) trains from stored teacher outputs, bit-identically (docs/teacher_cache.md).

@@ -2,8 +2,12 @@
 # docs/feature_kd_multidigits.md): the demo's CIFAR ResNet-18 teacher and student with linear
 # softmax heads, trained with the demo's 12-epoch one-cycle recipe. Train the teacher first:
 # `python tools/train.py configs/multidigits/resnet_teacher_single_label.py`.
-_base_ = ['../datasets/multidigits_single_label.py', '../schedules/onecycle_12e_demo.py',
-          '../default_runtime.py', '../taps/digits_resnet.py']
+_base_ = [
+    '../datasets/multidigits_single_label.py',
+    '../schedules/onecycle_12e_demo.py',
+    '../default_runtime.py',
+    '../taps/digits_resnet.py',
+]
 model = dict(
     type='SingleTeacherDistiller',
     student='{{fileDirname}}/../../multidigits/resnet_student_single_label.py',
@@ -12,7 +16,8 @@ model = dict(
     data_preprocessor=_base_.data_preprocessor,
     # Stage taps (`stage1..4`) for the feature methods (mmpretrain's ResNet_CIFAR has no pre-ReLU
     # module, so OFD has no MultiDigits config).
-    student_taps=_base_.digits_resnet_taps, teacher_taps=_base_.digits_resnet_taps,
+    student_taps=_base_.digits_resnet_taps,
+    teacher_taps=_base_.digits_resnet_taps,
     probe_input_size=(_base_.image_size, _base_.image_size),
     # Off; `--cfg-options model.teacher_cache.dir=DIR model.teacher_cache.mode=write` (then
     # `read`) trains from stored teacher outputs, bit-identically (docs/teacher_cache.md).

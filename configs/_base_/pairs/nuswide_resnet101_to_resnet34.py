@@ -3,7 +3,10 @@
 # pairs). Train the teacher first with configs/teachers/nuswide_resnet101_mldecoder.py (30 of 80
 # epochs).
 _base_ = ['./l2d/nuswide.py', '../taps/resnet.py', './l2d/distiller.py']
-model = dict(teacher='{{fileDirname}}/../../teachers/nuswide_resnet101_mldecoder.py',
-             student='{{fileDirname}}/../../students/nuswide_resnet34_mldecoder.py',
-             teacher_ckpt='work_dirs/teachers/nuswide_resnet101_mldecoder',
-             student_taps=_base_.resnet_taps, teacher_taps=_base_.resnet_taps)
+model = dict(
+    teacher='{{fileDirname}}/../../teachers/nuswide_resnet101_mldecoder.py',
+    student='{{fileDirname}}/../../students/nuswide_resnet34_mldecoder.py',
+    teacher_ckpt='work_dirs/teachers/nuswide_resnet101_mldecoder',
+    student_taps=_base_.resnet_taps,
+    teacher_taps=_base_.resnet_taps,
+)

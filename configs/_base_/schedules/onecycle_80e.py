@@ -15,11 +15,25 @@ optim_wrapper = dict(
     paramwise_cfg=dict(bias_decay_mult=0.0, norm_decay_mult=0.0, flat_decay_mult=0.0),
 )
 param_scheduler = [
-    dict(type='OneCycleLRWithMultipliers', eta_max=max_lr, total_steps=schedule_epochs, end=schedule_epochs, pct_start=0.2,
-         by_epoch=True, convert_to_iter_based=True),
-    dict(type='OneCycleMomentum', base_momentum=0.85, max_momentum=0.95,
-         total_steps=schedule_epochs, end=schedule_epochs, pct_start=0.2, by_epoch=True,
-         convert_to_iter_based=True),
+    dict(
+        type='OneCycleLRWithMultipliers',
+        eta_max=max_lr,
+        total_steps=schedule_epochs,
+        end=schedule_epochs,
+        pct_start=0.2,
+        by_epoch=True,
+        convert_to_iter_based=True,
+    ),
+    dict(
+        type='OneCycleMomentum',
+        base_momentum=0.85,
+        max_momentum=0.95,
+        total_steps=schedule_epochs,
+        end=schedule_epochs,
+        pct_start=0.2,
+        by_epoch=True,
+        convert_to_iter_based=True,
+    ),
 ]
 train_cfg = dict(by_epoch=True, max_epochs=schedule_epochs, val_interval=1)
 val_cfg = dict()

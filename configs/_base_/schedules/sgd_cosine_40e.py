@@ -6,8 +6,17 @@ optim_wrapper = dict(
     optimizer=dict(type='SGD', lr=0.01, momentum=0.9, nesterov=True, weight_decay=1e-4),
     paramwise_cfg=dict(custom_keys={'backbone': dict(lr_mult=0.1)}),
 )
-param_scheduler = [dict(type='CosineAnnealingLR', T_max=40, eta_min=0.0, by_epoch=True,
-                        begin=0, end=40, convert_to_iter_based=True)]
+param_scheduler = [
+    dict(
+        type='CosineAnnealingLR',
+        T_max=40,
+        eta_min=0.0,
+        by_epoch=True,
+        begin=0,
+        end=40,
+        convert_to_iter_based=True,
+    )
+]
 train_cfg = dict(by_epoch=True, max_epochs=40, val_interval=1)
 val_cfg = dict()
 test_cfg = dict()

@@ -23,11 +23,17 @@ weight_decay = 1e-4 / (64 * _base_.num_classes)
 optim_wrapper = dict(optimizer=dict(weight_decay=weight_decay))
 train_pipeline = [
     dict(type='Resize', scale=(48, 48)),
-    dict(type='RandomResizedCropWithBox', scale=_base_.image_size, crop_ratio_range=(0.25, 1.0),
-         aspect_ratio_range=(1.0, 1.0)),
+    dict(
+        type='RandomResizedCropWithBox',
+        scale=_base_.image_size,
+        crop_ratio_range=(0.25, 1.0),
+        aspect_ratio_range=(1.0, 1.0),
+    ),
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
-    dict(type='PackInputs', meta_keys=('sample_idx', 'ori_shape', 'img_shape', 'flip',
-                                       'flip_direction', 'crop_box')),
+    dict(
+        type='PackInputs',
+        meta_keys=('sample_idx', 'ori_shape', 'img_shape', 'flip', 'flip_direction', 'crop_box'),
+    ),
 ]
 train_dataloader = dict(dataset=dict(_base_.heldout_train, pipeline=train_pipeline))
 val_dataloader = dict(dataset=_base_.heldout_val)
@@ -38,9 +44,11 @@ model = dict(
     # branches, no N(0, 0.01) head): with mmengine's init the student stalls near the
     # constant-prediction loss under this schedule on 1500 mosaics, with full labels too
     # (configs/spml/README.md, "Recipe").
-    classifier=dict(cfg_path='{{fileDirname}}/../../multidigits/resnet_student.py',
-                    backbone=dict(init_cfg=None, zero_init_residual=False),
-                    head=dict(init_cfg=None)),
+    classifier=dict(
+        cfg_path='{{fileDirname}}/../../multidigits/resnet_student.py',
+        backbone=dict(init_cfg=None, zero_init_residual=False),
+        head=dict(init_cfg=None),
+    ),
     task_loss_weight=0.0,
     probe_input_size=(_base_.image_size, _base_.image_size),
 )

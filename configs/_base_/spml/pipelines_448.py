@@ -7,11 +7,25 @@ image_size = 448
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='Resize', scale=(672, 672)),
-    dict(type='RandomResizedCropWithBox', scale=image_size, crop_ratio_range=(0.25, 1.0),
-         aspect_ratio_range=(1.0, 1.0)),
+    dict(
+        type='RandomResizedCropWithBox',
+        scale=image_size,
+        crop_ratio_range=(0.25, 1.0),
+        aspect_ratio_range=(1.0, 1.0),
+    ),
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
-    dict(type='PackInputs', meta_keys=('sample_idx', 'img_path', 'ori_shape', 'img_shape',
-                                       'flip', 'flip_direction', 'crop_box')),
+    dict(
+        type='PackInputs',
+        meta_keys=(
+            'sample_idx',
+            'img_path',
+            'ori_shape',
+            'img_shape',
+            'flip',
+            'flip_direction',
+            'crop_box',
+        ),
+    ),
 ]
 test_pipeline = [
     dict(type='LoadImageFromFile'),

@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar10_wrn_40_2_to_shufflev2.py', '../../_base_/methods/fitnet.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar10_wrn_40_2_to_shufflev2.py',
+    '../../_base_/methods/fitnet.py',
+]
 model = _base_.method

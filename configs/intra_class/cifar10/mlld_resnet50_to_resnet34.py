@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar10_resnet50_to_resnet34.py', '../../_base_/methods/mlld.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar10_resnet50_to_resnet34.py',
+    '../../_base_/methods/mlld.py',
+]
 model = _base_.method

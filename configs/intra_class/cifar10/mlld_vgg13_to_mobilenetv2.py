@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar10_vgg13_to_mobilenetv2.py', '../../_base_/methods/mlld.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar10_vgg13_to_mobilenetv2.py',
+    '../../_base_/methods/mlld.py',
+]
 model = _base_.method

@@ -1,3 +1,6 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar10_vgg13_to_mobilenetv2.py', '../../_base_/methods/kd_softmax_rkd.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar10_vgg13_to_mobilenetv2.py',
+    '../../_base_/methods/kd_softmax_rkd.py',
+]
 # From the intra-class contrastive teacher.
 model = dict(_base_.method, teacher_ckpt=_base_.intra_class_teacher_ckpt)

@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/models/cifar/vgg8.py', '../../_base_/recipes/intra_class/cifar10_student.py']
+_base_ = [
+    '../../_base_/models/cifar/vgg8.py',
+    '../../_base_/recipes/intra_class/cifar10_student.py',
+]
 model = dict(head=_base_.single_label_head)

@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar10_resnet50_to_mobilenetv2.py', '../../_base_/methods/vid.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar10_resnet50_to_mobilenetv2.py',
+    '../../_base_/methods/vid.py',
+]
 model = _base_.method

@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar100_vgg13_to_mobilenetv2.py', '../../_base_/methods/fitnet.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar100_vgg13_to_mobilenetv2.py',
+    '../../_base_/methods/fitnet.py',
+]
 model = _base_.method

@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar100_wrn_40_2_to_shufflev2.py', '../../_base_/methods/mlld.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar100_wrn_40_2_to_shufflev2.py',
+    '../../_base_/methods/mlld.py',
+]
 model = _base_.method

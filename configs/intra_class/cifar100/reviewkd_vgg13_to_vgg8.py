@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar100_vgg13_to_vgg8.py', '../../_base_/methods/reviewkd.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar100_vgg13_to_vgg8.py',
+    '../../_base_/methods/reviewkd.py',
+]
 model = _base_.method

@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/cifar100_wrn_40_2_to_wrn_16_2.py', '../../_base_/methods/rkd.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/cifar100_wrn_40_2_to_wrn_16_2.py',
+    '../../_base_/methods/rkd.py',
+]
 model = _base_.method

@@ -1,7 +1,10 @@
 # Study intra-class contrastive teacher: teacher.py's network trained with CE + 0.02·L_intra
 # (methods/intra_class_teacher.py) on two views per image, the same recipe.
-_base_ = ['../../_base_/datasets/multidigits_single_label_heldout_anchor_positive.py',
-          '../../_base_/schedules/onecycle_10e_demo.py', '../../_base_/default_runtime.py',
-          '../../_base_/methods/intra_class_teacher.py']
+_base_ = [
+    '../../_base_/datasets/multidigits_single_label_heldout_anchor_positive.py',
+    '../../_base_/schedules/onecycle_10e_demo.py',
+    '../../_base_/default_runtime.py',
+    '../../_base_/methods/intra_class_teacher.py',
+]
 model = dict(_base_.method, classifier='{{fileDirname}}/teacher.py', probe_input_size=(32, 32))
 default_hooks = dict(logger=dict(interval=10))

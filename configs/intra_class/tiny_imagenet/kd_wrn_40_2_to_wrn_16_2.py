@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/tiny_imagenet_wrn_40_2_to_wrn_16_2.py', '../../_base_/methods/kd_softmax.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/tiny_imagenet_wrn_40_2_to_wrn_16_2.py',
+    '../../_base_/methods/kd_softmax.py',
+]
 model = _base_.method

@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/tiny_imagenet_vgg13_to_vgg8.py', '../../_base_/methods/ofd_vgg_teacher.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/tiny_imagenet_vgg13_to_vgg8.py',
+    '../../_base_/methods/ofd_vgg_teacher.py',
+]
 model = _base_.method

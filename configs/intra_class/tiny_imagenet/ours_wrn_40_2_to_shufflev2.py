@@ -1,3 +1,6 @@
-_base_ = ['../../_base_/pairs/intra_class/tiny_imagenet_wrn_40_2_to_shufflev2.py', '../../_base_/methods/kd_softmax.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/tiny_imagenet_wrn_40_2_to_shufflev2.py',
+    '../../_base_/methods/kd_softmax.py',
+]
 # From the intra-class contrastive teacher.
 model = dict(_base_.method, teacher_ckpt=_base_.intra_class_teacher_ckpt)

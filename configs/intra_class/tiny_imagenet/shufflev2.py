@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/models/cifar/shufflev2.py', '../../_base_/recipes/intra_class/tiny_imagenet_student.py']
+_base_ = [
+    '../../_base_/models/cifar/shufflev2.py',
+    '../../_base_/recipes/intra_class/tiny_imagenet_student.py',
+]
 model = dict(head=_base_.single_label_head)

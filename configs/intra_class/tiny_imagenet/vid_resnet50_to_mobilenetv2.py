@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/tiny_imagenet_resnet50_to_mobilenetv2.py', '../../_base_/methods/vid.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/tiny_imagenet_resnet50_to_mobilenetv2.py',
+    '../../_base_/methods/vid.py',
+]
 model = _base_.method

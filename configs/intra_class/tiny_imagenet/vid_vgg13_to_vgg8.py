@@ -1,2 +1,5 @@
-_base_ = ['../../_base_/pairs/intra_class/tiny_imagenet_vgg13_to_vgg8.py', '../../_base_/methods/vid.py']
+_base_ = [
+    '../../_base_/pairs/intra_class/tiny_imagenet_vgg13_to_vgg8.py',
+    '../../_base_/methods/vid.py',
+]
 model = _base_.method

@@ -2,5 +2,8 @@
 # of its k positives, mlkd/datasets/observed_labels.py; Verelst et al. (WACV 2023) Table B.1), no
 # observed negatives. The draw is fixed (seed 0) whatever the training seed.
 _base_ = ['../en_multidigits.py']
-train_dataloader = dict(dataset=dict(
-    variant='multi_label', observed_labels=dict(mode='fraction', fraction=0.40, seed=0)))
+train_dataloader = dict(
+    dataset=dict(
+        variant='multi_label', observed_labels=dict(mode='fraction', fraction=0.40, seed=0)
+    )
+)

@@ -4,6 +4,7 @@ Poly-1 binary cross-entropy (Leng et al., "PolyLoss: A Polynomial Expansion Pers
 Classification Loss Functions", ICLR 2022), one-vs-all for multi-label targets: each entry's BCE
 plus ``ε · (1 − p_t)``, where ``p_t`` is the probability given to the entry's true value.
 """
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -13,8 +14,7 @@ from mlkd.models.losses.utils import reduce_valid
 from mlkd.registry import MODELS
 
 
-def poly1_bce(logits: Tensor, gt: Tensor, epsilon: float = 1.0,
-              reduction: str = 'sum') -> Tensor:
+def poly1_bce(logits: Tensor, gt: Tensor, epsilon: float = 1.0, reduction: str = 'sum') -> Tensor:
     """``Σ_{valid} BCE(z, y) + ε (1 − p_t)``, ``p_t = y σ(z) + (1 − y)(1 − σ(z))``.
 
     Args:
@@ -42,8 +42,9 @@ class PolyBCELoss(TaskLoss):
 
     reductions = ('sum', 'mean', 'none')
 
-    def __init__(self, epsilon: float = 1.0, reduction: str = 'sum',
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, epsilon: float = 1.0, reduction: str = 'sum', loss_weight: float = 1.0
+    ) -> None:
         super().__init__(reduction, loss_weight=loss_weight)
         self.epsilon = float(epsilon)
 

@@ -6,6 +6,7 @@ towards ``(1 − α) y + α p_prev``, where ``p_prev`` is the network's own pred
 at its previous visit (kept per sample). The paper ramps α over the epochs; this example keeps α
 fixed.
 """
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -15,8 +16,14 @@ from mlkd.models.losses.utils import reduce_valid
 from mlkd.registry import MODELS
 
 
-def progressive_target_bce(logits: Tensor, gt: Tensor, previous: Tensor, seen: Tensor,
-                           alpha: float, reduction: str = 'mean') -> Tensor:
+def progressive_target_bce(
+    logits: Tensor,
+    gt: Tensor,
+    previous: Tensor,
+    seen: Tensor,
+    alpha: float,
+    reduction: str = 'mean',
+) -> Tensor:
     """BCE of ``logits`` against ``(1 − α) y + α p_prev`` (``y`` alone where not ``seen``).
 
     Args:
@@ -44,8 +51,9 @@ class ProgressiveTargetLoss(TaskLoss, StatefulLoss):
 
     reductions = ('mean', 'sum', 'none')
 
-    def __init__(self, num_samples: int, num_classes: int, alpha: float = 0.5,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, num_samples: int, num_classes: int, alpha: float = 0.5, loss_weight: float = 1.0
+    ) -> None:
         super().__init__(loss_weight=loss_weight)
         self.num_samples, self.alpha = int(num_samples), float(alpha)
         self.register_state('previous', torch.zeros(num_samples, num_classes), 'sample')
@@ -53,8 +61,9 @@ class ProgressiveTargetLoss(TaskLoss, StatefulLoss):
 
     def compute(self, logits: Tensor, gt: Tensor, reduction: str, sample_idx: Tensor) -> Tensor:
         self.check_sample_idx(sample_idx, self.num_samples)
-        loss = progressive_target_bce(logits, gt, self.previous[sample_idx],
-                                      self.seen[sample_idx], self.alpha, reduction)
+        loss = progressive_target_bce(
+            logits, gt, self.previous[sample_idx], self.seen[sample_idx], self.alpha, reduction
+        )
         with torch.no_grad():
             self.previous[sample_idx] = torch.sigmoid(logits)
             self.seen[sample_idx] = True

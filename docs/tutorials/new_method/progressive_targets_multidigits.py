@@ -4,5 +4,8 @@
 #       docs/tutorials/new_method/progressive_targets_multidigits.py
 _base_ = ['../../../configs/spml/full_labels_multidigits.py']
 custom_imports = dict(imports=['progressive_targets_loss'], allow_failed_imports=False)
-model = dict(losses=dict(ps_kd=dict(type='ProgressiveTargetLoss',
-                                    num_samples=_base_.num_train_samples, alpha=0.5)))
+model = dict(
+    losses=dict(
+        ps_kd=dict(type='ProgressiveTargetLoss', num_samples=_base_.num_train_samples, alpha=0.5)
+    )
+)

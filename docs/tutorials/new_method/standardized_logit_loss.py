@@ -5,7 +5,7 @@ Distillation", CVPR 2024), adapted to multi-label logits: each sample's logits a
 classes for both nets, then compared with a mean squared error, so the student matches the
 teacher's ranking and relative gaps rather than its logit scale.
 """
-import torch
+
 from torch import Tensor
 
 from mlkd.models.losses import RoutedLoss
@@ -20,8 +20,10 @@ def standardized_logit_mse(s_logits: Tensor, t_logits: Tensor, eps: float = 1e-6
     Returns:
         Scalar loss.
     """
+
     def standardize(z: Tensor) -> Tensor:
         return (z - z.mean(dim=1, keepdim=True)) / (z.std(dim=1, keepdim=True) + eps)
+
     return (standardize(s_logits) - standardize(t_logits.detach())).pow(2).mean()
 
 

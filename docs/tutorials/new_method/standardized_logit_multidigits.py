@@ -4,6 +4,8 @@
 #       docs/tutorials/new_method/standardized_logit_multidigits.py
 _base_ = ['../../../configs/_base_/pairs/multidigits.py']
 custom_imports = dict(imports=['standardized_logit_loss'], allow_failed_imports=False)
-model = dict(distill_losses=dict(
-    std_logit=dict(type='StandardizedLogitLoss', loss_weight=10.0),
-))
+model = dict(
+    distill_losses=dict(
+        std_logit=dict(type='StandardizedLogitLoss', loss_weight=10.0),
+    )
+)

@@ -3,6 +3,13 @@ from .crop_box import CROP_META_KEYS, RandomResizedCropWithBox
 from .cutout import RandomColorCutout
 from .uda_rand_augment import UDA_OPERATIONS, UDARandAugment, apply_uda_operation, uda_magnitude
 
-__all__ = ['AnchorPositiveViews', 'CROP_META_KEYS', 'RandomResizedCropWithBox',
-           'RandomColorCutout', 'UDARandAugment', 'UDA_OPERATIONS', 'apply_uda_operation',
-           'uda_magnitude']
+__all__ = [
+    'AnchorPositiveViews',
+    'CROP_META_KEYS',
+    'RandomResizedCropWithBox',
+    'RandomColorCutout',
+    'UDARandAugment',
+    'UDA_OPERATIONS',
+    'apply_uda_operation',
+    'uda_magnitude',
+]

@@ -7,6 +7,7 @@ paper does not say which augmentation makes ``x⁺`` nor whether ``x`` itself is
 draws both views from the same training augmentation, independently (the dataset bases
 ``configs/_base_/datasets/*_anchor_positive.py`` say which one).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -54,8 +55,10 @@ class AnchorPositiveViews(MultiView):
 
     def __init__(self, transforms: Sequence[dict | Callable]) -> None:
         if isinstance(transforms, (dict, str)) or not transforms:
-            raise ValueError('AnchorPositiveViews needs a non-empty list of augmentation '
-                             f'transforms to make the positive view, got {transforms!r}')
+            raise ValueError(
+                'AnchorPositiveViews needs a non-empty list of augmentation '
+                f'transforms to make the positive view, got {transforms!r}'
+            )
         super().__init__(transforms=[list(transforms)], num_views=len(self.VIEW_NAMES))
 
     def transform(self, results: dict) -> dict:
@@ -63,10 +66,12 @@ class AnchorPositiveViews(MultiView):
         results = super().transform(results)
         anchor, positive = results['img']
         if anchor.shape != positive.shape:
-            raise ValueError(f'AnchorPositiveViews: the anchor view has shape {anchor.shape} but '
-                             f'the positive {positive.shape} (sample {results.get("sample_idx")}, '
-                             f'{results.get("img_path", "in-memory image")}); the augmentation '
-                             'must give a fixed output size')
+            raise ValueError(
+                f'AnchorPositiveViews: the anchor view has shape {anchor.shape} but '
+                f'the positive {positive.shape} (sample {results.get("sample_idx")}, '
+                f'{results.get("img_path", "in-memory image")}); the augmentation '
+                'must give a fixed output size'
+            )
         return results
 
     def __repr__(self) -> str:

@@ -15,6 +15,7 @@ the box is mapped back to ``ori_shape`` by the ratio of the current and the orig
 A random horizontal flip after it sets ``flip`` (mmcv's ``RandomFlip``); both travel to the model
 with ``PackInputs(meta_keys=(..., 'crop_box', 'flip'))`` (``flip`` is in the default keys).
 """
+
 from __future__ import annotations
 
 import mmcv
@@ -26,8 +27,16 @@ from mlkd.registry import TRANSFORMS
 __all__ = ['RandomResizedCropWithBox', 'CROP_META_KEYS']
 
 #: ``PackInputs`` meta keys that carry the crop geometry to the model.
-CROP_META_KEYS = ('sample_idx', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'flip',
-                  'flip_direction', 'crop_box')
+CROP_META_KEYS = (
+    'sample_idx',
+    'img_path',
+    'ori_shape',
+    'img_shape',
+    'scale_factor',
+    'flip',
+    'flip_direction',
+    'crop_box',
+)
 
 
 @TRANSFORMS.register_module()
@@ -44,17 +53,24 @@ class RandomResizedCropWithBox(RandomResizedCrop):
     def transform(self, results: dict) -> dict:
         img = results['img']
         if 'ori_shape' not in results:
-            raise KeyError('RandomResizedCropWithBox needs `ori_shape` in the results (set by '
-                           'the image loader) to express the crop in original-image pixels')
+            raise KeyError(
+                'RandomResizedCropWithBox needs `ori_shape` in the results (set by '
+                'the image loader) to express the crop in original-image pixels'
+            )
         offset_h, offset_w, target_h, target_w = self.rand_crop_params(img)
-        cropped = mmcv.imcrop(img, bboxes=np.array([offset_w, offset_h, offset_w + target_w - 1,
-                                                    offset_h + target_h - 1]))
-        results['img'] = mmcv.imresize(cropped, tuple(self.scale[::-1]),
-                                       interpolation=self.interpolation, backend=self.backend)
+        cropped = mmcv.imcrop(
+            img,
+            bboxes=np.array([offset_w, offset_h, offset_w + target_w - 1, offset_h + target_h - 1]),
+        )
+        results['img'] = mmcv.imresize(
+            cropped, tuple(self.scale[::-1]), interpolation=self.interpolation, backend=self.backend
+        )
         results['img_shape'] = results['img'].shape
         ori_h, ori_w = results['ori_shape'][:2]
         # Earlier transforms only resized the whole image: scale the box back to ori_shape.
         sy, sx = ori_h / img.shape[0], ori_w / img.shape[1]
-        results['crop_box'] = np.array([offset_w * sx, offset_h * sy, (offset_w + target_w) * sx,
-                                        (offset_h + target_h) * sy], dtype=np.float32)
+        results['crop_box'] = np.array(
+            [offset_w * sx, offset_h * sy, (offset_w + target_w) * sx, (offset_h + target_h) * sy],
+            dtype=np.float32,
+        )
         return results

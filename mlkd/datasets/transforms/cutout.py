@@ -5,8 +5,8 @@ training recipes instead paint, on every image, one box whose side is half the i
 colour drawn at random per image (their ``CutoutPIL(cutout_factor=0.5)``). This module is a fresh
 numpy implementation of that behaviour (methods.md section 4.1.3).
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 from mmcv.transforms import BaseTransform
@@ -56,14 +56,17 @@ class RandomColorCutout(BaseTransform):
             because every channel is drawn independently and uniformly.
     """
 
-    def __init__(self,
-                 cutout_factor: float = 0.5,
-                 prob: float = 1.0,
-                 inclusive: bool = True,
-                 max_value: int = 255) -> None:
+    def __init__(
+        self,
+        cutout_factor: float = 0.5,
+        prob: float = 1.0,
+        inclusive: bool = True,
+        max_value: int = 255,
+    ) -> None:
         if not 0.0 < cutout_factor <= 1.0:
-            raise ValueError(f'RandomColorCutout: cutout_factor must be in (0, 1], got '
-                             f'{cutout_factor}')
+            raise ValueError(
+                f'RandomColorCutout: cutout_factor must be in (0, 1], got {cutout_factor}'
+            )
         if not 0.0 <= prob <= 1.0:
             raise ValueError(f'RandomColorCutout: prob must be in [0, 1], got {prob}')
         if max_value < 0:
@@ -92,13 +95,14 @@ class RandomColorCutout(BaseTransform):
             ``results`` with ``img`` (same shape and dtype), ``cutout_box`` and ``cutout_color``.
         """
         if 'img' not in results:
-            raise KeyError('RandomColorCutout needs results["img"]; put it after '
-                           'LoadImageFromFile')
+            raise KeyError('RandomColorCutout needs results["img"]; put it after LoadImageFromFile')
         img = results['img']
         if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
-            raise TypeError('RandomColorCutout expects results["img"] to be a numpy array of '
-                            f'shape [H, W, C] or [H, W], got {type(img).__name__} '
-                            f'{getattr(img, "shape", None)}')
+            raise TypeError(
+                'RandomColorCutout expects results["img"] to be a numpy array of '
+                f'shape [H, W, C] or [H, W], got {type(img).__name__} '
+                f'{getattr(img, "shape", None)}'
+            )
         # Decide first so that the draw order with prob == 1 matches L2D's (centre, then colour).
         if self.prob < 1.0 and np.random.rand() >= self.prob:
             return results
@@ -113,13 +117,14 @@ class RandomColorCutout(BaseTransform):
         y1, y2 = self._span(cy, side_h, height, self.inclusive)
         x1, x2 = self._span(cx, side_w, width, self.inclusive)
         out = img.copy()
-        out[y1:y2, x1:x2] = color.astype(img.dtype) if img.ndim == 3 else \
-            img.dtype.type(color[0])
+        out[y1:y2, x1:x2] = color.astype(img.dtype) if img.ndim == 3 else img.dtype.type(color[0])
         results['img'] = out
         results['cutout_box'] = (y1, x1, y2, x2)
         results['cutout_color'] = tuple(int(c) for c in color)
         return results
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}(cutout_factor={self.cutout_factor}, '
-                f'prob={self.prob}, inclusive={self.inclusive}, max_value={self.max_value})')
+        return (
+            f'{self.__class__.__name__}(cutout_factor={self.cutout_factor}, '
+            f'prob={self.prob}, inclusive={self.inclusive}, max_value={self.max_value})'
+        )

@@ -5,6 +5,7 @@ each drawn uniformly from 15 operations × magnitude levels 1–9, and each appl
 probability 0.5 (methods.md section 4.1.3). The package itself uses ``np.int`` and no longer
 imports with numpy >= 1.24; this is a fresh implementation of its behaviour on PIL images.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -18,41 +19,72 @@ from mlkd.registry import TRANSFORMS
 __all__ = ['UDARandAugment', 'UDA_OPERATIONS', 'apply_uda_operation', 'uda_magnitude']
 
 #: The 15 operations, in the package's order.
-UDA_OPERATIONS = ('invert', 'cutout', 'sharpness', 'autocontrast', 'posterize', 'shear_x',
-                  'translate_x', 'translate_y', 'shear_y', 'rotate', 'equalize', 'contrast',
-                  'color', 'solarize', 'brightness')
+UDA_OPERATIONS = (
+    'invert',
+    'cutout',
+    'sharpness',
+    'autocontrast',
+    'posterize',
+    'shear_x',
+    'translate_x',
+    'translate_y',
+    'shear_y',
+    'rotate',
+    'equalize',
+    'contrast',
+    'color',
+    'solarize',
+    'brightness',
+)
 
 # Magnitude of level l (0..9) is grid[l] of a 10-point linspace, as in the package.
 _GRIDS = {
     'shear_x': np.linspace(0.0, 0.3, 10),
     'shear_y': np.linspace(0.0, 0.3, 10),
-    'translate_x': np.linspace(0.0, 150 / 331, 10),   # fraction of the image width
+    'translate_x': np.linspace(0.0, 150 / 331, 10),  # fraction of the image width
     'translate_y': np.linspace(0.0, 150 / 331, 10),
-    'rotate': np.linspace(0.0, 30.0, 10),             # degrees
-    'color': np.linspace(0.0, 0.9, 10),               # enhancement factor 1 ± m
+    'rotate': np.linspace(0.0, 30.0, 10),  # degrees
+    'color': np.linspace(0.0, 0.9, 10),  # enhancement factor 1 ± m
     'contrast': np.linspace(0.0, 0.9, 10),
     'sharpness': np.linspace(0.0, 0.9, 10),
     'brightness': np.linspace(0.0, 0.9, 10),
-    'posterize': np.round(np.linspace(8, 4, 10)).astype(int),     # bits kept
-    'solarize': np.linspace(256.0, 0.0, 10),                      # threshold
-    'cutout': np.round(np.linspace(0, 20, 10)).astype(int),       # square side in pixels
+    'posterize': np.round(np.linspace(8, 4, 10)).astype(int),  # bits kept
+    'solarize': np.linspace(256.0, 0.0, 10),  # threshold
+    'cutout': np.round(np.linspace(0, 20, 10)).astype(int),  # square side in pixels
 }
 # Operations whose magnitude gets a random sign when applied (rotate does not: the package
 # always rotates counter-clockwise).
-_SIGNED = frozenset({'shear_x', 'shear_y', 'translate_x', 'translate_y', 'color', 'contrast',
-                     'sharpness', 'brightness'})
-_ENHANCERS = {'color': ImageEnhance.Color, 'contrast': ImageEnhance.Contrast,
-              'sharpness': ImageEnhance.Sharpness, 'brightness': ImageEnhance.Brightness}
+_SIGNED = frozenset(
+    {
+        'shear_x',
+        'shear_y',
+        'translate_x',
+        'translate_y',
+        'color',
+        'contrast',
+        'sharpness',
+        'brightness',
+    }
+)
+_ENHANCERS = {
+    'color': ImageEnhance.Color,
+    'contrast': ImageEnhance.Contrast,
+    'sharpness': ImageEnhance.Sharpness,
+    'brightness': ImageEnhance.Brightness,
+}
 _UNSCALED: dict[str, Callable[[Image.Image], Image.Image]] = {
-    'autocontrast': ImageOps.autocontrast, 'equalize': ImageOps.equalize,
-    'invert': ImageOps.invert}
+    'autocontrast': ImageOps.autocontrast,
+    'equalize': ImageOps.equalize,
+    'invert': ImageOps.invert,
+}
 
 
 def uda_magnitude(operation: str, level: int) -> float | int:
     """Magnitude of ``operation`` at ``level`` (0–9; policies draw 1–9); 0 for unscaled ops."""
     if operation not in UDA_OPERATIONS:
-        raise KeyError(f'unknown UDA RandAugment operation {operation!r}; '
-                       f'expected one of {UDA_OPERATIONS}')
+        raise KeyError(
+            f'unknown UDA RandAugment operation {operation!r}; expected one of {UDA_OPERATIONS}'
+        )
     if not 0 <= level <= 9:
         raise ValueError(f'UDA RandAugment level must be in 0..9, got {level}')
     grid = _GRIDS.get(operation)
@@ -76,9 +108,13 @@ def _cutout(img: Image.Image, side: int, fill: tuple) -> Image.Image:
     return Image.fromarray(out)
 
 
-def apply_uda_operation(img: Image.Image, operation: str, magnitude: float,
-                        fill: tuple = (128, 128, 128),
-                        cutout_fill: tuple = (125, 122, 113)) -> Image.Image:
+def apply_uda_operation(
+    img: Image.Image,
+    operation: str,
+    magnitude: float,
+    fill: tuple = (128, 128, 128),
+    cutout_fill: tuple = (125, 122, 113),
+) -> Image.Image:
     """Apply one operation to an RGB PIL image; ``magnitude`` already carries its sign.
 
     Geometric operations follow PIL's inverse-mapping convention, as the package does: shear
@@ -137,19 +173,22 @@ class UDARandAugment(BaseTransform):
         cutout_fill: RGB fill of the cutout operation.
     """
 
-    def __init__(self,
-                 num_ops: int = 2,
-                 prob: float = 0.5,
-                 channel_order: str = 'bgr',
-                 fill: Sequence[int] = (128, 128, 128),
-                 cutout_fill: Sequence[int] = (125, 122, 113)) -> None:
+    def __init__(
+        self,
+        num_ops: int = 2,
+        prob: float = 0.5,
+        channel_order: str = 'bgr',
+        fill: Sequence[int] = (128, 128, 128),
+        cutout_fill: Sequence[int] = (125, 122, 113),
+    ) -> None:
         if num_ops < 0:
             raise ValueError(f'UDARandAugment: num_ops must be >= 0, got {num_ops}')
         if not 0.0 <= prob <= 1.0:
             raise ValueError(f'UDARandAugment: prob must be in [0, 1], got {prob}')
         if channel_order not in ('bgr', 'rgb'):
-            raise ValueError(f"UDARandAugment: channel_order must be 'bgr' or 'rgb', got "
-                             f'{channel_order!r}')
+            raise ValueError(
+                f"UDARandAugment: channel_order must be 'bgr' or 'rgb', got {channel_order!r}"
+            )
         for name, value in (('fill', fill), ('cutout_fill', cutout_fill)):
             if len(value) != 3:
                 raise ValueError(f'UDARandAugment: {name} must have 3 values (RGB), got {value}')
@@ -161,11 +200,17 @@ class UDARandAugment(BaseTransform):
 
     def transform(self, results: dict) -> dict | None:
         img = results.get('img')
-        if not isinstance(img, np.ndarray) or img.ndim != 3 or img.shape[2] != 3 \
-                or img.dtype != np.uint8:
-            raise TypeError('UDARandAugment expects results["img"] to be a uint8 numpy array of '
-                            f'shape [H, W, 3], got {type(img).__name__} '
-                            f'{getattr(img, "shape", None)} {getattr(img, "dtype", "")}')
+        if (
+            not isinstance(img, np.ndarray)
+            or img.ndim != 3
+            or img.shape[2] != 3
+            or img.dtype != np.uint8
+        ):
+            raise TypeError(
+                'UDARandAugment expects results["img"] to be a uint8 numpy array of '
+                f'shape [H, W, 3], got {type(img).__name__} '
+                f'{getattr(img, "shape", None)} {getattr(img, "dtype", "")}'
+            )
         rgb = img[..., ::-1] if self.channel_order == 'bgr' else img
         pil = Image.fromarray(np.ascontiguousarray(rgb))
         record = []
@@ -180,11 +225,14 @@ class UDARandAugment(BaseTransform):
                 pil = apply_uda_operation(pil, operation, magnitude, self.fill, self.cutout_fill)
             record.append((operation, level, applied))
         out = np.asarray(pil)
-        results['img'] = np.ascontiguousarray(out[..., ::-1] if self.channel_order == 'bgr'
-                                              else out)
+        results['img'] = np.ascontiguousarray(
+            out[..., ::-1] if self.channel_order == 'bgr' else out
+        )
         results['uda_ops'] = record
         return results
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}(num_ops={self.num_ops}, prob={self.prob}, '
-                f'channel_order={self.channel_order!r})')
+        return (
+            f'{self.__class__.__name__}(num_ops={self.num_ops}, prob={self.prob}, '
+            f'channel_order={self.channel_order!r})'
+        )

@@ -1,7 +1,11 @@
 from .label_coverage import LabelCoverageHook
-from .non_finite_guard import (DivergedTrainingError, LossDivergence, NonFiniteGuardHook,
-                               NonFiniteTrainingError)
 from .loss_diagnostics import LossDiagnosticsHook
+from .non_finite_guard import (
+    DivergedTrainingError,
+    LossDivergence,
+    NonFiniteGuardHook,
+    NonFiniteTrainingError,
+)
 from .num_classes_check import NumClassesCheckHook
 from .progress import ProgressBarHook
 from .random_state import RandomStateHook
@@ -9,7 +13,17 @@ from .student_ema import StudentEMAHook
 from .teacher_cache import TeacherCacheHook
 from .teacher_eval import TeacherEvalHook
 
-__all__ = ['DivergedTrainingError', 'LabelCoverageHook', 'LossDiagnosticsHook', 'LossDivergence',
-           'NonFiniteGuardHook', 'NonFiniteTrainingError', 'NumClassesCheckHook',
-           'ProgressBarHook', 'RandomStateHook', 'StudentEMAHook', 'TeacherCacheHook',
-           'TeacherEvalHook']
+__all__ = [
+    'DivergedTrainingError',
+    'LabelCoverageHook',
+    'LossDiagnosticsHook',
+    'LossDivergence',
+    'NonFiniteGuardHook',
+    'NonFiniteTrainingError',
+    'NumClassesCheckHook',
+    'ProgressBarHook',
+    'RandomStateHook',
+    'StudentEMAHook',
+    'TeacherCacheHook',
+    'TeacherEvalHook',
+]

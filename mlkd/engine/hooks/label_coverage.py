@@ -1,4 +1,5 @@
 """Warn at start-up about a run that cannot learn or measure some classes."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,9 @@ def positives_per_class(dataset) -> np.ndarray | None:
     classes = (getattr(dataset, 'metainfo', None) or {}).get('classes')
     if not classes or not hasattr(dataset, 'get_cat_ids'):
         return None
-    labels = [np.asarray(dataset.get_cat_ids(i), dtype=np.int64).reshape(-1)
-              for i in range(len(dataset))]
+    labels = [
+        np.asarray(dataset.get_cat_ids(i), dtype=np.int64).reshape(-1) for i in range(len(dataset))
+    ]
     flat = np.concatenate(labels) if labels else np.zeros(0, np.int64)
     flat = flat[(flat >= 0) & (flat < len(classes))]
     # A sample lists a class once; bincount counts samples per class.
@@ -56,24 +58,30 @@ class LabelCoverageHook(Hook):
             return
         name = f'{loader_key}.dataset ({type(dataset).__name__}, {len(dataset)} samples)'
         if counts.sum() == 0:
-            self._warn(f'{name}: no sample has a positive label; the model can only learn to '
-                       'predict "absent" and every AP will be 0. Check the annotation file and '
-                       'the class list.')
+            self._warn(
+                f'{name}: no sample has a positive label; the model can only learn to '
+                'predict "absent" and every AP will be 0. Check the annotation file and '
+                'the class list.'
+            )
             return
         classes = list(dataset.metainfo['classes'])
         empty = [classes[i] for i in np.flatnonzero(counts == 0)]
         if empty:
-            shown = ', '.join(map(str, empty[:self.max_listed])) + (
-                f' ... ({len(empty)} in all)' if len(empty) > self.max_listed else '')
-            self._warn(f'{name}: {len(empty)} of {len(classes)} classes have no positive sample: '
-                       f'{shown}. Their AP is undefined (0 or excluded, by the metric\'s '
-                       'empty_policy).')
+            shown = ', '.join(map(str, empty[: self.max_listed])) + (
+                f' ... ({len(empty)} in all)' if len(empty) > self.max_listed else ''
+            )
+            self._warn(
+                f'{name}: {len(empty)} of {len(classes)} classes have no positive sample: '
+                f"{shown}. Their AP is undefined (0 or excluded, by the metric's "
+                'empty_policy).'
+            )
 
     def before_train(self, runner) -> None:
         max_epochs = getattr(runner.train_loop, 'max_epochs', None)
         max_iters = getattr(runner.train_loop, 'max_iters', None)
         if max_epochs == 0 or max_iters == 0:
-            self._warn('train_cfg.max_epochs is 0: nothing will be trained and no checkpoint '
-                       'written.')
+            self._warn(
+                'train_cfg.max_epochs is 0: nothing will be trained and no checkpoint written.'
+            )
         self._check(runner, 'train_dataloader')
         self._check(runner, 'val_dataloader')

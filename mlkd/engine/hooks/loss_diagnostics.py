@@ -19,11 +19,12 @@ with the hook gives bit-identical weights to training without it
 
 Cost: one extra forward and one backward per term on diagnostic iterations only.
 """
+
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import numpy as np
 import torch
@@ -48,8 +49,10 @@ def last_parameterised_layer(module: nn.Module) -> str:
         if name and any(p.requires_grad for p in sub.parameters(recurse=False)):
             found = name
     if found is None:
-        raise ValueError(f'{type(module).__name__} has no submodule with trainable parameters; '
-                         'set LossDiagnosticsHook(module=...)')
+        raise ValueError(
+            f'{type(module).__name__} has no submodule with trainable parameters; '
+            'set LossDiagnosticsHook(module=...)'
+        )
     return found
 
 
@@ -80,9 +83,9 @@ def preserved_state(model: nn.Module) -> Iterator[None]:
         np.random.set_state(np_state)
 
 
-def loss_term_diagnostics(losses: dict[str, torch.Tensor],
-                          params: list[nn.Parameter],
-                          task_key: str = TASK_KEY) -> dict[str, dict[str, float]]:
+def loss_term_diagnostics(
+    losses: dict[str, torch.Tensor], params: list[nn.Parameter], task_key: str = TASK_KEY
+) -> dict[str, dict[str, float]]:
     """Weighted value, gradient norm on ``params`` and cosine with the task gradient per term.
 
     Args:
@@ -95,15 +98,20 @@ def loss_term_diagnostics(losses: dict[str, torch.Tensor],
         ``{term: {'value', 'grad_norm', 'value_ratio', 'grad_ratio', 'cos'}}``; the ratios and the
         cosine are absent when there is no task term (and NaN when its value / gradient is 0).
     """
-    terms = {k: v for k, v in losses.items()
-             if k.startswith('loss') and isinstance(v, torch.Tensor) and v.requires_grad}
+    terms = {
+        k: v
+        for k, v in losses.items()
+        if k.startswith('loss') and isinstance(v, torch.Tensor) and v.requires_grad
+    }
     grads = {}
     names = list(terms)
     for i, key in enumerate(names):
-        got = torch.autograd.grad(terms[key], params, retain_graph=i < len(names) - 1,
-                                  allow_unused=True)
-        grads[key] = torch.cat([(g if g is not None else torch.zeros_like(p)).reshape(-1)
-                                for g, p in zip(got, params)]).double()
+        got = torch.autograd.grad(
+            terms[key], params, retain_graph=i < len(names) - 1, allow_unused=True
+        )
+        grads[key] = torch.cat(
+            [(g if g is not None else torch.zeros_like(p)).reshape(-1) for g, p in zip(got, params)]
+        ).double()
     out = {}
     task = grads.get(task_key)
     for key in names:
@@ -137,11 +145,13 @@ class LossDiagnosticsHook(Hook):
 
     priority = 'LOW'
 
-    def __init__(self, interval: int = 50, module: str | None = None,
-                 task_key: str = TASK_KEY) -> None:
+    def __init__(
+        self, interval: int = 50, module: str | None = None, task_key: str = TASK_KEY
+    ) -> None:
         if not isinstance(interval, int) or interval < 1:
-            raise ValueError(f'LossDiagnosticsHook: interval must be a positive int, got '
-                             f'{interval!r}')
+            raise ValueError(
+                f'LossDiagnosticsHook: interval must be a positive int, got {interval!r}'
+            )
         self.interval = interval
         self.module = module
         self.task_key = task_key
@@ -151,8 +161,9 @@ class LossDiagnosticsHook(Hook):
         try:
             module = model.get_submodule(path)
         except AttributeError as err:
-            raise ValueError(f'LossDiagnosticsHook: module {path!r} not found in '
-                             f'{type(model).__name__}') from err
+            raise ValueError(
+                f'LossDiagnosticsHook: module {path!r} not found in {type(model).__name__}'
+            ) from err
         params = [p for p in module.parameters() if p.requires_grad]
         if not params:
             raise ValueError(f'LossDiagnosticsHook: module {path!r} has no trainable parameters')
@@ -167,13 +178,23 @@ class LossDiagnosticsHook(Hook):
             data = model.data_preprocessor(data_batch, True)
             losses = model(**data, mode='loss')
             stats = loss_term_diagnostics(losses, params, self.task_key)
-        scalars = {f'diag/{term}/{stat}': value for term, row in stats.items()
-                   for stat, value in row.items()}
+        scalars = {
+            f'diag/{term}/{stat}': value
+            for term, row in stats.items()
+            for stat, value in row.items()
+        }
         for key, value in scalars.items():
             runner.message_hub.update_scalar(key, value)
         runner.visualizer.add_scalars(scalars, step=runner.iter + 1)
-        runner.logger.info(f'diagnostics (iter {runner.iter + 1}, grads on {path}): ' + '  '.join(
-            f'{term}: value {row["value"]:.4g} grad {row["grad_norm"]:.3g}'
-            + (f' ×task {row["grad_ratio"]:.3g} cos {row["cos"]:+.2f}'
-               if 'grad_ratio' in row and term != self.task_key else '')
-            for term, row in stats.items()))
+        runner.logger.info(
+            f'diagnostics (iter {runner.iter + 1}, grads on {path}): '
+            + '  '.join(
+                f'{term}: value {row["value"]:.4g} grad {row["grad_norm"]:.3g}'
+                + (
+                    f' ×task {row["grad_ratio"]:.3g} cos {row["cos"]:+.2f}'
+                    if 'grad_ratio' in row and term != self.task_key
+                    else ''
+                )
+                for term, row in stats.items()
+            )
+        )

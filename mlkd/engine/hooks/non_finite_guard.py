@@ -1,10 +1,11 @@
 """Stop training at the first NaN / inf or exploding loss, before it reaches the weights or a
 checkpoint."""
+
 from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import torch
 from mmengine.dist import all_reduce, is_distributed
@@ -37,8 +38,9 @@ class LossDivergence:
 
     def __init__(self, factor: float, reference_iters: int = 10) -> None:
         if not factor > 1:
-            raise ValueError(f'divergence_factor must be > 1 (or None to switch the check off), '
-                             f'got {factor!r}')
+            raise ValueError(
+                f'divergence_factor must be > 1 (or None to switch the check off), got {factor!r}'
+            )
         if reference_iters < 1:
             raise ValueError(f'reference_iters must be >= 1, got {reference_iters!r}')
         self.factor, self.reference_iters = factor, reference_iters
@@ -113,15 +115,21 @@ class NonFiniteGuardHook(Hook):
 
     priority = 'ABOVE_NORMAL'
 
-    def __init__(self, divergence_factor: float | None = 1e4, reference_iters: int = 10,
-                 weight_growth_factor: float | None = 1e3) -> None:
+    def __init__(
+        self,
+        divergence_factor: float | None = 1e4,
+        reference_iters: int = 10,
+        weight_growth_factor: float | None = 1e3,
+    ) -> None:
         self._restore: list[Callable[[], None]] = []
         self._runner = None
         self._divergence_args = (divergence_factor, reference_iters)
         self._divergence = self._new_divergence()  # built here to fail at build on bad values
         if weight_growth_factor is not None and not weight_growth_factor > 1:
-            raise ValueError(f'weight_growth_factor must be > 1 (or None to switch the check '
-                             f'off), got {weight_growth_factor!r}')
+            raise ValueError(
+                f'weight_growth_factor must be > 1 (or None to switch the check '
+                f'off), got {weight_growth_factor!r}'
+            )
         self.weight_growth_factor = weight_growth_factor
         self._start_weight_norm: float | None = None
 
@@ -137,8 +145,9 @@ class NonFiniteGuardHook(Hook):
         wrappers = list(wrappers.values()) if hasattr(wrappers, 'optim_wrappers') else [wrappers]
         for wrapper in wrappers:
             scaler = getattr(wrapper, 'loss_scaler', None)
-            scaled = scaler is not None and (not hasattr(scaler, 'is_enabled')
-                                             or scaler.is_enabled())
+            scaled = scaler is not None and (
+                not hasattr(scaler, 'is_enabled') or scaler.is_enabled()
+            )
             if not scaled:
                 self._wrap(wrapper, 'step', self._guarded_step)
 
@@ -162,14 +171,16 @@ class NonFiniteGuardHook(Hook):
                 setattr(owner, name, original)
             else:  # the instance attribute shadowed the class's method
                 vars(owner).pop(name, None)
+
         self._restore.append(restore)
 
     def _where(self, epoch_done: bool = False) -> str:
         runner = self._runner
         # After an epoch the loop has counted its last iteration already.
         iteration = runner.iter if epoch_done else runner.iter + 1
-        return (f'epoch {runner.epoch + 1}, iteration {iteration} '
-                f'(1-based; work dir {runner.work_dir})')
+        return (
+            f'epoch {runner.epoch + 1}, iteration {iteration} (1-based; work dir {runner.work_dir})'
+        )
 
     # ------------------------------------------------------------------ checks
     def _guarded_parse_losses(self, parse_losses: Callable) -> Callable:
@@ -180,7 +191,8 @@ class NonFiniteGuardHook(Hook):
                 bad.remove('loss')  # the total is non-finite because a term is: name the term
             terms = {k: float(v.detach()) for k, v in log_vars.items() if k != 'loss'}
             diverged = self._divergence is not None and self._divergence.update(
-                float(loss.detach()), terms)
+                float(loss.detach()), terms
+            )
             any_bad, any_diverged = _any_rank((bool(bad), diverged), loss.device)
             if any_bad:
                 values = ', '.join(f'{k}={float(v.detach()):.4g}' for k, v in log_vars.items())
@@ -189,29 +201,36 @@ class NonFiniteGuardHook(Hook):
                     f'{show_keys(bad, 5) if bad else "on another rank"}. Losses: {values}. '
                     'Training stopped before this step was applied; the checkpoints written so '
                     'far are kept. Lower the learning rate, check the data and the teacher, or '
-                    'resume from the last checkpoint.')
+                    'resume from the last checkpoint.'
+                )
             if any_diverged:
                 self._raise_diverged(loss, log_vars, terms, diverged)
             return loss, log_vars
+
         return guarded
 
-    def _raise_diverged(self, loss: torch.Tensor, log_vars: Mapping, terms: Mapping[str, float],
-                        here: bool) -> None:
+    def _raise_diverged(
+        self, loss: torch.Tensor, log_vars: Mapping, terms: Mapping[str, float], here: bool
+    ) -> None:
         reference = self._divergence.reference['loss']
         grown = self._divergence.grown_terms(terms)
         values = ', '.join(f'{k}={float(v.detach()):.4g}' for k, v in log_vars.items())
         raise DivergedTrainingError(
             f'diverging loss at {self._where()}: '
-            + (f'loss={float(loss.detach()):.4g} is more than {self._divergence.factor:g} times '
-               f'its level at the start of the run ({reference:.4g}, the smallest of the first '
-               f'{self._divergence.reference_iters} iterations)' if here
-               else 'on another rank')
+            + (
+                f'loss={float(loss.detach()):.4g} is more than {self._divergence.factor:g} times '
+                f'its level at the start of the run ({reference:.4g}, the smallest of the first '
+                f'{self._divergence.reference_iters} iterations)'
+                if here
+                else 'on another rank'
+            )
             + (f'; grown terms: {show_keys(grown, 5)}' if grown else '')
             + f'. Losses: {values}. Training stopped before this step was applied; the '
             'checkpoints written so far are kept. The learning rate is likely too high (a '
             "scheduler's eta_max, or optim_wrapper.optimizer.lr): lower it or clip gradients "
             '(optim_wrapper.clip_grad). If such growth is expected, raise or switch off '
-            'NonFiniteGuardHook(divergence_factor=...) in custom_hooks.')
+            'NonFiniteGuardHook(divergence_factor=...) in custom_hooks.'
+        )
 
     @staticmethod
     def _trainable_norm(model: torch.nn.Module) -> float:
@@ -220,51 +239,65 @@ class NonFiniteGuardHook(Hook):
 
     def _guarded_step(self, step: Callable) -> Callable:
         def guarded(**kwargs):
-            grads = [(name, param.grad) for name, param in
-                     unwrap_model(self._runner.model).named_parameters()
-                     if param.grad is not None]
+            grads = [
+                (name, param.grad)
+                for name, param in unwrap_model(self._runner.model).named_parameters()
+                if param.grad is not None
+            ]
             bad = non_finite_keys(grads)
             if bad:  # DDP has averaged the gradients: every rank sees the same ones
                 raise NonFiniteTrainingError(
                     f'non-finite gradient at {self._where()} in {show_keys(bad, 5)}; training '
                     'stopped before the optimizer applied it (the checkpoints written so far '
                     'are kept). Lower the learning rate or clip gradients '
-                    '(optim_wrapper.clip_grad).')
+                    '(optim_wrapper.clip_grad).'
+                )
             return step(**kwargs)
+
         return guarded
 
     def _check_weights(self, runner, when: str, epoch_done: bool = False) -> None:
         model = unwrap_model(runner.model)
         bad = non_finite_keys(model.state_dict().items())
         norm = self._trainable_norm(model)
-        grew = (self.weight_growth_factor is not None and bool(self._start_weight_norm)
-                and norm > self.weight_growth_factor * self._start_weight_norm)
+        grew = (
+            self.weight_growth_factor is not None
+            and bool(self._start_weight_norm)
+            and norm > self.weight_growth_factor * self._start_weight_norm
+        )
         any_bad, any_grew = _any_rank((bool(bad), grew), next(model.parameters()).device)
         if any_bad:
             raise NonFiniteTrainingError(
                 f'non-finite weights {when} at {self._where(epoch_done)}: '
                 f'{show_keys(bad, 5) if bad else "on another rank"}; no checkpoint was written and '
-                'none was rotated away.')
+                'none was rotated away.'
+            )
         if any_grew:
             raise DivergedTrainingError(
                 f'diverged weights {when} at {self._where(epoch_done)}: the norm of the '
                 'trainable weights '
-                + (f'grew from {self._start_weight_norm:.4g} at the start of the run to '
-                   f'{norm:.4g}, more than {self.weight_growth_factor:g} times'
-                   if grew else 'grew too much on another rank')
+                + (
+                    f'grew from {self._start_weight_norm:.4g} at the start of the run to '
+                    f'{norm:.4g}, more than {self.weight_growth_factor:g} times'
+                    if grew
+                    else 'grew too much on another rank'
+                )
                 + '; no checkpoint was written and none was rotated away. The learning rate is '
                 'likely too high; if such growth is expected, raise or switch off '
-                'NonFiniteGuardHook(weight_growth_factor=...) in custom_hooks.')
+                'NonFiniteGuardHook(weight_growth_factor=...) in custom_hooks.'
+            )
 
     def _checkpoint_due(self, runner, by_epoch: bool) -> bool:
         for hook in runner.hooks:
             if not isinstance(hook, CheckpointHook) or hook.by_epoch != by_epoch:
                 continue
-            if by_epoch and (self.every_n_epochs(runner, hook.interval) or
-                             self.is_last_train_epoch(runner)):
+            if by_epoch and (
+                self.every_n_epochs(runner, hook.interval) or self.is_last_train_epoch(runner)
+            ):
                 return True
-            if not by_epoch and (self.every_n_train_iters(runner, hook.interval) or
-                                 self.is_last_train_iter(runner)):
+            if not by_epoch and (
+                self.every_n_train_iters(runner, hook.interval) or self.is_last_train_iter(runner)
+            ):
                 return True
         return False
 
@@ -285,7 +318,8 @@ class NonFiniteGuardHook(Hook):
         if bad:
             raise NonFiniteTrainingError(
                 f'the teacher (model.teacher_ckpt={source!r}) has non-finite weights: '
-                f'{show_keys(bad, 5)}; distilling from it would give NaN losses')
+                f'{show_keys(bad, 5)}; distilling from it would give NaN losses'
+            )
         size = getattr(model, 'probe_input_size', (224, 224))
         device = next(teacher.parameters()).device
         was_training = teacher.training
@@ -298,4 +332,5 @@ class NonFiniteGuardHook(Hook):
         if bad:
             raise NonFiniteTrainingError(
                 f'the teacher (model.teacher_ckpt={source!r}) gives non-finite outputs on a '
-                f'probe batch of zeros {tuple(size)}: {show_keys(bad, 5)}')
+                f'probe batch of zeros {tuple(size)}: {show_keys(bad, 5)}'
+            )

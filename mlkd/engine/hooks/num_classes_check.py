@@ -1,4 +1,5 @@
 """Fail at start-up when a head's ``num_classes`` disagrees with the dataset's class list."""
+
 from __future__ import annotations
 
 from mmengine.hooks import Hook
@@ -39,8 +40,9 @@ class NumClassesCheckHook(Hook):
         if wrong:
             raise ValueError(
                 f'{", ".join(wrong)}, but {loader_key}.dataset ({type(dataset).__name__}) has '
-                f'{len(classes)} classes. Set the head\'s num_classes to {len(classes)} '
-                f'(e.g. --cfg-options model.head.num_classes={len(classes)}).')
+                f"{len(classes)} classes. Set the head's num_classes to {len(classes)} "
+                f'(e.g. --cfg-options model.head.num_classes={len(classes)}).'
+            )
 
     def before_train(self, runner) -> None:
         self._check(runner, 'train_dataloader')

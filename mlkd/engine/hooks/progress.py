@@ -1,4 +1,5 @@
 """A one-line progress display for interactive runs (the demo), instead of pages of log lines."""
+
 from __future__ import annotations
 
 import sys
@@ -35,8 +36,9 @@ class ProgressBarHook(Hook):
 
     priority = 'LOWEST'
 
-    def __init__(self, label: str = '', interval: int = 1, width: int = 24,
-                 stream: TextIO | None = None) -> None:
+    def __init__(
+        self, label: str = '', interval: int = 1, width: int = 24, stream: TextIO | None = None
+    ) -> None:
         self.label = label
         self.interval = max(int(interval), 1)
         self.width = int(width)
@@ -61,13 +63,16 @@ class ProgressBarHook(Hook):
         rate = elapsed / max(done - self._start_iter, 1)
         filled = int(self.width * done / max(total, 1))
         loss = float(outputs['loss']) if outputs and 'loss' in outputs else float('nan')
-        self._write(f'\r{self.label} [{"#" * filled}{"." * (self.width - filled)}] '
-                    f'epoch {runner.epoch + 1}/{runner.max_epochs} iter {done}/{total} '
-                    f'loss {loss:.4g} elapsed {format_seconds(elapsed)} '
-                    f'ETA {format_seconds(rate * (total - done))}   ')
+        self._write(
+            f'\r{self.label} [{"#" * filled}{"." * (self.width - filled)}] '
+            f'epoch {runner.epoch + 1}/{runner.max_epochs} iter {done}/{total} '
+            f'loss {loss:.4g} elapsed {format_seconds(elapsed)} '
+            f'ETA {format_seconds(rate * (total - done))}   '
+        )
 
     def after_train(self, runner) -> None:
         if is_main_process():
             elapsed = time.perf_counter() - (self._start or time.perf_counter())
-            self._write(f'\r{self.label} done in {format_seconds(elapsed)}'
-                        + ' ' * (self.width + 60) + '\n')
+            self._write(
+                f'\r{self.label} done in {format_seconds(elapsed)}' + ' ' * (self.width + 60) + '\n'
+            )

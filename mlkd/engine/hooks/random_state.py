@@ -1,4 +1,5 @@
 """Save the random-number generators in checkpoints so that resuming is exact."""
+
 from __future__ import annotations
 
 import random
@@ -41,7 +42,8 @@ class RandomStateHook(Hook):
             runner.logger.warning(
                 f'train_dataloader.sampler is {type(sampler).__name__}, which does not key '
                 'augmentations by (seed, epoch, index): they depend on the number of workers '
-                'and differ after resuming. Use EpochKeyedSampler for exact resumes.')
+                'and differ after resuming. Use EpochKeyedSampler for exact resumes.'
+            )
 
     def before_val_epoch(self, runner) -> None:
         self._own_generator(runner, runner.val_dataloader)
@@ -58,8 +60,11 @@ class RandomStateHook(Hook):
         return True
 
     def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
-        state = {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(),
-                 'python': random.getstate()}
+        state = {
+            'torch': torch.get_rng_state(),
+            'numpy': np.random.get_state(),
+            'python': random.getstate(),
+        }
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             state['cuda'] = torch.cuda.get_rng_state_all()
         checkpoint['rng_state'] = state
@@ -71,7 +76,10 @@ class RandomStateHook(Hook):
         torch.set_rng_state(state['torch'])
         np.random.set_state(state['numpy'])
         random.setstate(state['python'])
-        if 'cuda' in state and torch.cuda.is_available() and \
-                len(state['cuda']) == torch.cuda.device_count():
+        if (
+            'cuda' in state
+            and torch.cuda.is_available()
+            and len(state['cuda']) == torch.cuda.device_count()
+        ):
             torch.cuda.set_rng_state_all(state['cuda'])
         runner.logger.info('Restored the torch / numpy / python random states of the checkpoint')

@@ -1,4 +1,5 @@
 """Exponential moving average of the student only (never of the frozen teacher)."""
+
 from __future__ import annotations
 
 import copy
@@ -26,8 +27,10 @@ class StudentEMAHook(EMAHook):
     def before_run(self, runner) -> None:
         model = unwrap_model(runner.model)
         if not hasattr(model, 'student'):
-            raise TypeError('StudentEMAHook needs a model with a `student` (a distiller); '
-                            'use EMAHook for plain classifiers')
+            raise TypeError(
+                'StudentEMAHook needs a model with a `student` (a distiller); '
+                'use EMAHook for plain classifiers'
+            )
         self.src_model = model.student
         self.ema_model = MODELS.build(self.ema_cfg, default_args=dict(model=self.src_model))
 
@@ -35,16 +38,22 @@ class StudentEMAHook(EMAHook):
         model_state, ema_state = checkpoint['state_dict'], checkpoint['ema_state_dict']
         for key in ema_state:
             if key.startswith('module.'):
-                student_key = STUDENT + key[len('module.'):]
-                ema_state[key], model_state[student_key] = (model_state[student_key],
-                                                            ema_state[key])
+                student_key = STUDENT + key[len('module.') :]
+                ema_state[key], model_state[student_key] = (
+                    model_state[student_key],
+                    ema_state[key],
+                )
 
     def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
         if 'ema_state_dict' in checkpoint and runner._resume:
             self._swap_ema_state_dict(checkpoint)
             self.ema_model.load_state_dict(checkpoint['ema_state_dict'], strict=self.strict_load)
             return
-        student_state = {k[len(STUDENT):]: v for k, v in checkpoint['state_dict'].items()
-                         if k.startswith(STUDENT)}
-        load_state_dict(self.ema_model.module, copy.deepcopy(student_state),
-                        strict=self.strict_load)
+        student_state = {
+            k[len(STUDENT) :]: v
+            for k, v in checkpoint['state_dict'].items()
+            if k.startswith(STUDENT)
+        }
+        load_state_dict(
+            self.ema_model.module, copy.deepcopy(student_state), strict=self.strict_load
+        )

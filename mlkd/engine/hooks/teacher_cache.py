@@ -1,11 +1,16 @@
 """Open a distiller's teacher cache for the run and bracket each training epoch."""
+
 from __future__ import annotations
 
 from mmengine.hooks import Hook
 from mmengine.runner import EpochBasedTrainLoop
 
-from mlkd.models.distillers.teacher_cache import (TeacherCacheError, run_fingerprint,
-                                                  teacher_precision, train_sampler)
+from mlkd.models.distillers.teacher_cache import (
+    TeacherCacheError,
+    run_fingerprint,
+    teacher_precision,
+    train_sampler,
+)
 from mlkd.models.utils import unwrap_model
 from mlkd.registry import HOOKS
 
@@ -36,24 +41,32 @@ class TeacherCacheHook(Hook):
         if cache is None:
             return
         if not isinstance(runner.train_loop, EpochBasedTrainLoop):
-            raise TeacherCacheError(f'teacher cache: needs an epoch-based training loop, got '
-                                    f'{type(runner.train_loop).__name__}')
+            raise TeacherCacheError(
+                f'teacher cache: needs an epoch-based training loop, got '
+                f'{type(runner.train_loop).__name__}'
+            )
         model = unwrap_model(runner.model)
-        fingerprint = run_fingerprint(model, runner.train_dataloader,
-                                      runner.cfg.get('train_dataloader', {}).get('dataset'),
-                                      teacher_precision(runner.optim_wrapper))
+        fingerprint = run_fingerprint(
+            model,
+            runner.train_dataloader,
+            runner.cfg.get('train_dataloader', {}).get('dataset'),
+            teacher_precision(runner.optim_wrapper),
+        )
         cache.open(fingerprint, model.teacher_outputs)
-        runner.logger.info(f'{cache}: {"writing" if cache.mode == "write" else "reading"} '
-                           f'teacher outputs {model.teacher_outputs}; epochs in the cache: '
-                           f'{cache.epochs_written}')
+        runner.logger.info(
+            f'{cache}: {"writing" if cache.mode == "write" else "reading"} '
+            f'teacher outputs {model.teacher_outputs}; epochs in the cache: '
+            f'{cache.epochs_written}'
+        )
 
     def before_train_epoch(self, runner) -> None:
         cache = self._cache(runner)
         if cache is None:
             return
         sampler = train_sampler(runner.train_dataloader)
-        cache.begin_epoch(sampler.epoch, len(sampler),
-                          epochs_ahead=runner.max_epochs - runner.epoch)
+        cache.begin_epoch(
+            sampler.epoch, len(sampler), epochs_ahead=runner.max_epochs - runner.epoch
+        )
 
     def after_train_epoch(self, runner) -> None:
         cache = self._cache(runner)

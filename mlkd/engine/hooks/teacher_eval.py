@@ -1,4 +1,5 @@
 """Evaluate the frozen teacher once, before the first training step."""
+
 from __future__ import annotations
 
 import torch
@@ -6,6 +7,7 @@ from mmengine.hooks import Hook
 
 from mlkd.models.utils import unwrap_model
 from mlkd.registry import HOOKS
+
 from .loss_diagnostics import preserved_state
 
 
@@ -45,8 +47,13 @@ class TeacherEvalHook(Hook):
         model.train(was_training)
         for key, value in metrics.items():
             runner.message_hub.update_scalar(f'teacher/{key}', value)
-        runner.logger.info('Teacher on the validation set: ' + '  '.join(
-            f'teacher/{k}: {v:.4f}' if isinstance(v, float) else f'teacher/{k}: {v}'
-            for k, v in metrics.items()))
-        runner.visualizer.add_scalars({f'teacher/{k}': v for k, v in metrics.items()
-                                       if isinstance(v, (int, float))}, step=0)
+        runner.logger.info(
+            'Teacher on the validation set: '
+            + '  '.join(
+                f'teacher/{k}: {v:.4f}' if isinstance(v, float) else f'teacher/{k}: {v}'
+                for k, v in metrics.items()
+            )
+        )
+        runner.visualizer.add_scalars(
+            {f'teacher/{k}': v for k, v in metrics.items() if isinstance(v, (int, float))}, step=0
+        )

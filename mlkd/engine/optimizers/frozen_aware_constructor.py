@@ -1,4 +1,5 @@
 """Optimizer construction that leaves frozen sub-networks (the teacher) out entirely."""
+
 from __future__ import annotations
 
 from mmengine.optim import DefaultOptimWrapperConstructor
@@ -17,8 +18,9 @@ class FrozenAwareOptimWrapperConstructor(DefaultOptimWrapperConstructor):
     parameter inside a trainable module is still handled (and reported) as before.
     """
 
-    def add_params(self, params: list, module: nn.Module, prefix: str = '',
-                   is_dcn_module=None) -> None:
+    def add_params(
+        self, params: list, module: nn.Module, prefix: str = '', is_dcn_module=None
+    ) -> None:
         own = list(module.parameters())
         if prefix and own and not any(p.requires_grad for p in own):
             return

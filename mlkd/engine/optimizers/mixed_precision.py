@@ -1,8 +1,9 @@
 """Automatic mixed precision on whatever device the run uses (CUDA, or CPU)."""
+
 from __future__ import annotations
 
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 from mmengine.device import get_device
@@ -40,28 +41,37 @@ class MixedPrecisionOptimWrapper(AmpOptimWrapper):
             ``accumulative_counts``).
     """
 
-    def __init__(self,
-                 dtype: str | torch.dtype | None = None,
-                 loss_scale: str | float | dict = 'dynamic',
-                 scale_bf16: bool = False,
-                 device: str | None = None,
-                 **kwargs) -> None:
+    def __init__(
+        self,
+        dtype: str | torch.dtype | None = None,
+        loss_scale: str | float | dict = 'dynamic',
+        scale_bf16: bool = False,
+        device: str | None = None,
+        **kwargs,
+    ) -> None:
         # mmengine's __init__ asserts an accelerator and builds a CUDA scaler: skip it.
         OptimWrapper.__init__(self, **kwargs)
         self.device_type = device or get_device()
         if self.device_type not in ('cuda', 'cpu'):
-            raise ValueError(f'MixedPrecisionOptimWrapper: device {self.device_type!r} is not '
-                             "supported; use mmengine's AmpOptimWrapper on npu/mlu/musa")
+            raise ValueError(
+                f'MixedPrecisionOptimWrapper: device {self.device_type!r} is not '
+                "supported; use mmengine's AmpOptimWrapper on npu/mlu/musa"
+            )
         if dtype is None:
             dtype = torch.float16 if self.device_type == 'cuda' else torch.bfloat16
         dtype = _DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype
         if dtype not in _DTYPES.values():
-            raise ValueError(f'MixedPrecisionOptimWrapper: dtype must be one of '
-                             f'{sorted(_DTYPES)}, got {dtype!r}')
-        if self.device_type == 'cuda' and dtype == torch.bfloat16 \
-                and not torch.cuda.is_bf16_supported():
-            raise RuntimeError('MixedPrecisionOptimWrapper: this CUDA device has no bfloat16; '
-                               "use dtype='float16'")
+            raise ValueError(
+                f'MixedPrecisionOptimWrapper: dtype must be one of {sorted(_DTYPES)}, got {dtype!r}'
+            )
+        if (
+            self.device_type == 'cuda'
+            and dtype == torch.bfloat16
+            and not torch.cuda.is_bf16_supported()
+        ):
+            raise RuntimeError(
+                "MixedPrecisionOptimWrapper: this CUDA device has no bfloat16; use dtype='float16'"
+            )
         self.cast_dtype = dtype
 
         self._scale_update_param = None
@@ -74,16 +84,23 @@ class MixedPrecisionOptimWrapper(AmpOptimWrapper):
         elif isinstance(loss_scale, dict):
             scaler_kwargs = dict(loss_scale)
         else:
-            raise TypeError('MixedPrecisionOptimWrapper: loss_scale must be "dynamic", a float '
-                            f'or a dict, got {loss_scale!r}')
+            raise TypeError(
+                'MixedPrecisionOptimWrapper: loss_scale must be "dynamic", a float '
+                f'or a dict, got {loss_scale!r}'
+            )
         scaler_kwargs.setdefault('enabled', enabled)
         self.loss_scaler = torch.amp.GradScaler(self.device_type, **scaler_kwargs)
-        print_log(f'mixed precision: autocast {self.device_type} to {dtype}, loss scaling '
-                  f'{"on" if self.loss_scaler.is_enabled() else "off"}', logger='current')
+        print_log(
+            f'mixed precision: autocast {self.device_type} to {dtype}, loss scaling '
+            f'{"on" if self.loss_scaler.is_enabled() else "off"}',
+            logger='current',
+        )
 
     @contextmanager
     def optim_context(self, model: nn.Module) -> Iterator[None]:
         # OptimWrapper's context handles no_sync during gradient accumulation.
-        with OptimWrapper.optim_context(self, model), \
-                torch.autocast(device_type=self.device_type, dtype=self.cast_dtype):
+        with (
+            OptimWrapper.optim_context(self, model),
+            torch.autocast(device_type=self.device_type, dtype=self.cast_dtype),
+        ):
             yield

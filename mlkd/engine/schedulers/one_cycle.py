@@ -11,6 +11,7 @@ rate warms up and back to 0.95 while it anneals. MMEngine's ``OneCycleLR`` sched
 rate only; :class:`OneCycleMomentum` adds the β1 (or SGD momentum) half with the same phase
 boundaries, so the pair reproduces torch's trajectories exactly (tested against torch).
 """
+
 from __future__ import annotations
 
 import math
@@ -49,9 +50,11 @@ def lr_multipliers(optimizer) -> list[float]:
     inner = getattr(optimizer, 'optimizer', optimizer)
     base_lr = inner.defaults.get('lr')
     if not base_lr:
-        raise ValueError(f'{type(inner).__name__} has base learning rate {base_lr!r}: the '
-                         'per-group multipliers (group lr / base lr) are undefined; set '
-                         'optim_wrapper.optimizer.lr to a positive value')
+        raise ValueError(
+            f'{type(inner).__name__} has base learning rate {base_lr!r}: the '
+            'per-group multipliers (group lr / base lr) are undefined; set '
+            'optim_wrapper.optimizer.lr to a positive value'
+        )
     return [group.get('initial_lr', group['lr']) / base_lr for group in optimizer.param_groups]
 
 
@@ -76,8 +79,10 @@ class OneCycleLRWithMultipliers(OneCycleLR):
 
     def __init__(self, optimizer, eta_max: float = 0, **kwargs) -> None:
         if isinstance(eta_max, (list, tuple)):
-            raise ValueError('OneCycleLRWithMultipliers takes one eta_max (the peak at lr_mult 1) '
-                             f'and derives each group\'s peak from its multiplier; got {eta_max!r}')
+            raise ValueError(
+                'OneCycleLRWithMultipliers takes one eta_max (the peak at lr_mult 1) '
+                f"and derives each group's peak from its multiplier; got {eta_max!r}"
+            )
         peaks = [eta_max * multiplier for multiplier in lr_multipliers(optimizer)]
         super().__init__(optimizer, eta_max=peaks, **kwargs)
 
@@ -100,18 +105,20 @@ class OneCycleMomentum(MomentumSchedulerMixin, _ParamScheduler):
         anneal_strategy: 'cos' or 'linear'.
     """
 
-    def __init__(self,
-                 optimizer,
-                 base_momentum: float = 0.85,
-                 max_momentum: float = 0.95,
-                 total_steps: int | None = None,
-                 pct_start: float = 0.3,
-                 anneal_strategy: str = 'cos',
-                 begin: int = 0,
-                 end: int = INF,
-                 last_step: int = -1,
-                 by_epoch: bool = True,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self,
+        optimizer,
+        base_momentum: float = 0.85,
+        max_momentum: float = 0.95,
+        total_steps: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = 'cos',
+        begin: int = 0,
+        end: int = INF,
+        last_step: int = -1,
+        by_epoch: bool = True,
+        verbose: bool = False,
+    ) -> None:
         if total_steps is None:
             if end == INF:
                 raise ValueError('OneCycleMomentum needs `total_steps` or a finite `end`')
@@ -121,18 +128,22 @@ class OneCycleMomentum(MomentumSchedulerMixin, _ParamScheduler):
         if not 0.0 <= float(pct_start) <= 1.0:
             raise ValueError(f'`pct_start` must be in [0, 1], got {pct_start!r}')
         if anneal_strategy not in ('cos', 'linear'):
-            raise ValueError(f"`anneal_strategy` must be 'cos' or 'linear', got {anneal_strategy!r}")
+            raise ValueError(
+                f"`anneal_strategy` must be 'cos' or 'linear', got {anneal_strategy!r}"
+            )
         self.total_steps = total_steps
         self.base_momentum = base_momentum
         self.max_momentum = max_momentum
         self.warmup_end = float(pct_start * total_steps) - 1
         self.anneal = _anneal_cos if anneal_strategy == 'cos' else _anneal_linear
-        super().__init__(optimizer, begin=begin, end=end, last_step=last_step,
-                         by_epoch=by_epoch, verbose=verbose)
+        super().__init__(
+            optimizer, begin=begin, end=end, last_step=last_step, by_epoch=by_epoch, verbose=verbose
+        )
 
     @classmethod
-    def build_iter_from_epoch(cls, *args, begin=0, end=INF, total_steps=None, by_epoch=True,
-                              epoch_length=None, **kwargs):
+    def build_iter_from_epoch(
+        cls, *args, begin=0, end=INF, total_steps=None, by_epoch=True, epoch_length=None, **kwargs
+    ):
         """Convert an epoch-based config (``total_steps`` in epochs) to per-iteration steps."""
         if not by_epoch:
             raise ValueError('only epoch-based configs can be converted to iteration-based')
@@ -146,8 +157,9 @@ class OneCycleMomentum(MomentumSchedulerMixin, _ParamScheduler):
     def momentum_at(self, step: int) -> float:
         """Momentum after ``step`` scheduler steps (step 0 = before the first update)."""
         if step > self.total_steps:
-            raise ValueError(f'OneCycleMomentum stepped {step} times, past total_steps '
-                             f'{self.total_steps}')
+            raise ValueError(
+                f'OneCycleMomentum stepped {step} times, past total_steps {self.total_steps}'
+            )
         if step <= self.warmup_end:
             return self.anneal(self.max_momentum, self.base_momentum, step / self.warmup_end)
         pct = (step - self.warmup_end) / (self.total_steps - 1 - self.warmup_end)

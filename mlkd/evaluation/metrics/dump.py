@@ -1,8 +1,10 @@
 """Write every prediction of an evaluation run to disk (``tools/test.py --out``)."""
+
 from __future__ import annotations
 
 import os.path as osp
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -38,8 +40,9 @@ class DumpScores(BaseMetric):
         for sample in data_samples:
             score = sample['pred_score']
             label = sample_target(sample, score.numel()).cpu()
-            self.results.append((score.cpu().float(), label.cpu(),
-                                 int(sample.get('sample_idx', len(self.results)))))
+            self.results.append(
+                (score.cpu().float(), label.cpu(), int(sample.get('sample_idx', len(self.results))))
+            )
 
     def compute_metrics(self, results: list) -> dict:
         scores = torch.stack([r[0] for r in results]).numpy()
@@ -62,17 +65,23 @@ def load_score_dump(path: str) -> dict[str, np.ndarray]:
         FileNotFoundError / ValueError naming the file and the missing key or bad shape.
     """
     if not osp.isfile(path):
-        raise FileNotFoundError(f'score dump {path!r} not found (write one with tools/test.py '
-                                f'CONFIG CKPT --out {path})')
+        raise FileNotFoundError(
+            f'score dump {path!r} not found (write one with tools/test.py CONFIG CKPT --out {path})'
+        )
     with np.load(path, allow_pickle=False) as data:
         missing = [k for k in ('scores', 'labels', 'sample_idx') if k not in data]
         if missing:
             raise ValueError(f'{path}: not a DumpScores file, keys {missing} are missing')
         dump = {k: data[k] for k in ('scores', 'labels', 'sample_idx')}
-    if dump['scores'].ndim != 2 or len(dump['labels']) != len(dump['scores']) or \
-            dump['sample_idx'].shape != (len(dump['scores']), ):
-        raise ValueError(f'{path}: scores {dump["scores"].shape}, labels '
-                         f'{dump["labels"].shape} and sample_idx {dump["sample_idx"].shape} '
-                         f'do not describe the same N samples')
+    if (
+        dump['scores'].ndim != 2
+        or len(dump['labels']) != len(dump['scores'])
+        or dump['sample_idx'].shape != (len(dump['scores']),)
+    ):
+        raise ValueError(
+            f'{path}: scores {dump["scores"].shape}, labels '
+            f'{dump["labels"].shape} and sample_idx {dump["sample_idx"].shape} '
+            f'do not describe the same N samples'
+        )
     order = np.argsort(dump['sample_idx'], kind='stable')
     return {k: v[order] for k, v in dump.items()}

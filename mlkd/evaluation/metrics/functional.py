@@ -37,6 +37,7 @@ unspecified sort order:
 * Ignored entries (target ``< 0``) take no rank in AP and are ranked last (-inf) by both top-k
   rules.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,10 +47,21 @@ import torch
 from torch import Tensor
 
 __all__ = [
-    'average_precision', 'sample_average_precision', 'mean_average_precision',
-    'mean_of_ap', 'threshold_predictions', 'topk_predictions', 'oracle_topk_predictions',
-    'confusion_counts', 'prf_from_counts', 'multilabel_prf', 'EmptyPolicy', 'TiePolicy',
-    'CF1Mode', 'Convention', 'CF1_MODES',
+    'average_precision',
+    'sample_average_precision',
+    'mean_average_precision',
+    'mean_of_ap',
+    'threshold_predictions',
+    'topk_predictions',
+    'oracle_topk_predictions',
+    'confusion_counts',
+    'prf_from_counts',
+    'multilabel_prf',
+    'EmptyPolicy',
+    'TiePolicy',
+    'CF1Mode',
+    'Convention',
+    'CF1_MODES',
 ]
 
 EmptyPolicy = Literal['zero', 'exclude']
@@ -58,8 +70,10 @@ CF1Mode = Literal['harmonic', 'mean_of_class_f1']
 Convention = Literal['threshold', 'topk', 'oracle_topk']
 
 _CF1_ALIASES = {
-    'harmonic': 'harmonic', 'harmonic_of_means': 'harmonic',
-    'mean_of_class_f1': 'mean_of_class_f1', 'macro': 'mean_of_class_f1',
+    'harmonic': 'harmonic',
+    'harmonic_of_means': 'harmonic',
+    'mean_of_class_f1': 'mean_of_class_f1',
+    'macro': 'mean_of_class_f1',
 }
 #: Every accepted ``cf1_mode`` (canonical names and their aliases).
 CF1_MODES = tuple(_CF1_ALIASES)
@@ -81,13 +95,16 @@ def check_finite_scores(scores: Tensor) -> None:
             f'{int(bad.sum())} of {scores.numel()} scores are NaN or infinite (first at '
             f'[sample, class] = {first}: {scores[tuple(first)].item()}); the model produced '
             'non-finite outputs (diverged training or non-finite weights), metrics would be '
-            'meaningless')
+            'meaningless'
+        )
 
 
 def _check_pair(scores: Tensor, targets: Tensor) -> None:
     if scores.dim() != 2 or scores.shape != targets.shape:
-        raise ValueError('scores and targets must both be 2-D with the same shape, got '
-                         f'{tuple(scores.shape)} and {tuple(targets.shape)}')
+        raise ValueError(
+            'scores and targets must both be 2-D with the same shape, got '
+            f'{tuple(scores.shape)} and {tuple(targets.shape)}'
+        )
     check_finite_scores(scores)
 
 
@@ -197,10 +214,12 @@ def _apply_empty_policy(ap: Tensor, num_pos: Tensor, empty_policy: str) -> Tenso
     raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")
 
 
-def average_precision(scores: Tensor,
-                      targets: Tensor,
-                      empty_policy: EmptyPolicy = 'zero',
-                      tie_policy: TiePolicy = 'grouped') -> Tensor:
+def average_precision(
+    scores: Tensor,
+    targets: Tensor,
+    empty_policy: EmptyPolicy = 'zero',
+    tie_policy: TiePolicy = 'grouped',
+) -> Tensor:
     """Per-class non-interpolated average precision (ranking down each column).
 
     Args:
@@ -228,10 +247,12 @@ def average_precision(scores: Tensor,
     return _apply_empty_policy(ap, num_pos, empty_policy)
 
 
-def sample_average_precision(scores: Tensor,
-                             targets: Tensor,
-                             empty_policy: EmptyPolicy = 'exclude',
-                             tie_policy: TiePolicy = 'grouped') -> Tensor:
+def sample_average_precision(
+    scores: Tensor,
+    targets: Tensor,
+    empty_policy: EmptyPolicy = 'exclude',
+    tie_policy: TiePolicy = 'grouped',
+) -> Tensor:
     """Per-sample AP (ranking the classes of each image), the basis of mAP@sample.
 
     Args:
@@ -260,10 +281,12 @@ def mean_of_ap(ap: Tensor) -> float:
     return float(ap[valid].mean()) * 100.0
 
 
-def mean_average_precision(scores: Tensor,
-                           targets: Tensor,
-                           empty_policy: EmptyPolicy = 'zero',
-                           tie_policy: TiePolicy = 'grouped') -> float:
+def mean_average_precision(
+    scores: Tensor,
+    targets: Tensor,
+    empty_policy: EmptyPolicy = 'zero',
+    tie_policy: TiePolicy = 'grouped',
+) -> float:
     """mAP (mAP@class) in percent: ``100 × mean`` over the valid classes of
     :func:`average_precision`. ``scores``/``targets``: ``[N, C]``. Tied scores follow
     ``tie_policy`` (default ``'grouped'``: one threshold per tie group, as scikit-learn)."""
@@ -377,10 +400,9 @@ def _safe_div(num: Tensor, den: Tensor) -> Tensor:
     return torch.where(den > 0, num / den.clamp(min=1e-300), torch.zeros_like(num))
 
 
-def prf_from_counts(tp: Tensor,
-                    fp: Tensor,
-                    fn: Tensor,
-                    cf1_mode: CF1Mode = 'harmonic') -> dict[str, float]:
+def prf_from_counts(
+    tp: Tensor, fp: Tensor, fn: Tensor, cf1_mode: CF1Mode = 'harmonic'
+) -> dict[str, float]:
     """CP, CR, CF1, OP, OR, OF1 (percent) from per-class counts.
 
     * ``CP = mean_c TP_c / (TP_c + FP_c)``, ``CR = mean_c TP_c / (TP_c + FN_c)``.
@@ -415,16 +437,27 @@ def prf_from_counts(tp: Tensor,
     op = stp / (stp + sfp) if stp + sfp > 0 else 0.0
     orec = stp / (stp + sfn) if stp + sfn > 0 else 0.0
     of1 = 2 * stp / (2 * stp + sfp + sfn) if stp > 0 else 0.0
-    return {name: value * 100.0 for name, value in
-            (('CP', cp), ('CR', cr), ('CF1', cf1), ('OP', op), ('OR', orec), ('OF1', of1))}
+    return {
+        name: value * 100.0
+        for name, value in (
+            ('CP', cp),
+            ('CR', cr),
+            ('CF1', cf1),
+            ('OP', op),
+            ('OR', orec),
+            ('OF1', of1),
+        )
+    }
 
 
-def multilabel_prf(scores: Tensor,
-                   targets: Tensor,
-                   convention: Convention = 'threshold',
-                   thr: float = 0.5,
-                   k: int = 3,
-                   cf1_mode: CF1Mode = 'harmonic') -> dict[str, float]:
+def multilabel_prf(
+    scores: Tensor,
+    targets: Tensor,
+    convention: Convention = 'threshold',
+    thr: float = 0.5,
+    k: int = 3,
+    cf1_mode: CF1Mode = 'harmonic',
+) -> dict[str, float]:
     """CP, CR, CF1, OP, OR, OF1 (percent) under one prediction convention.
 
     Args:
@@ -443,6 +476,7 @@ def multilabel_prf(scores: Tensor,
     elif convention == 'oracle_topk':
         pred = oracle_topk_predictions(scores, targets)
     else:
-        raise ValueError(f"convention must be 'threshold', 'topk' or 'oracle_topk', "
-                         f'got {convention!r}')
+        raise ValueError(
+            f"convention must be 'threshold', 'topk' or 'oracle_topk', got {convention!r}"
+        )
     return prf_from_counts(*confusion_counts(pred, targets), cf1_mode=cf1_mode)

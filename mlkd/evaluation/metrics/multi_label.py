@@ -5,10 +5,11 @@ Both metrics keep one ``{'pred_score', 'target'}`` record per sample, because MM
 ``collect_device='cpu'`` the records of all ranks are gathered and every number is computed on
 the whole evaluation set, never per shard.
 """
+
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -17,8 +18,14 @@ from torch import Tensor
 
 from mlkd.registry import METRICS
 from mlkd.utils.targets import sample_target
-from .functional import (CF1_MODES, average_precision, mean_of_ap, multilabel_prf,
-                         sample_average_precision)
+
+from .functional import (
+    CF1_MODES,
+    average_precision,
+    mean_of_ap,
+    multilabel_prf,
+    sample_average_precision,
+)
 
 __all__ = ['MultiLabelMetrics', 'SampleMAP']
 
@@ -80,15 +87,17 @@ class MultiLabelMetrics(BaseMetric):
 
     default_prefix: str | None = None
 
-    def __init__(self,
-                 thr: float = 0.5,
-                 topk: int | None = None,
-                 conventions: Sequence[str] = ('threshold', 'oracle_topk'),
-                 cf1_mode: str = 'harmonic',
-                 empty_policy: str = 'zero',
-                 tie_policy: str = 'grouped',
-                 collect_device: str = 'cpu',
-                 prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        thr: float = 0.5,
+        topk: int | None = None,
+        conventions: Sequence[str] = ('threshold', 'oracle_topk'),
+        cf1_mode: str = 'harmonic',
+        empty_policy: str = 'zero',
+        tie_policy: str = 'grouped',
+        collect_device: str = 'cpu',
+        prefix: str | None = None,
+    ) -> None:
         super().__init__(collect_device=collect_device, prefix=prefix)
         conventions = tuple(conventions)
         unknown = set(conventions) - set(_CONVENTIONS)
@@ -98,7 +107,7 @@ class MultiLabelMetrics(BaseMetric):
             if int(topk) < 1:
                 raise ValueError(f'topk must be >= 1, got {topk}')
             if 'topk' not in conventions:
-                conventions = conventions + ('topk', )
+                conventions = conventions + ('topk',)
         elif 'topk' in conventions:
             raise ValueError("the 'topk' convention needs topk=<k>")
         if cf1_mode not in CF1_MODES:
@@ -137,8 +146,9 @@ class MultiLabelMetrics(BaseMetric):
         metrics: dict[str, float] = {'mAP': mean_of_ap(ap)}
         cf1_name = 'CF1macro' if self.cf1_mode in ('mean_of_class_f1', 'macro') else 'CF1'
         for convention in self.conventions:
-            values = multilabel_prf(scores, targets, convention, thr=self.thr,
-                                    k=self.topk or 0, cf1_mode=self.cf1_mode)
+            values = multilabel_prf(
+                scores, targets, convention, thr=self.thr, k=self.topk or 0, cf1_mode=self.cf1_mode
+            )
             tag = self._tag(convention)
             for name in ('CP', 'CR', 'CF1', 'OP', 'OR', 'OF1'):
                 key = cf1_name if name == 'CF1' else name
@@ -169,11 +179,13 @@ class SampleMAP(BaseMetric):
 
     default_prefix: str | None = None
 
-    def __init__(self,
-                 empty_policy: str = 'exclude',
-                 tie_policy: str = 'grouped',
-                 collect_device: str = 'cpu',
-                 prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        empty_policy: str = 'exclude',
+        tie_policy: str = 'grouped',
+        collect_device: str = 'cpu',
+        prefix: str | None = None,
+    ) -> None:
         super().__init__(collect_device=collect_device, prefix=prefix)
         if empty_policy not in ('zero', 'exclude'):
             raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")

@@ -16,15 +16,18 @@ training step makes a dictionary of named tensors:
 :class:`~.routing.ConnectorRouter` and :class:`~.routing.LossRouter` consume it. Only the taps that
 some connector or loss reads are recorded during training.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 from mmengine.model import BaseModel
 from torch import nn
 
 from mlkd.models.utils import batch_targets
+
 from .routing import ConnectorRouter, LossRouter
 from .taps import Taps, resolve_module
 
@@ -77,9 +80,12 @@ class RoutedAlgorithm(BaseModel):
     #: Attribute (and state-dict prefix) of the losses: ``distill_losses`` in a distiller.
     losses_attr = 'losses'
 
-    def __init__(self, data_preprocessor: dict | None = None,
-                 probe_input_size: Sequence[int] = (224, 224),
-                 init_cfg: dict | None = None) -> None:
+    def __init__(
+        self,
+        data_preprocessor: dict | None = None,
+        probe_input_size: Sequence[int] = (224, 224),
+        init_cfg: dict | None = None,
+    ) -> None:
         if data_preprocessor is None:
             data_preprocessor = dict(type='MultiLabelDataPreprocessor')
         elif isinstance(data_preprocessor, dict):
@@ -94,11 +100,16 @@ class RoutedAlgorithm(BaseModel):
         """``prefix -> (network, owner name)`` of the tapped networks (subclasses override)."""
         raise NotImplementedError
 
-    def build_routing(self, tap_specs: Mapping[str, Mapping[str, str]],
-                      losses: Mapping[str, dict] | None, connectors: Mapping[str, dict] | None,
-                      facts: Mapping[str, Any], reserved: Sequence[str] = (TASK_LOSS_KEY,),
-                      extra_names: Sequence[str] = (),
-                      view_prefixes: Sequence[str] = ()) -> None:
+    def build_routing(
+        self,
+        tap_specs: Mapping[str, Mapping[str, str]],
+        losses: Mapping[str, dict] | None,
+        connectors: Mapping[str, dict] | None,
+        facts: Mapping[str, Any],
+        reserved: Sequence[str] = (TASK_LOSS_KEY,),
+        extra_names: Sequence[str] = (),
+        view_prefixes: Sequence[str] = (),
+    ) -> None:
         """Resolve taps, build connectors and losses, and keep the taps they read.
 
         Args:
@@ -115,12 +126,18 @@ class RoutedAlgorithm(BaseModel):
                 ``<view prefix><p><t>``, recorded by :meth:`record` with that view prefix.
         """
         nets = self.networks()
-        self._tap_paths = {prefix: tap_paths(nets[prefix][0], tap_specs.get(prefix),
-                                             nets[prefix][1]) for prefix in nets}
+        self._tap_paths = {
+            prefix: tap_paths(nets[prefix][0], tap_specs.get(prefix), nets[prefix][1])
+            for prefix in nets
+        }
         self._view_prefixes = tuple(view_prefixes)
         tap_names = {f'{p}{t}' for p, paths in self._tap_paths.items() for t in paths}
-        supplied = set(BATCH_NAMES) | set(extra_names) | tap_names | {
-            f'{view}{name}' for view in self._view_prefixes for name in tap_names}
+        supplied = (
+            set(BATCH_NAMES)
+            | set(extra_names)
+            | tap_names
+            | {f'{view}{name}' for view in self._view_prefixes for name in tap_names}
+        )
         self._probe_cache: dict[str, Any] | None = None
         self.connectors = ConnectorRouter(connectors, supplied, self._probe)
         supplied |= set(self.connectors)
@@ -133,22 +150,32 @@ class RoutedAlgorithm(BaseModel):
             out = dict(facts, shapes=shapes, channels={k: _channels(s) for k, s in shapes.items()})
             for prefix in nets:
                 if prefix:
-                    own = {k[len(prefix):]: s for k, s in shapes.items() if k.startswith(prefix)
-                           and k[len(prefix):] in self._tap_paths[prefix]}
+                    own = {
+                        k[len(prefix) :]: s
+                        for k, s in shapes.items()
+                        if k.startswith(prefix) and k[len(prefix) :] in self._tap_paths[prefix]
+                    }
                     out[f'{prefix}shapes'] = own
                     out[f'{prefix}channels'] = {k: _channels(s) for k, s in own.items()}
             return out
-        setattr(self, self.losses_attr,
-                LossRouter(losses, supplied, all_facts, reserved=reserved))
+
+        setattr(self, self.losses_attr, LossRouter(losses, supplied, all_facts, reserved=reserved))
         self._probe_cache = None  # one-off; do not keep tensors alive
         consumed = (self.loss_router.consumed | self.connectors.consumed) - set(self.connectors)
         self._recorded = {
-            ('', prefix): {'logits': paths['logits'],
-                           **{t: paths[t] for t in paths if f'{prefix}{t}' in consumed}}
-            for prefix, paths in self._tap_paths.items()}
-        self._recorded.update({
-            (view, prefix): {t: paths[t] for t in paths if f'{view}{prefix}{t}' in consumed}
-            for view in self._view_prefixes for prefix, paths in self._tap_paths.items()})
+            ('', prefix): {
+                'logits': paths['logits'],
+                **{t: paths[t] for t in paths if f'{prefix}{t}' in consumed},
+            }
+            for prefix, paths in self._tap_paths.items()
+        }
+        self._recorded.update(
+            {
+                (view, prefix): {t: paths[t] for t in paths if f'{view}{prefix}{t}' in consumed}
+                for view in self._view_prefixes
+                for prefix, paths in self._tap_paths.items()
+            }
+        )
 
     @torch.no_grad()
     def _probe(self) -> dict[str, Any]:
@@ -163,8 +190,13 @@ class RoutedAlgorithm(BaseModel):
                 net.train(was_training)
                 values.update(taps.values())
             # Further views go through the same network: their tensors have the same sizes.
-            values.update({f'{view}{name}': value for view in self._view_prefixes
-                           for name, value in list(values.items())})
+            values.update(
+                {
+                    f'{view}{name}': value
+                    for view in self._view_prefixes
+                    for name, value in list(values.items())
+                }
+            )
             self._probe_cache = values
         return self._probe_cache
 
@@ -179,8 +211,9 @@ class RoutedAlgorithm(BaseModel):
         net, owner = self.networks()[prefix]
         return Taps(net, self._recorded[(view, prefix)], owner, f'{view}{prefix}')
 
-    def batch_names(self, data_samples: Sequence, num_classes: int,
-                    device: torch.device) -> dict[str, Any]:
+    def batch_names(
+        self, data_samples: Sequence, num_classes: int, device: torch.device
+    ) -> dict[str, Any]:
         """``gt``, ``gt_full``, ``sample_idx`` and ``data_samples`` of a batch (built if read)."""
         consumed = self.loss_router.consumed | self.connectors.consumed
         names: dict[str, Any] = {'data_samples': data_samples}
@@ -188,16 +221,18 @@ class RoutedAlgorithm(BaseModel):
             names['gt'] = batch_targets(data_samples, num_classes).to(device)
         if 'gt_full' in consumed:
             full = [s.get('gt_full') for s in data_samples]
-            names['gt_full'] = names['gt'] if any(f is None for f in full) \
-                else torch.stack(full).to(device)
+            names['gt_full'] = (
+                names['gt'] if any(f is None for f in full) else torch.stack(full).to(device)
+            )
         if 'sample_idx' in consumed:
             names['sample_idx'] = sample_indices(data_samples, device)
         if consumed & {'crop_box', 'flip'}:
             names['crop_box'], names['flip'] = crop_geometry(data_samples, device)
         return names
 
-    def route(self, available: dict[str, Any], task: dict[str, torch.Tensor]
-              ) -> dict[str, torch.Tensor]:
+    def route(
+        self, available: dict[str, Any], task: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
         """Run connectors (in the current precision) then losses (fp32); merge with ``task``."""
         self.connectors(available)
         losses = dict(task)
@@ -212,13 +247,16 @@ def sample_indices(data_samples: Sequence, device: torch.device) -> torch.Tensor
     """The `[B]` dataset indices (`sample_idx`) of a batch's data samples."""
     indices = [s.get('sample_idx') for s in data_samples]
     if any(i is None for i in indices):
-        raise KeyError('a loss or the teacher cache reads `sample_idx`, but the data samples carry none: keep '
-                       "'sample_idx' in PackInputs(meta_keys=...) (mmpretrain's default)")
+        raise KeyError(
+            'a loss or the teacher cache reads `sample_idx`, but the data samples carry none: keep '
+            "'sample_idx' in PackInputs(meta_keys=...) (mmpretrain's default)"
+        )
     return torch.as_tensor(indices, dtype=torch.long, device=device)
 
 
-def crop_geometry(data_samples: Sequence, device: torch.device
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
+def crop_geometry(
+    data_samples: Sequence, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``crop_box`` ``[B, 4]`` (normalised by ``ori_shape``) and ``flip`` ``[B]`` (bool) of a batch.
 
     ``crop_box`` is ``(x1, y1, x2, y2)`` in [0, 1] of the original image, from the ``crop_box``
@@ -234,8 +272,10 @@ def crop_geometry(data_samples: Sequence, device: torch.device
         else:
             ori = sample.get('ori_shape')
             if ori is None:
-                raise KeyError('a data sample has `crop_box` but no `ori_shape` to normalise it; '
-                               "keep 'ori_shape' in PackInputs(meta_keys=...)")
+                raise KeyError(
+                    'a data sample has `crop_box` but no `ori_shape` to normalise it; '
+                    "keep 'ori_shape' in PackInputs(meta_keys=...)"
+                )
             height, width = float(ori[0]), float(ori[1])
             x1, y1, x2, y2 = (float(v) for v in box)
             boxes.append([x1 / width, y1 / height, x2 / width, y2 / height])
@@ -244,8 +284,10 @@ def crop_geometry(data_samples: Sequence, device: torch.device
         if flipped and direction not in (None, 'horizontal'):
             raise ValueError(f'crop geometry supports horizontal flips only, got {direction!r}')
         flips.append(flipped)
-    return (torch.tensor(boxes, dtype=torch.float32, device=device),
-            torch.tensor(flips, dtype=torch.bool, device=device))
+    return (
+        torch.tensor(boxes, dtype=torch.float32, device=device),
+        torch.tensor(flips, dtype=torch.bool, device=device),
+    )
 
 
 def _shape(value: Any):

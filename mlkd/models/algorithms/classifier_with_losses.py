@@ -1,14 +1,16 @@
 """One classifier trained with its task loss plus any number of named losses on its tensors."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlkd.registry import MODELS
 from mlkd.models.builder import build_network
+from mlkd.registry import MODELS
+
 from .base import RoutedAlgorithm, task_loss_keys
 
 
@@ -51,25 +53,32 @@ class ClassifierWithLosses(RoutedAlgorithm):
         data_preprocessor: defaults to :class:`MultiLabelDataPreprocessor`.
     """
 
-    def __init__(self,
-                 classifier: dict | str,
-                 losses: dict[str, dict] | None = None,
-                 connectors: dict[str, dict] | None = None,
-                 taps: dict[str, str] | None = None,
-                 task_loss_weight: float = 1.0,
-                 probe_input_size: Sequence[int] = (224, 224),
-                 views: dict[str, int] | None = None,
-                 data_preprocessor: dict | None = None,
-                 init_cfg: dict | None = None) -> None:
+    def __init__(
+        self,
+        classifier: dict | str,
+        losses: dict[str, dict] | None = None,
+        connectors: dict[str, dict] | None = None,
+        taps: dict[str, str] | None = None,
+        task_loss_weight: float = 1.0,
+        probe_input_size: Sequence[int] = (224, 224),
+        views: dict[str, int] | None = None,
+        data_preprocessor: dict | None = None,
+        init_cfg: dict | None = None,
+    ) -> None:
         super().__init__(data_preprocessor, probe_input_size, init_cfg)
         self.classifier = build_network(classifier, 'classifier')
         self.task_loss_weight = float(task_loss_weight)
         self.num_classes = getattr(getattr(self.classifier, 'head', None), 'num_classes', None)
         self.views = _check_views(views)
         extra_views = list(self.views or {})[1:]
-        self.build_routing({'': taps or {}}, losses, connectors,
-                           facts={'num_classes': self.num_classes}, extra_names=('class_maps', ),
-                           view_prefixes=[f'{view}_' for view in extra_views])
+        self.build_routing(
+            {'': taps or {}},
+            losses,
+            connectors,
+            facts={'num_classes': self.num_classes},
+            extra_names=('class_maps',),
+            view_prefixes=[f'{view}_' for view in extra_views],
+        )
         if 'class_maps' in self.loss_router.consumed | self.connectors.consumed:
             self._class_map_layer()  # fails at build time if the network has no such layer
             self._recorded[('', '')]['feats'] = self._tap_paths['']['feats']
@@ -79,10 +88,12 @@ class ClassifierWithLosses(RoutedAlgorithm):
         neck = getattr(self.classifier, 'neck', None)
         fc = getattr(getattr(self.classifier, 'head', None), 'fc', None)
         if type(neck).__name__ != 'GlobalAveragePooling' or not isinstance(fc, nn.Linear):
-            raise ValueError('`class_maps` needs a classifier whose neck is '
-                             'GlobalAveragePooling and '
-                             f'whose head has a linear `fc`; got neck {type(neck).__name__} and '
-                             f'head.fc {type(fc).__name__}')
+            raise ValueError(
+                '`class_maps` needs a classifier whose neck is '
+                'GlobalAveragePooling and '
+                f'whose head has a linear `fc`; got neck {type(neck).__name__} and '
+                f'head.fc {type(fc).__name__}'
+            )
         return fc
 
     def class_maps(self, feats: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
@@ -102,17 +113,22 @@ class ClassifierWithLosses(RoutedAlgorithm):
         """The main view (or view ``name``) of a batch; a single-view batch is every view."""
         if isinstance(inputs, torch.Tensor):
             if name is not None and name != next(iter(self.views or {None: 0})):
-                raise ValueError(f'view {name!r} is configured (views={self.views}) but the batch '
-                                 'holds one view; use a multi-view pipeline (e.g. '
-                                 'AnchorPositiveViews) with MultiViewClsDataPreprocessor')
+                raise ValueError(
+                    f'view {name!r} is configured (views={self.views}) but the batch '
+                    'holds one view; use a multi-view pipeline (e.g. '
+                    'AnchorPositiveViews) with MultiViewClsDataPreprocessor'
+                )
             return inputs
         if self.views is None:
-            raise TypeError('the batch holds several views; set views=dict(name=index, ...) on '
-                            'ClassifierWithLosses')
+            raise TypeError(
+                'the batch holds several views; set views=dict(name=index, ...) on '
+                'ClassifierWithLosses'
+            )
         index = self.views[name or next(iter(self.views))]
         if index >= len(inputs):
-            raise ValueError(f'views={self.views} asks for view {index}, but the batch holds '
-                             f'{len(inputs)} views')
+            raise ValueError(
+                f'views={self.views} asks for view {index}, but the batch holds {len(inputs)} views'
+            )
         return inputs[index]
 
     def forward(self, inputs: torch.Tensor, data_samples=None, mode: str = 'tensor'):
@@ -125,17 +141,20 @@ class ClassifierWithLosses(RoutedAlgorithm):
     def loss(self, inputs: torch.Tensor, data_samples) -> dict[str, torch.Tensor]:
         views = list(self.views or {})
         with self.record('') as taps:
-            task = self.classifier(self._view(inputs, views[0] if views else None),
-                                   data_samples, mode='loss')
+            task = self.classifier(
+                self._view(inputs, views[0] if views else None), data_samples, mode='loss'
+            )
         available = taps.values()
         for view in views[1:]:
             with self.record('', view=f'{view}_') as view_taps:
                 self.classifier(self._view(inputs, view), mode='tensor')
             available.update(view_taps.values())
-        available.update(self.batch_names(data_samples, self.num_classes,
-                                          available['logits'].device))
-        if 'feats' in available and 'class_maps' in (self.loss_router.consumed
-                                                     | self.connectors.consumed):
+        available.update(
+            self.batch_names(data_samples, self.num_classes, available['logits'].device)
+        )
+        if 'feats' in available and 'class_maps' in (
+            self.loss_router.consumed | self.connectors.consumed
+        ):
             available['class_maps'] = self.class_maps(available['feats'])
         return self.route(available, task_loss_keys(task, self.task_loss_weight))
 
@@ -143,10 +162,14 @@ class ClassifierWithLosses(RoutedAlgorithm):
 def _check_views(views: dict[str, int] | None) -> dict[str, int] | None:
     if views is None:
         return None
-    if not isinstance(views, dict) or not views or not all(
-            isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in views.items()):
-        raise ValueError(f'views must be None or dict(name=index, ...) with view indices >= 0, '
-                         f'got {views!r}')
+    if (
+        not isinstance(views, dict)
+        or not views
+        or not all(isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in views.items())
+    ):
+        raise ValueError(
+            f'views must be None or dict(name=index, ...) with view indices >= 0, got {views!r}'
+        )
     if len(set(views.values())) != len(views):
         raise ValueError(f'views {views!r} name one view index twice')
     return dict(views)

@@ -14,6 +14,7 @@ concatenated batch. ``all_reduce`` (not ``reduce_scatter``) keeps this working w
 Ranks may hold batches of different sizes (the last batch of an epoch): sizes are exchanged first
 and the tensors padded to the largest, then trimmed.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -34,8 +35,8 @@ class _GatherWithGradient(torch.autograd.Function):
     def backward(ctx, grad: torch.Tensor):
         grad = grad.contiguous().clone()
         dist.all_reduce(grad)
-        start = sum(ctx.sizes[:ctx.rank])
-        return grad[start:start + ctx.sizes[ctx.rank]], None
+        start = sum(ctx.sizes[: ctx.rank])
+        return grad[start : start + ctx.sizes[ctx.rank]], None
 
 
 def _gather(x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
@@ -72,8 +73,11 @@ def gather_batch(value: Any, batch_size: int | None) -> Any:
     """
     if isinstance(value, (list, tuple)):
         return type(value)(gather_batch(v, batch_size) for v in value)
-    if not isinstance(value, torch.Tensor) or value.dim() == 0 or \
-            (batch_size is not None and value.shape[0] != batch_size):
+    if (
+        not isinstance(value, torch.Tensor)
+        or value.dim() == 0
+        or (batch_size is not None and value.shape[0] != batch_size)
+    ):
         return value
     sizes = _batch_sizes(value.shape[0], value.device)
     if value.requires_grad:

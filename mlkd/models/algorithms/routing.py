@@ -18,19 +18,21 @@ Both resolve every name when they are built, so a typo or a missing tap fails be
 the list of what is available, and both know which names they consume, so an algorithm records only
 the taps somebody uses.
 """
+
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import torch
 from mmengine.dist import get_world_size
 from torch import nn
 
-import warnings
-
 from mlkd.models.losses.base import full_precision, input_function, needs_global_batch
 from mlkd.registry import MODELS
+
 from .global_batch import gather_batch
 
 #: Keys of a loss or connector config read by the routers, never passed to the module.
@@ -57,8 +59,10 @@ def registered_class(cfg: dict, owner: str) -> type:
         raise KeyError(f'{owner}: config has no `type`: {cfg!r}')
     cls = MODELS.get(cfg['type']) if isinstance(cfg['type'], str) else cfg['type']
     if cls is None:
-        raise KeyError(f'{owner}: type {cfg["type"]!r} is not registered in the mlkd model '
-                       'registry (a module outside mlkd needs `custom_imports` in the config)')
+        raise KeyError(
+            f'{owner}: type {cfg["type"]!r} is not registered in the mlkd model '
+            'registry (a module outside mlkd needs `custom_imports` in the config)'
+        )
     return cls
 
 
@@ -81,15 +85,22 @@ class ArgumentBinding:
             or a required argument without a source.
     """
 
-    def __init__(self, owner: str, module_cls: type, inputs: Mapping[str, Any] | None,
-                 supplied: Iterable[str]) -> None:
+    def __init__(
+        self,
+        owner: str,
+        module_cls: type,
+        inputs: Mapping[str, Any] | None,
+        supplied: Iterable[str],
+    ) -> None:
         supplied = set(supplied)
         required, optional = forward_arguments(module_cls)
         inputs = _renamed_inputs(owner, module_cls, inputs)
         strangers = sorted(set(inputs) - set(required) - set(optional))
         if strangers:
-            raise ValueError(f'{owner}: inputs {strangers} are not arguments of '
-                             f'{module_cls.__name__}.forward {required + optional}')
+            raise ValueError(
+                f'{owner}: inputs {strangers} are not arguments of '
+                f'{module_cls.__name__}.forward {required + optional}'
+            )
         self.sources: dict[str, str | list[str]] = {}
         for arg in required + optional:
             source = inputs.get(arg, arg)
@@ -101,7 +112,8 @@ class ArgumentBinding:
                     f'{owner} ({module_cls.__name__}) needs {missing} for argument {arg!r}, which '
                     f'this algorithm cannot supply; available: {sorted(supplied)}. Record it with '
                     "a tap (e.g. student_taps=dict(stage3='backbone.layer3')) or map the argument "
-                    "to an available name with inputs=dict(arg='name').")
+                    "to an available name with inputs=dict(arg='name')."
+                )
 
     @property
     def consumed(self) -> set[str]:
@@ -109,18 +121,30 @@ class ArgumentBinding:
         return {name for source in self.sources.values() for name in _names(source)}
 
     def __call__(self, available: Mapping[str, Any]) -> dict[str, Any]:
-        return {arg: [available[n] for n in source] if isinstance(source, list)
-                else available[source] for arg, source in self.sources.items()}
+        return {
+            arg: [available[n] for n in source] if isinstance(source, list) else available[source]
+            for arg, source in self.sources.items()
+        }
 
 
 #: Constructor arguments the routers can inject: build facts and probed sizes.
 CONNECTOR_FACTS = ('in_channels', 'out_channels', 'in_shapes', 'out_shapes')
-LOSS_FACTS = ('num_classes', 'shapes', 'channels', 's_shapes', 's_channels', 't_shapes',
-              't_channels', 'input_channels', 'teacher')
+LOSS_FACTS = (
+    'num_classes',
+    'shapes',
+    'channels',
+    's_shapes',
+    's_channels',
+    't_shapes',
+    't_channels',
+    'input_channels',
+    'teacher',
+)
 
 
-def _inject(module_cls: type, cfg: dict, facts: Callable[[list[str]], dict[str, Any]],
-            names: Sequence[str]) -> dict[str, Any]:
+def _inject(
+    module_cls: type, cfg: dict, facts: Callable[[list[str]], dict[str, Any]], names: Sequence[str]
+) -> dict[str, Any]:
     """Constructor arguments in ``names`` that ``module_cls`` accepts and ``cfg`` leaves open.
 
     ``facts(wanted)`` (which may run the shape probe) is called only when something is wanted.
@@ -152,8 +176,12 @@ class ConnectorRouter(nn.ModuleDict):
             sized from it.
     """
 
-    def __init__(self, cfgs: Mapping[str, dict] | None, supplied: Iterable[str],
-                 probe: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        cfgs: Mapping[str, dict] | None,
+        supplied: Iterable[str],
+        probe: Callable[[], dict[str, Any]],
+    ) -> None:
         super().__init__()
         supplied = set(supplied)
         self.sources: dict[str, str | list[str]] = {}
@@ -161,35 +189,45 @@ class ConnectorRouter(nn.ModuleDict):
             owner = f'connectors.{name}'
             cfg = dict(cfg)
             if name in supplied:
-                raise ValueError(f'{owner}: the name {name!r} is already taken by a recorded '
-                                 'tensor; choose another connector name')
+                raise ValueError(
+                    f'{owner}: the name {name!r} is already taken by a recorded '
+                    'tensor; choose another connector name'
+                )
             if 'source' not in cfg:
                 raise KeyError(f'{owner}: config needs `source`, the name(s) it consumes')
             source, target = cfg.pop('source'), cfg.pop('target', None)
             for key, value in (('source', source), ('target', target)):
                 missing = [n for n in _names(value) if n not in supplied] if value else []
                 if missing:
-                    raise ValueError(f'{owner}: {key} {missing} is not available; available: '
-                                     f'{sorted(supplied)}')
+                    raise ValueError(
+                        f'{owner}: {key} {missing} is not available; available: {sorted(supplied)}'
+                    )
             cls = registered_class(cfg, owner)
             source = list(source) if isinstance(source, (list, tuple)) else source
 
             def facts(wanted, source=source, target=target) -> dict[str, Any]:
-                shapes = {k: tuple(v.shape) for k, v in self._probe_values(probe).items()
-                          if isinstance(v, torch.Tensor)}
+                shapes = {
+                    k: tuple(v.shape)
+                    for k, v in self._probe_values(probe).items()
+                    if isinstance(v, torch.Tensor)
+                }
 
-                def describe(value, take):
-                    if isinstance(value, (list, tuple)):
-                        return [take(shapes[n]) for n in value]
-                    return take(shapes[value])
-                out = dict(in_shapes=describe(source, tuple),
-                           in_channels=describe(source, lambda s: s[1]))
+                def describe(names, take):
+                    if isinstance(names, (list, tuple)):
+                        return [take(shapes[n]) for n in names]
+                    return take(shapes[names])
+
+                out = dict(
+                    in_shapes=describe(source, tuple), in_channels=describe(source, lambda s: s[1])
+                )
                 if target is not None:
-                    out.update(out_shapes=describe(target, tuple),
-                               out_channels=describe(target, lambda s: s[1]))
+                    out.update(
+                        out_shapes=describe(target, tuple),
+                        out_channels=describe(target, lambda s: s[1]),
+                    )
                 return out
-            self[name] = MODELS.build(cfg, default_args=_inject(cls, cfg, facts,
-                                                                CONNECTOR_FACTS))
+
+            self[name] = MODELS.build(cfg, default_args=_inject(cls, cfg, facts, CONNECTOR_FACTS))
             self.sources[name] = source
             supplied.add(name)
 
@@ -242,9 +280,14 @@ class LossRouter(nn.ModuleDict):
         reserved: log keys already taken (the task loss's), refused at build time.
     """
 
-    def __init__(self, cfgs: Mapping[str, dict] | None, supplied: Iterable[str],
-                 facts: Callable[[list[str]], dict[str, Any]], prefix: str = 'loss_',
-                 reserved: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        cfgs: Mapping[str, dict] | None,
+        supplied: Iterable[str],
+        facts: Callable[[list[str]], dict[str, Any]],
+        prefix: str = 'loss_',
+        reserved: Iterable[str] = (),
+    ) -> None:
         super().__init__()
         supplied = set(supplied)
         self.prefix = prefix
@@ -258,15 +301,21 @@ class LossRouter(nn.ModuleDict):
             cls = registered_class(cfg, owner)
             self.bindings[name] = ArgumentBinding(owner, cls, inputs, supplied)
             self.gathers[name] = needs_global_batch(cls) if gather is None else bool(gather)
-            self[name] = MODELS.build(cfg, default_args=_inject(
-                cls, cfg, _with_input_channels(facts, self.bindings[name]), LOSS_FACTS))
+            self[name] = MODELS.build(
+                cfg,
+                default_args=_inject(
+                    cls, cfg, _with_input_channels(facts, self.bindings[name]), LOSS_FACTS
+                ),
+            )
             # The log keys a loss declares: '<key>' or, for terms, '<key>_<term>' each.
             base_key = f'{prefix}{name}'
             terms = tuple(getattr(self[name], 'terms', ()))
             for key in [f'{base_key}_{t}' for t in terms] or [base_key]:
                 if key in taken:
-                    raise ValueError(f'{owner} would log under {key!r}, which collides with '
-                                     f'{taken[key]}; rename the loss')
+                    raise ValueError(
+                        f'{owner} would log under {key!r}, which collides with '
+                        f'{taken[key]}; rename the loss'
+                    )
                 taken[key] = f'loss {name!r}'
 
     @property
@@ -293,31 +342,41 @@ class LossRouter(nn.ModuleDict):
         return losses
 
 
-def _with_input_channels(facts: Callable[[list[str]], dict[str, Any]], binding: ArgumentBinding
-                         ) -> Callable[[list[str]], dict[str, Any]]:
+def _with_input_channels(
+    facts: Callable[[list[str]], dict[str, Any]], binding: ArgumentBinding
+) -> Callable[[list[str]], dict[str, Any]]:
     """``facts`` plus ``input_channels``: the probed channels of each argument's source(s)."""
+
     def wrapped(wanted: list[str]) -> dict[str, Any]:
         if 'input_channels' not in wanted:
             return facts(wanted)
         known = facts([w for w in wanted if w != 'input_channels'] + ['channels'])
         channels = known['channels']
         known['input_channels'] = {
-            arg: [channels.get(n) for n in source] if isinstance(source, list)
-            else channels.get(source) for arg, source in binding.sources.items()}
+            arg: [channels.get(n) for n in source]
+            if isinstance(source, list)
+            else channels.get(source)
+            for arg, source in binding.sources.items()
+        }
         return known
+
     return wrapped
 
 
-def _renamed_inputs(owner: str, module_cls: type, inputs: Mapping[str, Any] | None
-                    ) -> dict[str, Any]:
+def _renamed_inputs(
+    owner: str, module_cls: type, inputs: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """``inputs`` with deprecated argument names (``renamed_inputs`` of the class) renamed."""
     inputs = dict(inputs or {})
     for old, new in getattr(module_cls, 'renamed_inputs', {}).items():
         if old in inputs:
             if new in inputs:
                 raise ValueError(f'{owner}: inputs has both {old!r} and its new name {new!r}')
-            warnings.warn(f'{owner}: inputs key {old!r} of {module_cls.__name__} is deprecated, '
-                          f'use {new!r}', DeprecationWarning, stacklevel=4)
+            warnings.warn(
+                f'{owner}: inputs key {old!r} of {module_cls.__name__} is deprecated, use {new!r}',
+                DeprecationWarning,
+                stacklevel=4,
+            )
             inputs[new] = inputs.pop(old)
     return inputs
 

@@ -7,6 +7,7 @@ never carry orphan hooks. Recorded tensors are cloned because later in-place ope
 module that runs several times per forward (0-based; default the last call). One-element tuples
 (an mmpretrain backbone with one ``out_indices`` entry, a pooling neck) are unwrapped to the tensor.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -50,17 +51,19 @@ class Taps:
         prefix: prepended to every tap name in :meth:`values` (``'s_'`` for a student).
     """
 
-    def __init__(self, model: nn.Module, spec: dict[str, str], owner: str = 'model',
-                 prefix: str = '') -> None:
+    def __init__(
+        self, model: nn.Module, spec: dict[str, str], owner: str = 'model', prefix: str = ''
+    ) -> None:
         self.spec = {name: _parse(path) for name, path in spec.items()}
         self.prefix = prefix
-        self.modules = {name: resolve_module(model, path, owner)
-                        for name, (path, _) in self.spec.items()}
+        self.modules = {
+            name: resolve_module(model, path, owner) for name, (path, _) in self.spec.items()
+        }
         self.owner = owner
         self.records: dict[str, list[Any]] = {}
         self._handles: list[Any] = []
 
-    def __enter__(self) -> 'Taps':
+    def __enter__(self) -> Taps:
         self.records = {name: [] for name in self.spec}
         for name, module in self.modules.items():
             self._handles.append(module.register_forward_hook(self._hook(name)))
@@ -74,6 +77,7 @@ class Taps:
     def _hook(self, name: str):
         def record(module, args, output):
             self.records[name].append(_clone(output))
+
         return record
 
     def values(self) -> dict[str, Any]:
@@ -82,11 +86,15 @@ class Taps:
         for name, (path, index) in self.spec.items():
             calls = self.records.get(name, [])
             if not calls:
-                raise RuntimeError(f'{self.owner} tap {name!r}: module {path!r} did not run in '
-                                   'this forward pass, so nothing was recorded')
+                raise RuntimeError(
+                    f'{self.owner} tap {name!r}: module {path!r} did not run in '
+                    'this forward pass, so nothing was recorded'
+                )
             if index is not None and index >= len(calls):
-                raise RuntimeError(f'{self.owner} tap {name!r}: asked for call {index} of '
-                                   f'{path!r}, which ran {len(calls)} time(s)')
+                raise RuntimeError(
+                    f'{self.owner} tap {name!r}: asked for call {index} of '
+                    f'{path!r}, which ran {len(calls)} time(s)'
+                )
             value = calls[-1 if index is None else index]
             # mmpretrain backbones and necks return tuples; a one-element tuple is unwrapped.
             if isinstance(value, (tuple, list)) and len(value) == 1:

@@ -16,6 +16,7 @@ and :meth:`CifarBackbone.preact_paths` (each output before its final ReLU, as OF
 use them). Paths are relative to the backbone; inside an ``ImageClassifier`` prefix ``backbone.``.
 The table of every network's paths is in ``docs/model_zoo.md``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -32,15 +33,14 @@ CIFAR_INIT_CFG = [
 ]
 
 
-def normalize_out_indices(out_indices: int | Sequence[int],
-                          num_outputs: int) -> tuple[int, ...]:
+def normalize_out_indices(out_indices: int | Sequence[int], num_outputs: int) -> tuple[int, ...]:
     """Map possibly negative ``out_indices`` to sorted, unique, non-negative stage indices.
 
     Raises:
         ValueError: an index outside ``[-num_outputs, num_outputs)`` or an empty selection.
     """
     if isinstance(out_indices, int):
-        out_indices = (out_indices, )
+        out_indices = (out_indices,)
     result = set()
     for index in out_indices:
         if not -num_outputs <= index < num_outputs:
@@ -71,8 +71,13 @@ class CifarBackbone(BaseBackbone):
     #: module path whose output is the stem feature (mdistiller's ``feats[0]``)
     stem_path: str = ''
 
-    def __init__(self, out_indices: int | Sequence[int] = (-1, ), frozen_stages: int = -1,
-                 norm_eval: bool = False, init_cfg: dict | list | None = None) -> None:
+    def __init__(
+        self,
+        out_indices: int | Sequence[int] = (-1,),
+        frozen_stages: int = -1,
+        norm_eval: bool = False,
+        init_cfg: dict | list | None = None,
+    ) -> None:
         super().__init__(init_cfg=init_cfg)
         self._out_indices_arg = out_indices
         self.frozen_stages = frozen_stages
@@ -101,8 +106,9 @@ class CifarBackbone(BaseBackbone):
         """Validate ``out_indices`` and ``frozen_stages`` once the stages exist, then freeze."""
         self.out_indices = normalize_out_indices(self._out_indices_arg, self.num_stages)
         if not -1 <= self.frozen_stages <= self.num_stages:
-            raise ValueError(f'frozen_stages must lie in [-1, {self.num_stages}], '
-                             f'got {self.frozen_stages}')
+            raise ValueError(
+                f'frozen_stages must lie in [-1, {self.num_stages}], got {self.frozen_stages}'
+            )
         self._freeze_stages()
 
     def _run_stages(self, x: Tensor) -> tuple[Tensor, ...]:
@@ -116,7 +122,7 @@ class CifarBackbone(BaseBackbone):
 
     def _stage_modules(self, index: int) -> list[nn.Module]:
         names = self.stage_names[index]
-        names = (names, ) if isinstance(names, str) else names
+        names = (names,) if isinstance(names, str) else names
         return [self.get_submodule(name) for name in names]
 
     def _freeze_stages(self) -> None:
@@ -130,7 +136,7 @@ class CifarBackbone(BaseBackbone):
             for param in module.parameters():
                 param.requires_grad = False
 
-    def train(self, mode: bool = True) -> 'CifarBackbone':
+    def train(self, mode: bool = True) -> CifarBackbone:
         """Set the mode, then re-apply freezing and ``norm_eval``."""
         super().train(mode)
         self._freeze_stages()

@@ -32,6 +32,7 @@ Tap points (module paths relative to the backbone; ``n`` = blocks of the stage):
                                                                         ``preact_feats[1..4]``
     OFD BNs   ``layer{k}.{n-1}.bn2`` (basic) / ``bn3`` (bottleneck)     ``get_bn_before_relu``
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -64,8 +65,9 @@ class CifarBottleneck(nn.Module):
 
     expansion = 4
 
-    def __init__(self, in_channels: int, planes: int, stride: int = 1,
-                 norm_cfg: dict | None = None) -> None:
+    def __init__(
+        self, in_channels: int, planes: int, stride: int = 1, norm_cfg: dict | None = None
+    ) -> None:
         super().__init__()
         norm_cfg = norm_cfg or dict(type='BN')
         out_channels = planes * self.expansion
@@ -80,7 +82,8 @@ class CifarBottleneck(nn.Module):
         if stride != 1 or in_channels != out_channels:
             self.shortcut = nn.Sequential(
                 nn.Conv2d(in_channels, out_channels, 1, stride, bias=False),
-                build_norm_layer(norm_cfg, out_channels)[1])
+                build_norm_layer(norm_cfg, out_channels)[1],
+            )
         # Tap point for the pre-activation sum; the final ReLU is not in place so that a hook on
         # ``preact`` sees the unclipped tensor.
         self.preact = nn.Identity()
@@ -140,15 +143,26 @@ class CifarFourStageResNet(CifarBackbone):
     stage_names = ('layer1', 'layer2', 'layer3', 'layer4')
     stem_path = 'relu'
 
-    def __init__(self, depth: int, in_channels: int = 3,
-                 out_indices: int | Sequence[int] = (-1, ), frozen_stages: int = -1,
-                 norm_cfg: dict | None = None, norm_eval: bool = False,
-                 init_cfg: dict | list | None = CIFAR_INIT_CFG) -> None:
-        super().__init__(out_indices=out_indices, frozen_stages=frozen_stages,
-                         norm_eval=norm_eval, init_cfg=init_cfg)
+    def __init__(
+        self,
+        depth: int,
+        in_channels: int = 3,
+        out_indices: int | Sequence[int] = (-1,),
+        frozen_stages: int = -1,
+        norm_cfg: dict | None = None,
+        norm_eval: bool = False,
+        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+    ) -> None:
+        super().__init__(
+            out_indices=out_indices,
+            frozen_stages=frozen_stages,
+            norm_eval=norm_eval,
+            init_cfg=init_cfg,
+        )
         if depth not in _ARCHS:
-            raise ValueError(f'CifarFourStageResNet depth must be one of {sorted(_ARCHS)}, '
-                             f'got {depth}')
+            raise ValueError(
+                f'CifarFourStageResNet depth must be one of {sorted(_ARCHS)}, got {depth}'
+            )
         norm_cfg = norm_cfg or dict(type='BN')
         self.depth = depth
         self.bottleneck, self.num_blocks = _ARCHS[depth]
@@ -166,8 +180,11 @@ class CifarFourStageResNet(CifarBackbone):
                 if self.bottleneck:
                     blocks.append(CifarBottleneck(channels, planes, block_stride, norm_cfg))
                 else:
-                    blocks.append(CifarBasicBlock(channels, planes, block_stride, norm_cfg,
-                                                  shortcut_name='shortcut'))
+                    blocks.append(
+                        CifarBasicBlock(
+                            channels, planes, block_stride, norm_cfg, shortcut_name='shortcut'
+                        )
+                    )
                 channels = planes * expansion
             self.add_module(f'layer{i + 1}', nn.Sequential(*blocks))
         self._finish_init()
@@ -183,5 +200,6 @@ class CifarFourStageResNet(CifarBackbone):
     def bn_before_relu_paths(self) -> list[str]:
         """Last BN of each stage (mdistiller's ``get_bn_before_relu``, used by OFD margins)."""
         last_bn = 'bn3' if self.bottleneck else 'bn2'
-        return [f'{name}.{num - 1}.{last_bn}'
-                for name, num in zip(self.stage_names, self.num_blocks)]
+        return [
+            f'{name}.{num - 1}.{last_bn}' for name, num in zip(self.stage_names, self.num_blocks)
+        ]

@@ -29,6 +29,7 @@ Tap points (module paths relative to the backbone)::
 
 mdistiller's MobileNetV2 has no ``preact_feats``; these taps serve OFD/ReviewKD students.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -43,15 +44,25 @@ from ._cifar_base import CIFAR_INIT_CFG, CifarBackbone
 __all__ = ['CifarMobileNetV2', 'CifarInvertedResidual']
 
 # (expansion ratio or None for T, channels, blocks, first stride)
-_SETTING = ((1, 16, 1, 1), (None, 24, 2, 1), (None, 32, 3, 2), (None, 64, 4, 2),
-            (None, 96, 3, 1), (None, 160, 3, 2), (None, 320, 1, 1))
+_SETTING = (
+    (1, 16, 1, 1),
+    (None, 24, 2, 1),
+    (None, 32, 3, 2),
+    (None, 64, 4, 2),
+    (None, 96, 3, 1),
+    (None, 160, 3, 2),
+    (None, 320, 1, 1),
+)
 
 
-def _conv_bn_relu(in_channels: int, out_channels: int, kernel_size: int, stride: int,
-                  norm_cfg: dict) -> nn.Sequential:
+def _conv_bn_relu(
+    in_channels: int, out_channels: int, kernel_size: int, stride: int, norm_cfg: dict
+) -> nn.Sequential:
     return nn.Sequential(
         nn.Conv2d(in_channels, out_channels, kernel_size, stride, kernel_size // 2, bias=False),
-        build_norm_layer(norm_cfg, out_channels)[1], nn.ReLU(inplace=True))
+        build_norm_layer(norm_cfg, out_channels)[1],
+        nn.ReLU(inplace=True),
+    )
 
 
 class CifarInvertedResidual(nn.Module):
@@ -67,8 +78,14 @@ class CifarInvertedResidual(nn.Module):
     Shapes: ``[B, in, H, W] -> [B, out, H/stride, W/stride]``.
     """
 
-    def __init__(self, in_channels: int, out_channels: int, stride: int, expand_ratio: int,
-                 norm_cfg: dict | None = None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        stride: int,
+        expand_ratio: int,
+        norm_cfg: dict | None = None,
+    ) -> None:
         super().__init__()
         if stride not in (1, 2):
             raise ValueError(f'stride must be 1 or 2, got {stride}')
@@ -110,16 +127,27 @@ class CifarMobileNetV2(CifarBackbone):
     defaults: 12@16², 16@8², 48@4², 160@2², 1280@2² for outputs 1, 2, 4, 6, 7).
     """
 
-    stem_names = ('conv1', )
-    stage_names = tuple(f'blocks.{i}' for i in range(7)) + ('conv2', )
+    stem_names = ('conv1',)
+    stage_names = tuple(f'blocks.{i}' for i in range(7)) + ('conv2',)
     stem_path = 'conv1'
 
-    def __init__(self, expand_ratio: int = 6, width_mult: float = 0.5, in_channels: int = 3,
-                 out_indices: int | Sequence[int] = (-1, ), frozen_stages: int = -1,
-                 norm_cfg: dict | None = None, norm_eval: bool = False,
-                 init_cfg: dict | list | None = CIFAR_INIT_CFG) -> None:
-        super().__init__(out_indices=out_indices, frozen_stages=frozen_stages,
-                         norm_eval=norm_eval, init_cfg=init_cfg)
+    def __init__(
+        self,
+        expand_ratio: int = 6,
+        width_mult: float = 0.5,
+        in_channels: int = 3,
+        out_indices: int | Sequence[int] = (-1,),
+        frozen_stages: int = -1,
+        norm_cfg: dict | None = None,
+        norm_eval: bool = False,
+        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+    ) -> None:
+        super().__init__(
+            out_indices=out_indices,
+            frozen_stages=frozen_stages,
+            norm_eval=norm_eval,
+            init_cfg=init_cfg,
+        )
         norm_cfg = norm_cfg or dict(type='BN')
         self.expand_ratio = expand_ratio
         self.width_mult = width_mult
@@ -131,15 +159,21 @@ class CifarMobileNetV2(CifarBackbone):
             out_channels = int(base * width_mult)
             layers = []
             for j in range(num):
-                layers.append(CifarInvertedResidual(channels, out_channels, stride if j == 0 else 1,
-                                                    expand_ratio if ratio is None else ratio,
-                                                    norm_cfg))
+                layers.append(
+                    CifarInvertedResidual(
+                        channels,
+                        out_channels,
+                        stride if j == 0 else 1,
+                        expand_ratio if ratio is None else ratio,
+                        norm_cfg,
+                    )
+                )
                 channels = out_channels
             self.blocks.append(nn.Sequential(*layers))
             stage_channels.append(out_channels)
         self.last_channel = int(1280 * width_mult) if width_mult > 1.0 else 1280
         self.conv2 = _conv_bn_relu(channels, self.last_channel, 1, 1, norm_cfg)
-        self.stage_channels = tuple(stage_channels) + (self.last_channel, )
+        self.stage_channels = tuple(stage_channels) + (self.last_channel,)
         self._finish_init()
 
     def forward(self, x: Tensor) -> tuple[Tensor, ...]:

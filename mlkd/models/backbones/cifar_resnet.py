@@ -28,6 +28,7 @@ Tap points (module paths relative to the backbone; ``n`` = blocks per stage):
 The final ReLU of each block is a separate, not-in-place ``relu_out`` module, so a hook on
 ``preact`` sees the unclipped sum.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -62,12 +63,19 @@ class CifarBasicBlock(nn.Module):
 
     expansion = 1
 
-    def __init__(self, in_channels: int, out_channels: int, stride: int = 1,
-                 norm_cfg: dict | None = None, shortcut_name: str = 'downsample') -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        stride: int = 1,
+        norm_cfg: dict | None = None,
+        shortcut_name: str = 'downsample',
+    ) -> None:
         super().__init__()
         if shortcut_name not in ('downsample', 'shortcut'):
-            raise ValueError(f"shortcut_name must be 'downsample' or 'shortcut', got "
-                             f'{shortcut_name!r}')
+            raise ValueError(
+                f"shortcut_name must be 'downsample' or 'shortcut', got {shortcut_name!r}"
+            )
         norm_cfg = norm_cfg or dict(type='BN')
         self.conv1 = nn.Conv2d(in_channels, out_channels, 3, stride, 1, bias=False)
         self.bn1 = build_norm_layer(norm_cfg, out_channels)[1]
@@ -79,7 +87,8 @@ class CifarBasicBlock(nn.Module):
         if stride != 1 or in_channels != out_channels:
             projection = nn.Sequential(
                 nn.Conv2d(in_channels, out_channels, 1, stride, bias=False),
-                build_norm_layer(norm_cfg, out_channels)[1])
+                build_norm_layer(norm_cfg, out_channels)[1],
+            )
         setattr(self, shortcut_name, projection)
         # Tap point for the pre-activation sum; the final ReLU is not in place so that a hook on
         # ``preact`` sees the unclipped tensor even without cloning.
@@ -128,19 +137,32 @@ class CifarResNet(CifarBackbone):
     stage_names = ('layer1', 'layer2', 'layer3')
     stem_path = 'relu'
 
-    def __init__(self, depth: int, width_multiplier: int = 1,
-                 num_filters: Sequence[int] | None = None, in_channels: int = 3,
-                 out_indices: int | Sequence[int] = (-1, ), frozen_stages: int = -1,
-                 norm_cfg: dict | None = None, norm_eval: bool = False,
-                 init_cfg: dict | list | None = CIFAR_INIT_CFG) -> None:
-        super().__init__(out_indices=out_indices, frozen_stages=frozen_stages,
-                         norm_eval=norm_eval, init_cfg=init_cfg)
+    def __init__(
+        self,
+        depth: int,
+        width_multiplier: int = 1,
+        num_filters: Sequence[int] | None = None,
+        in_channels: int = 3,
+        out_indices: int | Sequence[int] = (-1,),
+        frozen_stages: int = -1,
+        norm_cfg: dict | None = None,
+        norm_eval: bool = False,
+        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+    ) -> None:
+        super().__init__(
+            out_indices=out_indices,
+            frozen_stages=frozen_stages,
+            norm_eval=norm_eval,
+            init_cfg=init_cfg,
+        )
         if depth < 8 or (depth - 2) % 6 != 0:
             raise ValueError(f'CifarResNet depth must be 6n + 2 with n >= 1, got {depth}')
         if num_filters is None:
             if width_multiplier not in _WIDTHS:
-                raise ValueError(f'width_multiplier must be one of {sorted(_WIDTHS)} (the '
-                                 f'CRD layouts), got {width_multiplier}; pass num_filters instead')
+                raise ValueError(
+                    f'width_multiplier must be one of {sorted(_WIDTHS)} (the '
+                    f'CRD layouts), got {width_multiplier}; pass num_filters instead'
+                )
             num_filters = _WIDTHS[width_multiplier]
         if len(num_filters) != 4:
             raise ValueError(f'num_filters needs (stem, stage1, stage2, stage3), got {num_filters}')
@@ -157,8 +179,9 @@ class CifarResNet(CifarBackbone):
         for i, (out_channels, stride) in enumerate(zip(self.stage_channels, (1, 2, 2))):
             blocks = []
             for j in range(self.num_blocks):
-                blocks.append(CifarBasicBlock(channels, out_channels, stride if j == 0 else 1,
-                                              norm_cfg))
+                blocks.append(
+                    CifarBasicBlock(channels, out_channels, stride if j == 0 else 1, norm_cfg)
+                )
                 channels = out_channels
             self.add_module(f'layer{i + 1}', nn.Sequential(*blocks))
         self._finish_init()

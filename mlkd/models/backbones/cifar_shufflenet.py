@@ -31,6 +31,7 @@ Tap points (module paths relative to the backbone; ``u`` = index of a stage's la
                                                      last unit's tensor before its final ReLU
               bn2 (V2 only)
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -79,8 +80,9 @@ class ShuffleV1Bottleneck(nn.Module):
     Shapes: ``[B, in, H, W] -> [B, out, H/stride, W/stride]``.
     """
 
-    def __init__(self, in_channels: int, branch_channels: int, stride: int, groups: int,
-                 norm_cfg: dict) -> None:
+    def __init__(
+        self, in_channels: int, branch_channels: int, stride: int, groups: int, norm_cfg: dict
+    ) -> None:
         super().__init__()
         if stride not in (1, 2):
             raise ValueError(f'stride must be 1 or 2, got {stride}')
@@ -135,13 +137,24 @@ class CifarShuffleNetV1(CifarBackbone):
     stage_names = ('layer1', 'layer2', 'layer3')
     stem_path = 'relu'
 
-    def __init__(self, groups: int = 3, stage_channels: Sequence[int] = (240, 480, 960),
-                 num_blocks: Sequence[int] = (4, 8, 4), in_channels: int = 3,
-                 out_indices: int | Sequence[int] = (-1, ), frozen_stages: int = -1,
-                 norm_cfg: dict | None = None, norm_eval: bool = False,
-                 init_cfg: dict | list | None = CIFAR_INIT_CFG) -> None:
-        super().__init__(out_indices=out_indices, frozen_stages=frozen_stages,
-                         norm_eval=norm_eval, init_cfg=init_cfg)
+    def __init__(
+        self,
+        groups: int = 3,
+        stage_channels: Sequence[int] = (240, 480, 960),
+        num_blocks: Sequence[int] = (4, 8, 4),
+        in_channels: int = 3,
+        out_indices: int | Sequence[int] = (-1,),
+        frozen_stages: int = -1,
+        norm_cfg: dict | None = None,
+        norm_eval: bool = False,
+        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+    ) -> None:
+        super().__init__(
+            out_indices=out_indices,
+            frozen_stages=frozen_stages,
+            norm_eval=norm_eval,
+            init_cfg=init_cfg,
+        )
         if len(stage_channels) != 3 or len(num_blocks) != 3:
             raise ValueError('stage_channels and num_blocks need three entries')
         norm_cfg = norm_cfg or dict(type='BN')
@@ -154,8 +167,11 @@ class CifarShuffleNetV1(CifarBackbone):
             units = []
             for j in range(num):
                 stride = 2 if j == 0 else 1
-                units.append(ShuffleV1Bottleneck(channels, width - (channels if j == 0 else 0),
-                                                 stride, groups, norm_cfg))
+                units.append(
+                    ShuffleV1Bottleneck(
+                        channels, width - (channels if j == 0 else 0), stride, groups, norm_cfg
+                    )
+                )
                 channels = width
             self.add_module(f'layer{i + 1}', nn.Sequential(*units))
         self._finish_init()
@@ -272,12 +288,22 @@ class CifarShuffleNetV2(CifarBackbone):
     stage_names = ('layer1', 'layer2', 'layer3', ('conv2', 'bn2'))
     stem_path = 'relu'
 
-    def __init__(self, net_size: float = 1, in_channels: int = 3,
-                 out_indices: int | Sequence[int] = (-1, ), frozen_stages: int = -1,
-                 norm_cfg: dict | None = None, norm_eval: bool = False,
-                 init_cfg: dict | list | None = CIFAR_INIT_CFG) -> None:
-        super().__init__(out_indices=out_indices, frozen_stages=frozen_stages,
-                         norm_eval=norm_eval, init_cfg=init_cfg)
+    def __init__(
+        self,
+        net_size: float = 1,
+        in_channels: int = 3,
+        out_indices: int | Sequence[int] = (-1,),
+        frozen_stages: int = -1,
+        norm_cfg: dict | None = None,
+        norm_eval: bool = False,
+        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+    ) -> None:
+        super().__init__(
+            out_indices=out_indices,
+            frozen_stages=frozen_stages,
+            norm_eval=norm_eval,
+            init_cfg=init_cfg,
+        )
         if net_size not in _V2_ARCHS:
             raise ValueError(f'net_size must be one of {sorted(_V2_ARCHS)}, got {net_size}')
         norm_cfg = norm_cfg or dict(type='BN')
@@ -322,5 +348,6 @@ class CifarShuffleNetV2(CifarBackbone):
         A stage's output is ``shuffle(relu(preact))``: its channels are permuted with respect to
         the ``preact`` tap (mdistiller's ``preact_feats`` have the same, unshuffled order).
         """
-        return [f'layer{i}.{len(getattr(self, f"layer{i}")) - 1}.preact'
-                for i in (1, 2, 3)] + ['bn2']
+        return [f'layer{i}.{len(getattr(self, f"layer{i}")) - 1}.preact' for i in (1, 2, 3)] + [
+            'bn2'
+        ]

@@ -25,6 +25,7 @@ Tap points (module paths relative to the backbone)::
     pre-ReLU  block0 .. block4                   preact_feats[1..4] (its preact_feats[0] = feats[0])
     OFD BNs   block{i}.{last}    (:meth:`CifarVGG.bn_before_relu_paths`)
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -39,11 +40,11 @@ from ._cifar_base import CIFAR_INIT_CFG, CifarBackbone
 __all__ = ['CifarVGG']
 
 _ARCHS: dict[int, tuple[tuple[int, ...], ...]] = {
-    8: ((64, ), (128, ), (256, ), (512, ), (512, )),
-    11: ((64, ), (128, ), (256, 256), (512, 512), (512, 512)),
+    8: ((64,), (128,), (256,), (512,), (512,)),
+    11: ((64,), (128,), (256, 256), (512, 512), (512, 512)),
     13: ((64, 64), (128, 128), (256, 256), (512, 512), (512, 512)),
     16: ((64, 64), (128, 128), (256, 256, 256), (512, 512, 512), (512, 512, 512)),
-    19: ((64, 64), (128, 128), (256, ) * 4, (512, ) * 4, (512, ) * 4),
+    19: ((64, 64), (128, 128), (256,) * 4, (512,) * 4, (512,) * 4),
 }
 
 
@@ -75,14 +76,24 @@ class CifarVGG(CifarBackbone):
     stage_names = ('block0', 'block1', 'block2', 'block3', 'block4')
     stem_path = 'relu0'
 
-    def __init__(self, depth: int, batch_norm: bool = True, in_channels: int = 3,
-                 out_indices: int | Sequence[int] = (-1, ),
-                 use_pool3: bool | None = None,
-                 frozen_stages: int = -1, norm_cfg: dict | None = None,
-                 norm_eval: bool = False,
-                 init_cfg: dict | list | None = CIFAR_INIT_CFG) -> None:
-        super().__init__(out_indices=out_indices, frozen_stages=frozen_stages,
-                         norm_eval=norm_eval, init_cfg=init_cfg)
+    def __init__(
+        self,
+        depth: int,
+        batch_norm: bool = True,
+        in_channels: int = 3,
+        out_indices: int | Sequence[int] = (-1,),
+        use_pool3: bool | None = None,
+        frozen_stages: int = -1,
+        norm_cfg: dict | None = None,
+        norm_eval: bool = False,
+        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+    ) -> None:
+        super().__init__(
+            out_indices=out_indices,
+            frozen_stages=frozen_stages,
+            norm_eval=norm_eval,
+            init_cfg=init_cfg,
+        )
         if depth not in _ARCHS:
             raise ValueError(f'CifarVGG depth must be one of {sorted(_ARCHS)}, got {depth}')
         norm_cfg = norm_cfg or dict(type='BN')

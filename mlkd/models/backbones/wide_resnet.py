@@ -31,6 +31,7 @@ The pre-ReLU taps are the BNs that start the next stage (or the final BN): mdist
 ``preact_feats[k]`` by applying exactly those BNs to ``feats[k]``. Their ReLUs are not in place,
 so the BN taps stay unclipped.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -58,8 +59,14 @@ class WideBasicBlock(nn.Module):
     Shapes: ``[B, in, H, W] -> [B, out, H/stride, W/stride]``.
     """
 
-    def __init__(self, in_channels: int, out_channels: int, stride: int = 1,
-                 dropout: float = 0.0, norm_cfg: dict | None = None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        stride: int = 1,
+        dropout: float = 0.0,
+        norm_cfg: dict | None = None,
+    ) -> None:
         super().__init__()
         norm_cfg = norm_cfg or dict(type='BN')
         self.bn1 = build_norm_layer(norm_cfg, in_channels)[1]
@@ -91,13 +98,28 @@ class WideStage(nn.Module):
     Shapes: ``[B, in, H, W] -> [B, out, H/stride, W/stride]``.
     """
 
-    def __init__(self, num_blocks: int, in_channels: int, out_channels: int, stride: int,
-                 dropout: float = 0.0, norm_cfg: dict | None = None) -> None:
+    def __init__(
+        self,
+        num_blocks: int,
+        in_channels: int,
+        out_channels: int,
+        stride: int,
+        dropout: float = 0.0,
+        norm_cfg: dict | None = None,
+    ) -> None:
         super().__init__()
-        self.layer = nn.Sequential(*[
-            WideBasicBlock(in_channels if j == 0 else out_channels, out_channels,
-                           stride if j == 0 else 1, dropout, norm_cfg)
-            for j in range(num_blocks)])
+        self.layer = nn.Sequential(
+            *[
+                WideBasicBlock(
+                    in_channels if j == 0 else out_channels,
+                    out_channels,
+                    stride if j == 0 else 1,
+                    dropout,
+                    norm_cfg,
+                )
+                for j in range(num_blocks)
+            ]
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         """``[B, in, H, W] -> [B, out, H', W']``."""
@@ -123,17 +145,28 @@ class WideResNet(CifarBackbone):
     ``forward`` returns the selected stages as a tuple.
     """
 
-    stem_names = ('conv1', )
+    stem_names = ('conv1',)
     stage_names = ('block1', 'block2', ('block3', 'bn1'))
     stem_path = 'conv1'
 
-    def __init__(self, depth: int, widen_factor: int = 1, dropout: float = 0.0,
-                 in_channels: int = 3, out_indices: int | Sequence[int] = (-1, ),
-                 frozen_stages: int = -1, norm_cfg: dict | None = None,
-                 norm_eval: bool = False,
-                 init_cfg: dict | list | None = CIFAR_INIT_CFG) -> None:
-        super().__init__(out_indices=out_indices, frozen_stages=frozen_stages,
-                         norm_eval=norm_eval, init_cfg=init_cfg)
+    def __init__(
+        self,
+        depth: int,
+        widen_factor: int = 1,
+        dropout: float = 0.0,
+        in_channels: int = 3,
+        out_indices: int | Sequence[int] = (-1,),
+        frozen_stages: int = -1,
+        norm_cfg: dict | None = None,
+        norm_eval: bool = False,
+        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+    ) -> None:
+        super().__init__(
+            out_indices=out_indices,
+            frozen_stages=frozen_stages,
+            norm_eval=norm_eval,
+            init_cfg=init_cfg,
+        )
         if depth < 10 or (depth - 4) % 6 != 0:
             raise ValueError(f'WideResNet depth must be 6n + 4 with n >= 1, got {depth}')
         if widen_factor < 1:
@@ -147,8 +180,10 @@ class WideResNet(CifarBackbone):
         self.conv1 = nn.Conv2d(in_channels, 16, 3, 1, 1, bias=False)
         channels = 16
         for i, (out_channels, stride) in enumerate(zip(self.stage_channels, (1, 2, 2))):
-            self.add_module(f'block{i + 1}', WideStage(self.num_blocks, channels, out_channels,
-                                                       stride, dropout, norm_cfg))
+            self.add_module(
+                f'block{i + 1}',
+                WideStage(self.num_blocks, channels, out_channels, stride, dropout, norm_cfg),
+            )
             channels = out_channels
         self.bn1 = build_norm_layer(norm_cfg, channels)[1]
         self.relu = nn.ReLU(inplace=False)  # keeps the ``bn1`` tap intact

@@ -7,6 +7,16 @@ from .review import ABFConnector
 from .stagewise import StagewiseConnector
 from .vid import VIDRegressorConnector
 
-__all__ = ['ABFConnector', 'ConvBNConnector', 'EmbedConnector', 'HintConnector',
-           'GlobalPoolConnector', 'IdentityConnector', 'LinearConnector', 'OFDConnector',
-           'StagewiseConnector', 'TokenMapConnector', 'VIDRegressorConnector']
+__all__ = [
+    'ABFConnector',
+    'ConvBNConnector',
+    'EmbedConnector',
+    'HintConnector',
+    'GlobalPoolConnector',
+    'IdentityConnector',
+    'LinearConnector',
+    'OFDConnector',
+    'StagewiseConnector',
+    'TokenMapConnector',
+    'VIDRegressorConnector',
+]

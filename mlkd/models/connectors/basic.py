@@ -7,6 +7,7 @@ target tensors). It runs with the networks — under autocast with ``--amp`` —
 student, is reachable by ``paramwise_cfg`` under ``connectors.<name>``, and is not part of an
 exported student.
 """
+
 from __future__ import annotations
 
 import torch
@@ -33,8 +34,9 @@ class LinearConnector(nn.Linear):
         bias: learn a bias.
     """
 
-    def __init__(self, in_channels: int, out_channels: int | None = None,
-                 bias: bool = True) -> None:
+    def __init__(
+        self, in_channels: int, out_channels: int | None = None, bias: bool = True
+    ) -> None:
         super().__init__(in_channels, out_channels or in_channels, bias=bias)
 
 
@@ -50,16 +52,18 @@ class ConvBNConnector(nn.Sequential):
         kernel_size: 1 (default) or an odd size, padded to keep H × W.
     """
 
-    def __init__(self, in_channels: int, out_channels: int | None = None,
-                 kernel_size: int = 1) -> None:
+    def __init__(
+        self, in_channels: int, out_channels: int | None = None, kernel_size: int = 1
+    ) -> None:
         out_channels = out_channels or in_channels
         super().__init__(
-            nn.Conv2d(in_channels, out_channels, kernel_size, padding=kernel_size // 2,
-                      bias=False),
-            nn.BatchNorm2d(out_channels))
+            nn.Conv2d(in_channels, out_channels, kernel_size, padding=kernel_size // 2, bias=False),
+            nn.BatchNorm2d(out_channels),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() != 4:
-            raise ValueError(f'ConvBNConnector expects [B, C, H, W] feature maps, got shape '
-                             f'{tuple(x.shape)}')
+            raise ValueError(
+                f'ConvBNConnector expects [B, C, H, W] feature maps, got shape {tuple(x.shape)}'
+            )
         return super().forward(x)

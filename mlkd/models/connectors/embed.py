@@ -1,4 +1,5 @@
 """CRD's embedding head: flatten, linear projection, L2 normalisation."""
+
 from __future__ import annotations
 
 import torch

@@ -1,11 +1,13 @@
 """FitNet's hint regressor: maps a student feature map onto the teacher's (conv + BN + ReLU)."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from torch import nn
 
 from mlkd.registry import MODELS
+
 from .stagewise import StagewiseConnector
 
 
@@ -37,10 +39,16 @@ class HintConnector(StagewiseConnector):
             dimension) when those are not set, so a config needs no sizes.
     """
 
-    def __init__(self, in_channels: int | Sequence[int], out_channels: int | Sequence[int],
-                 in_size: int | Sequence[int] | None = None,
-                 out_size: int | Sequence[int] | None = None, use_relu: bool = True,
-                 in_shapes: Sequence | None = None, out_shapes: Sequence | None = None) -> None:
+    def __init__(
+        self,
+        in_channels: int | Sequence[int],
+        out_channels: int | Sequence[int],
+        in_size: int | Sequence[int] | None = None,
+        out_size: int | Sequence[int] | None = None,
+        use_relu: bool = True,
+        in_shapes: Sequence | None = None,
+        out_shapes: Sequence | None = None,
+    ) -> None:
         if in_size is None and in_shapes is not None:
             in_size = _sides(in_shapes)
         if out_size is None and out_shapes is not None:
@@ -60,13 +68,14 @@ class HintConnector(StagewiseConnector):
         if s_size == 2 * t_size:
             conv = nn.Conv2d(in_channels, out_channels, kernel_size=3, stride=2, padding=1)
         elif 2 * s_size == t_size:
-            conv = nn.ConvTranspose2d(in_channels, out_channels, kernel_size=4, stride=2,
-                                      padding=1)
+            conv = nn.ConvTranspose2d(in_channels, out_channels, kernel_size=4, stride=2, padding=1)
         elif s_size >= t_size:
             conv = nn.Conv2d(in_channels, out_channels, kernel_size=1 + s_size - t_size)
         else:
-            raise ValueError(f'HintConnector: student side {s_size} smaller than the teacher side '
-                             f'{t_size} by a factor other than 2')
+            raise ValueError(
+                f'HintConnector: student side {s_size} smaller than the teacher side '
+                f'{t_size} by a factor other than 2'
+            )
         layers = [conv, nn.BatchNorm2d(out_channels)]
         if self.use_relu:
             layers.append(nn.ReLU())

@@ -1,4 +1,5 @@
 """Parameter-free connectors that reshape a recorded tensor: global pooling, tokens to a map."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -48,8 +49,10 @@ class GlobalPoolConnector(nn.Module):
         elif x.dim() == 2:
             pooled = x
         else:
-            raise ValueError(f'GlobalPoolConnector expects [B, C, H, W], [B, L, C] or [B, C], got '
-                             f'shape {tuple(x.shape)}')
+            raise ValueError(
+                f'GlobalPoolConnector expects [B, C, H, W], [B, L, C] or [B, C], got '
+                f'shape {tuple(x.shape)}'
+            )
         return pooled[:, :, None, None] if self.keepdim else pooled
 
     def extra_repr(self) -> str:
@@ -71,13 +74,20 @@ class TokenMapConnector(nn.Module):
     def forward(self, x: Any) -> torch.Tensor:
         if isinstance(x, torch.Tensor) and x.dim() == 4:
             return x
-        if not (isinstance(x, (tuple, list)) and len(x) == 2 and isinstance(x[0], torch.Tensor)
-                and x[0].dim() == 3):
-            raise ValueError('TokenMapConnector expects (tokens [B, L, C], (H, W)) or a [B, C, H, '
-                             f'W] map, got {type(x).__name__}')
+        if not (
+            isinstance(x, (tuple, list))
+            and len(x) == 2
+            and isinstance(x[0], torch.Tensor)
+            and x[0].dim() == 3
+        ):
+            raise ValueError(
+                'TokenMapConnector expects (tokens [B, L, C], (H, W)) or a [B, C, H, '
+                f'W] map, got {type(x).__name__}'
+            )
         tokens, (height, width) = x
         batch, length, channels = tokens.shape
         if length != height * width:
-            raise ValueError(f'TokenMapConnector: {length} tokens do not fill a {height}×{width} '
-                             'grid')
+            raise ValueError(
+                f'TokenMapConnector: {length} tokens do not fill a {height}×{width} grid'
+            )
         return tokens.transpose(1, 2).reshape(batch, channels, height, width)

@@ -1,13 +1,15 @@
 """ReviewKD's attention-based fusion (ABF) connector."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mlkd.registry import MODELS
+
 from .stagewise import channel_lists
 
 
@@ -22,22 +24,25 @@ class ABFBlock(nn.Module):
         fuse: whether a deeper residual is fused in (all levels but the deepest).
     """
 
-    def __init__(self, in_channels: int, mid_channels: int, out_channels: int,
-                 fuse: bool) -> None:
+    def __init__(self, in_channels: int, mid_channels: int, out_channels: int, fuse: bool) -> None:
         super().__init__()
-        self.reduce = nn.Sequential(nn.Conv2d(in_channels, mid_channels, 1, bias=False),
-                                    nn.BatchNorm2d(mid_channels))
+        self.reduce = nn.Sequential(
+            nn.Conv2d(in_channels, mid_channels, 1, bias=False), nn.BatchNorm2d(mid_channels)
+        )
         self.project = nn.Sequential(
             nn.Conv2d(mid_channels, out_channels, 3, padding=1, bias=False),
-            nn.BatchNorm2d(out_channels))
+            nn.BatchNorm2d(out_channels),
+        )
         # Two per-pixel gates, one for this level and one for the residual.
-        self.attention = nn.Sequential(nn.Conv2d(2 * mid_channels, 2, 1), nn.Sigmoid()) \
-            if fuse else None
+        self.attention = (
+            nn.Sequential(nn.Conv2d(2 * mid_channels, 2, 1), nn.Sigmoid()) if fuse else None
+        )
         nn.init.kaiming_uniform_(self.reduce[0].weight, a=1)
         nn.init.kaiming_uniform_(self.project[0].weight, a=1)
 
-    def forward(self, x: torch.Tensor, residual: torch.Tensor | None,
-                out_size: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, residual: torch.Tensor | None, out_size: int | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns ``(output [B, C_out, s, s], residual [B, C_mid, H, W])``."""
         x = self.reduce(x)
         if self.attention is not None:
@@ -68,19 +73,27 @@ class ABFConnector(nn.Module):
             dimension is used); None keeps each level's own size.
     """
 
-    def __init__(self, in_channels: Sequence[int], out_channels: Sequence[int],
-                 mid_channels: int | None = None,
-                 out_shapes: Sequence[int | Sequence[int]] | None = None) -> None:
+    def __init__(
+        self,
+        in_channels: Sequence[int],
+        out_channels: Sequence[int],
+        mid_channels: int | None = None,
+        out_shapes: Sequence[int | Sequence[int]] | None = None,
+    ) -> None:
         super().__init__()
         ins, outs, _ = channel_lists(list(in_channels), list(out_channels), 'ABFConnector')
         if out_shapes is not None and len(out_shapes) != len(ins):
             raise ValueError(f'ABFConnector: {len(out_shapes)} out_shapes for {len(ins)} levels')
         self.mid_channels = int(mid_channels or min(512, ins[-1]))
-        self.out_shapes = None if out_shapes is None else [
-            int(s[-1]) if isinstance(s, Sequence) else int(s) for s in out_shapes]
+        self.out_shapes = (
+            None
+            if out_shapes is None
+            else [int(s[-1]) if isinstance(s, Sequence) else int(s) for s in out_shapes]
+        )
         self.blocks = nn.ModuleList(
             ABFBlock(i, self.mid_channels, o, fuse=k < len(ins) - 1)
-            for k, (i, o) in enumerate(zip(ins, outs)))
+            for k, (i, o) in enumerate(zip(ins, outs))
+        )
 
     def forward(self, x: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Args:

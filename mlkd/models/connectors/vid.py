@@ -1,9 +1,11 @@
 """VID's mean regressor: three 1×1 convolutions with ReLUs between them."""
+
 from __future__ import annotations
 
 from torch import nn
 
 from mlkd.registry import MODELS
+
 from .stagewise import StagewiseConnector
 
 
@@ -20,6 +22,9 @@ class VIDRegressorConnector(StagewiseConnector):
 
     def build_stage(self, in_channels: int, out_channels: int, index: int) -> nn.Module:
         return nn.Sequential(
-            nn.Conv2d(in_channels, out_channels, 1, bias=False), nn.ReLU(),
-            nn.Conv2d(out_channels, out_channels, 1, bias=False), nn.ReLU(),
-            nn.Conv2d(out_channels, out_channels, 1, bias=False))
+            nn.Conv2d(in_channels, out_channels, 1, bias=False),
+            nn.ReLU(),
+            nn.Conv2d(out_channels, out_channels, 1, bias=False),
+            nn.ReLU(),
+            nn.Conv2d(out_channels, out_channels, 1, bias=False),
+        )

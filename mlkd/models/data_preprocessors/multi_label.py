@@ -1,4 +1,5 @@
 """The data preprocessor that builds the multi-label target once per batch."""
+
 from __future__ import annotations
 
 import torch
@@ -43,12 +44,20 @@ class MultiLabelDataPreprocessor(ClsDataPreprocessor):
             records it (:func:`~mlkd.models.distillers.teacher_cache.run_fingerprint`).
     """
 
-    def __init__(self, *args, to_onehot: bool = True, soft_targets: bool = False,
-                 channels_last: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        to_onehot: bool = True,
+        soft_targets: bool = False,
+        channels_last: bool = False,
+        **kwargs,
+    ) -> None:
         if kwargs.get('batch_augments') and not soft_targets:
-            raise ValueError('MultiLabelDataPreprocessor: batch_augments mix the labels into soft '
-                             'targets; set soft_targets=True (and train with a loss that reads '
-                             'soft targets, e.g. BinaryCrossEntropySumLoss)')
+            raise ValueError(
+                'MultiLabelDataPreprocessor: batch_augments mix the labels into soft '
+                'targets; set soft_targets=True (and train with a loss that reads '
+                'soft targets, e.g. BinaryCrossEntropySumLoss)'
+            )
         super().__init__(*args, to_onehot=to_onehot, **kwargs)
         self.soft_targets = bool(soft_targets)
         self.channels_last = bool(channels_last)
@@ -69,6 +78,10 @@ class MultiLabelDataPreprocessor(ClsDataPreprocessor):
             sample.set_gt_score(row)
             full = sample.get('gt_label_full')
             if full is not None:
-                sample.set_field(row.new_zeros(num_classes).index_fill_(
-                    0, row.new_tensor(full, dtype=torch.long), 1.0), 'gt_full')
+                sample.set_field(
+                    row.new_zeros(num_classes).index_fill_(
+                        0, row.new_tensor(full, dtype=torch.long), 1.0
+                    ),
+                    'gt_full',
+                )
         return data

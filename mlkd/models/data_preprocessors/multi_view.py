@@ -1,9 +1,11 @@
 """Batch several augmented views of each image (weak / strong) for distillation."""
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from .multi_label import MultiLabelDataPreprocessor
 
 
@@ -42,9 +44,11 @@ class MultiViewClsDataPreprocessor(MultiLabelDataPreprocessor):
         sizes = [len(view) for view in inputs]
         expected = len(samples) if samples is not None else sizes[0]
         if any(size != expected for size in sizes):
-            raise ValueError(f'a multi-view batch needs one image per sample in every view (the '
-                             f'collated layout [view][sample]); got views of {sizes} images for '
-                             f'{expected} samples')
+            raise ValueError(
+                f'a multi-view batch needs one image per sample in every view (the '
+                f'collated layout [view][sample]); got views of {sizes} images for '
+                f'{expected} samples'
+            )
         first = super().forward({'inputs': list(inputs[0]), 'data_samples': samples}, training)
         batched = [first['inputs']]
         for view in inputs[1:]:

@@ -1,7 +1,9 @@
 """One frozen teacher, one student, any number of named distillation losses."""
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -9,6 +11,7 @@ from mlkd.models.algorithms.base import RoutedAlgorithm, sample_indices, task_lo
 from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
 from mlkd.registry import MODELS
+
 from .teacher_cache import TeacherOutputCache
 
 
@@ -62,21 +65,23 @@ class SingleTeacherDistiller(RoutedAlgorithm):
 
     losses_attr = 'distill_losses'
 
-    def __init__(self,
-                 student: dict | str,
-                 teacher: dict | str,
-                 distill_losses: dict[str, dict] | None = None,
-                 connectors: dict[str, dict] | None = None,
-                 teacher_ckpt: str | None = None,
-                 allow_random_teacher: bool = False,
-                 task_loss_weight: float = 1.0,
-                 student_taps: dict[str, str] | None = None,
-                 teacher_taps: dict[str, str] | None = None,
-                 views: dict[str, int] | None = None,
-                 probe_input_size: Sequence[int] = (224, 224),
-                 data_preprocessor: dict | None = None,
-                 teacher_cache: dict | None = None,
-                 init_cfg: dict | None = None) -> None:
+    def __init__(
+        self,
+        student: dict | str,
+        teacher: dict | str,
+        distill_losses: dict[str, dict] | None = None,
+        connectors: dict[str, dict] | None = None,
+        teacher_ckpt: str | None = None,
+        allow_random_teacher: bool = False,
+        task_loss_weight: float = 1.0,
+        student_taps: dict[str, str] | None = None,
+        teacher_taps: dict[str, str] | None = None,
+        views: dict[str, int] | None = None,
+        probe_input_size: Sequence[int] = (224, 224),
+        data_preprocessor: dict | None = None,
+        teacher_cache: dict | None = None,
+        init_cfg: dict | None = None,
+    ) -> None:
         super().__init__(data_preprocessor, probe_input_size, init_cfg)
         self.teacher_cache = TeacherOutputCache.from_config(teacher_cache)
         self.student = build_network(student, 'student')
@@ -88,37 +93,46 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         if teacher_ckpt is not None:
             load_network_checkpoint(self.teacher, teacher_ckpt, 'teacher')
         elif not allow_random_teacher:
-            raise ValueError('model.teacher_ckpt is None: the teacher would stay random and the '
-                             'student would learn noise. Set model.teacher_ckpt to the '
-                             "teacher's checkpoint or work dir (or, in a test of the plumbing "
-                             'only, model.allow_random_teacher=True)')
+            raise ValueError(
+                'model.teacher_ckpt is None: the teacher would stay random and the '
+                'student would learn noise. Set model.teacher_ckpt to the '
+                "teacher's checkpoint or work dir (or, in a test of the plumbing "
+                'only, model.allow_random_teacher=True)'
+            )
         # Runner.init_weights() would otherwise re-initialise the loaded teacher.
         self.teacher._is_init = True
         self.teacher.requires_grad_(False)
         self.teacher.eval()
         self.task_loss_weight = float(task_loss_weight)
         if views is not None and set(views) != {'teacher', 'student'}:
-            raise ValueError(f"views must be None or dict(teacher=i, student=j), got {views!r}")
+            raise ValueError(f'views must be None or dict(teacher=i, student=j), got {views!r}')
         self.views = views
         self.num_classes = self._num_classes()
-        self.build_routing({'s_': student_taps or {}, 't_': teacher_taps or {}},
-                           distill_losses, connectors,
-                           facts={'num_classes': self.num_classes, 'teacher': self.teacher})
+        self.build_routing(
+            {'s_': student_taps or {}, 't_': teacher_taps or {}},
+            distill_losses,
+            connectors,
+            facts={'num_classes': self.num_classes, 'teacher': self.teacher},
+        )
 
     def networks(self) -> dict:
         return {'s_': (self.student, 'student'), 't_': (self.teacher, 'teacher')}
 
     def _num_classes(self) -> int:
-        counts = {getattr(getattr(net, 'head', None), 'num_classes', None)
-                  for net in (self.student, self.teacher)}
+        counts = {
+            getattr(getattr(net, 'head', None), 'num_classes', None)
+            for net in (self.student, self.teacher)
+        }
         counts.discard(None)
         if len(counts) != 1:
-            raise ValueError(f'student and teacher heads must predict the same number of '
-                             f'classes, got {sorted(counts)}')
+            raise ValueError(
+                f'student and teacher heads must predict the same number of '
+                f'classes, got {sorted(counts)}'
+            )
         return counts.pop()
 
     # ----------------------------------------------------------------- modes
-    def train(self, mode: bool = True) -> 'SingleTeacherDistiller':
+    def train(self, mode: bool = True) -> SingleTeacherDistiller:
         super().train(mode)
         self.teacher.eval()
         return self
@@ -126,8 +140,10 @@ class SingleTeacherDistiller(RoutedAlgorithm):
     def _view(self, inputs: torch.Tensor | Sequence[torch.Tensor], role: str) -> torch.Tensor:
         if self.views is None:
             if not isinstance(inputs, torch.Tensor):
-                raise TypeError('the batch holds several views; set views=dict(teacher=i, '
-                                'student=j) on the distiller')
+                raise TypeError(
+                    'the batch holds several views; set views=dict(teacher=i, '
+                    'student=j) on the distiller'
+                )
             return inputs
         if isinstance(inputs, torch.Tensor):
             return inputs  # single-view evaluation batches feed both nets
@@ -176,6 +192,7 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         with self.record('s_') as student_taps:
             task = self.student(self._view(inputs, 'student'), data_samples, mode='loss')
         available.update(student_taps.values())
-        available.update(self.batch_names(data_samples, self.num_classes,
-                                          available['s_logits'].device))
+        available.update(
+            self.batch_names(data_samples, self.num_classes, available['s_logits'].device)
+        )
         return self.route(available, task_loss_keys(task, self.task_loss_weight))

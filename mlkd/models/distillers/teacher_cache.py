@@ -47,6 +47,7 @@ missing (Windows) there is no lock: only one writer process (or the ranks of one
 cache. The lock is host-local: writers on several hosts sharing the folder over a network file
 system are not supported.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -57,7 +58,8 @@ import os
 import os.path as osp
 import shutil
 import uuid
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -70,17 +72,30 @@ try:
 except ImportError:  # Windows: no advisory locks; one writer process per cache (module doc)
     fcntl = None
 
-__all__ = ['CACHE_DTYPES', 'CACHE_MODES', 'TeacherCacheError', 'TeacherOutputCache',
-           'check_no_batch_augments', 'dataset_sha256', 'keyed_sampling_seed', 'run_fingerprint',
-           'teacher_precision', 'teacher_weights_sha256', 'train_sampler', 'written_epochs']
+__all__ = [
+    'CACHE_DTYPES',
+    'CACHE_MODES',
+    'TeacherCacheError',
+    'TeacherOutputCache',
+    'check_no_batch_augments',
+    'dataset_sha256',
+    'keyed_sampling_seed',
+    'run_fingerprint',
+    'teacher_precision',
+    'teacher_weights_sha256',
+    'train_sampler',
+    'written_epochs',
+]
 
 #: ``mode`` values: fill the cache while the live teacher runs, or replace the teacher by it.
 CACHE_MODES = ('write', 'read')
 #: Storage dtypes: name -> (numpy dtype on disk, torch dtype of the stored values). numpy has no
 #: bfloat16, so bfloat16 values are stored as their raw 16 bits.
-CACHE_DTYPES = {'float32': (np.float32, torch.float32),
-                'float16': (np.float16, torch.float16),
-                'bfloat16': (np.uint16, torch.bfloat16)}
+CACHE_DTYPES = {
+    'float32': (np.float32, torch.float32),
+    'float16': (np.float16, torch.float16),
+    'bfloat16': (np.uint16, torch.bfloat16),
+}
 MANIFEST = 'manifest.json'
 #: Held (``fcntl.flock``) around every read-modify-write of the manifest; not part of the cache.
 LOCK_FILE = '.manifest.lock'
@@ -142,18 +157,21 @@ def keyed_sampling_seed(loader: Any) -> int:
         TeacherCacheError: naming what breaks the condition.
     """
     from mlkd.datasets.samplers import EpochKeyedSampler
+
     sampler = train_sampler(loader)
     if not isinstance(sampler, EpochKeyedSampler):
         raise TeacherCacheError(
             f'teacher cache: train_dataloader.sampler is {type(sampler).__name__}; a cache is '
             'exact only when each augmentation is a function of (seed, epoch, sample index): add '
-            '--cfg-options train_dataloader.sampler.type=EpochKeyedSampler')
+            '--cfg-options train_dataloader.sampler.type=EpochKeyedSampler'
+        )
     getitem = type(loader.dataset).__getitem__
     if not getattr(getitem, 'keyed', False):
         raise TeacherCacheError(
             f'teacher cache: the training dataset {type(loader.dataset).__name__} does not fetch '
             'samples under their (seed, epoch, index) random state (it is not an mmengine '
-            'dataset); its augmentations cannot be cached exactly')
+            'dataset); its augmentations cannot be cached exactly'
+        )
     return int(sampler.seed)
 
 
@@ -164,7 +182,8 @@ def check_no_batch_augments(preprocessor: Any) -> None:
         raise TeacherCacheError(
             'teacher cache: the data preprocessor has batch_augments; they mix samples per batch, '
             "so a sample's teacher outputs are not a function of (seed, epoch, index). Remove "
-            'them or train without a cache')
+            'them or train without a cache'
+        )
 
 
 def teacher_precision(optim_wrapper: Any = None, amp_dtype: torch.dtype | None = None) -> str:
@@ -172,13 +191,19 @@ def teacher_precision(optim_wrapper: Any = None, amp_dtype: torch.dtype | None =
     ``AmpOptimWrapper`` such as ``MixedPrecisionOptimWrapper``, or ``amp_dtype`` given)."""
     if amp_dtype is None and optim_wrapper is not None:
         from mmengine.optim import AmpOptimWrapper
+
         if isinstance(optim_wrapper, AmpOptimWrapper):
             amp_dtype = getattr(optim_wrapper, 'cast_dtype', None) or torch.float16
-    return 'float32' if amp_dtype is None else f"autocast-{str(amp_dtype).replace('torch.', '')}"
+    return 'float32' if amp_dtype is None else f'autocast-{str(amp_dtype).replace("torch.", "")}'
 
 
-def run_fingerprint(distiller: Any, loader: Any, dataset_cfg: Mapping | None, precision: str,
-                    channels_last: bool = False) -> dict[str, Any]:
+def run_fingerprint(
+    distiller: Any,
+    loader: Any,
+    dataset_cfg: Mapping | None,
+    precision: str,
+    channels_last: bool = False,
+) -> dict[str, Any]:
     """What a distiller's teacher outputs depend on, for the manifest (checks the keying too).
 
     Args:
@@ -193,11 +218,16 @@ def run_fingerprint(distiller: Any, loader: Any, dataset_cfg: Mapping | None, pr
     """
     seed = keyed_sampling_seed(loader)
     check_no_batch_augments(distiller.data_preprocessor)
-    return dict(teacher_weights_sha256=teacher_weights_sha256(distiller.teacher),
-                dataset_sha256=dataset_sha256(dataset_cfg, loader.dataset), seed=seed,
-                teacher_view=(distiller.views or {}).get('teacher'),
-                teacher_precision=precision, teacher_channels_last=bool(
-                    channels_last or getattr(distiller.data_preprocessor, 'channels_last', False)))
+    return dict(
+        teacher_weights_sha256=teacher_weights_sha256(distiller.teacher),
+        dataset_sha256=dataset_sha256(dataset_cfg, loader.dataset),
+        seed=seed,
+        teacher_view=(distiller.views or {}).get('teacher'),
+        teacher_precision=precision,
+        teacher_channels_last=bool(
+            channels_last or getattr(distiller.data_preprocessor, 'channels_last', False)
+        ),
+    )
 
 
 def written_epochs(folder: str) -> list[int]:
@@ -221,8 +251,9 @@ def _read_json(path: str, what: str) -> dict:
         with open(path, encoding='utf-8') as f:
             return json.load(f)
     except json.JSONDecodeError as error:
-        raise TeacherCacheError(f'teacher cache: {what} {path} is not valid JSON ({error})') \
-            from None
+        raise TeacherCacheError(
+            f'teacher cache: {what} {path} is not valid JSON ({error})'
+        ) from None
 
 
 def _write_json(path: str, content: dict) -> None:
@@ -235,8 +266,9 @@ class _ShardWriter:
 
     def __init__(self, final_dir: str, storage: np.dtype, torch_dtype: torch.dtype) -> None:
         self.final_dir = final_dir
-        self.temp_dir = osp.join(osp.dirname(final_dir),
-                                 f'.{osp.basename(final_dir)}.{uuid.uuid4().hex[:12]}.tmp')
+        self.temp_dir = osp.join(
+            osp.dirname(final_dir), f'.{osp.basename(final_dir)}.{uuid.uuid4().hex[:12]}.tmp'
+        )
         os.makedirs(self.temp_dir)
         self.storage, self.torch_dtype = storage, torch_dtype
         self.files: dict[str, Any] = {}
@@ -249,7 +281,8 @@ class _ShardWriter:
         # extra forward; a round_up repeat) has the same outputs: store its first row only.
         if len(indices) and indices.max() >= len(self.written):
             self.written = np.concatenate(
-                [self.written, np.zeros(indices.max() + 1 - len(self.written), dtype=bool)])
+                [self.written, np.zeros(indices.max() + 1 - len(self.written), dtype=bool)]
+            )
         first = np.zeros(len(indices), dtype=bool)
         first[np.unique(indices, return_index=True)[1]] = True
         new = first & ~self.written[indices]
@@ -261,18 +294,23 @@ class _ShardWriter:
         if not self.files:
             self.files[INDEX_FILE] = open(osp.join(self.temp_dir, INDEX_FILE), 'wb')
             for name, value in outputs.items():
-                self.taps[name] = dict(shape=list(value.shape[1:]),
-                                       dtype=str(value.dtype).replace('torch.', ''))
+                self.taps[name] = dict(
+                    shape=list(value.shape[1:]), dtype=str(value.dtype).replace('torch.', '')
+                )
                 self.files[name] = open(osp.join(self.temp_dir, f'{name}.bin'), 'wb')
         elif set(outputs) != set(self.taps):
-            raise TeacherCacheError(f'teacher cache: taps changed within an epoch: '
-                                    f'{sorted(outputs)} after {sorted(self.taps)}')
+            raise TeacherCacheError(
+                f'teacher cache: taps changed within an epoch: '
+                f'{sorted(outputs)} after {sorted(self.taps)}'
+            )
         self.files[INDEX_FILE].write(indices.astype('<i8').tobytes())
         for name, value in outputs.items():
             shape = list(value.shape[1:])
             if shape != self.taps[name]['shape']:
-                raise TeacherCacheError(f'teacher cache: tap {name!r} has per-sample shape '
-                                        f'{shape}, earlier {self.taps[name]["shape"]}')
+                raise TeacherCacheError(
+                    f'teacher cache: tap {name!r} has per-sample shape '
+                    f'{shape}, earlier {self.taps[name]["shape"]}'
+                )
             stored = value.detach().to(self.torch_dtype)
             if self.torch_dtype == torch.bfloat16:
                 stored = stored.view(torch.int16)
@@ -303,8 +341,15 @@ class _ShardWriter:
 class _EpochReader:
     """Memory-mapped rows of every shard of one epoch, looked up by dataset index."""
 
-    def __init__(self, root: str, epoch: int, world_size: int, manifest_taps: Mapping[str, dict],
-                 wanted: list[str], storage: np.dtype) -> None:
+    def __init__(
+        self,
+        root: str,
+        epoch: int,
+        world_size: int,
+        manifest_taps: Mapping[str, dict],
+        wanted: list[str],
+        storage: np.dtype,
+    ) -> None:
         folder = _epoch_dir(root, epoch)
         self.shards: list[dict[str, np.ndarray]] = []
         indices = []
@@ -312,18 +357,22 @@ class _EpochReader:
             shard = osp.join(folder, _shard_name(rank, world_size))
             meta_path = osp.join(shard, SHARD_META)
             if not osp.isfile(meta_path):
-                raise TeacherCacheError(f'teacher cache: epoch {epoch} is recorded as written but '
-                                        f'its shard {shard} is missing or incomplete')
+                raise TeacherCacheError(
+                    f'teacher cache: epoch {epoch} is recorded as written but '
+                    f'its shard {shard} is missing or incomplete'
+                )
             meta = _read_json(meta_path, 'shard file')
             rows = int(meta['rows'])
             arrays = {INDEX_FILE: self._map(osp.join(shard, INDEX_FILE), np.dtype('<i8'), rows, [])}
             for name in wanted:
                 shape = manifest_taps[name]['shape']
                 if meta['taps'].get(name, {}).get('shape') != shape:
-                    raise TeacherCacheError(f'teacher cache: shard {shard} lacks tap {name!r} '
-                                            f'of shape {shape}')
-                arrays[name] = self._map(osp.join(shard, f'{name}.bin'), np.dtype(storage),
-                                         rows, shape)
+                    raise TeacherCacheError(
+                        f'teacher cache: shard {shard} lacks tap {name!r} of shape {shape}'
+                    )
+                arrays[name] = self._map(
+                    osp.join(shard, f'{name}.bin'), np.dtype(storage), rows, shape
+                )
             indices.append(arrays[INDEX_FILE])
             self.shards.append(arrays)
         size = max((int(i.max()) + 1 for i in indices if len(i)), default=0)
@@ -341,21 +390,26 @@ class _EpochReader:
         expected = rows * int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         actual = osp.getsize(path) if osp.isfile(path) else None
         if actual != expected:
-            raise TeacherCacheError(f'teacher cache: {path} is truncated or damaged: '
-                                    f'{actual} bytes, expected {expected} ({rows} rows of '
-                                    f'{shape} {dtype})')
+            raise TeacherCacheError(
+                f'teacher cache: {path} is truncated or damaged: '
+                f'{actual} bytes, expected {expected} ({rows} rows of '
+                f'{shape} {dtype})'
+            )
         if rows == 0:
             return np.zeros((0, *shape), dtype=dtype)
         return np.memmap(path, dtype=dtype, mode='r', shape=(rows, *shape))
 
     def rows(self, indices: np.ndarray) -> dict[str, np.ndarray]:
         known = (indices >= 0) & (indices < len(self.shard_of))
-        shard = np.where(known, self.shard_of[np.clip(indices, 0, max(len(self.shard_of) - 1,
-                                                                      0))], -1)
+        shard = np.where(
+            known, self.shard_of[np.clip(indices, 0, max(len(self.shard_of) - 1, 0))], -1
+        )
         if (shard < 0).any():
             missing = indices[shard < 0][:10].tolist()
-            raise TeacherCacheError(f'teacher cache: epoch {self.epoch} has no row for sample '
-                                    f'index(es) {missing} (was it written with another dataset?)')
+            raise TeacherCacheError(
+                f'teacher cache: epoch {self.epoch} has no row for sample '
+                f'index(es) {missing} (was it written with another dataset?)'
+            )
         rows = self.row_of[indices]
         out = {}
         for name in self.wanted:
@@ -384,11 +438,13 @@ class TeacherOutputCache:
 
     def __init__(self, dir: str, mode: str, dtype: str = 'float32') -> None:
         if mode not in CACHE_MODES:
-            raise TeacherCacheError(f"model.teacher_cache.mode must be 'write' or 'read', got "
-                                    f'{mode!r}')
+            raise TeacherCacheError(
+                f"model.teacher_cache.mode must be 'write' or 'read', got {mode!r}"
+            )
         if dtype not in CACHE_DTYPES:
-            raise TeacherCacheError(f'model.teacher_cache.dtype must be one of '
-                                    f'{sorted(CACHE_DTYPES)}, got {dtype!r}')
+            raise TeacherCacheError(
+                f'model.teacher_cache.dtype must be one of {sorted(CACHE_DTYPES)}, got {dtype!r}'
+            )
         if not isinstance(dir, (str, os.PathLike)) or not str(dir):
             raise TeacherCacheError(f'model.teacher_cache.dir must be a folder path, got {dir!r}')
         self.dir, self.mode, self.dtype = os.fspath(dir), mode, dtype
@@ -402,20 +458,24 @@ class TeacherOutputCache:
         self._rows_expected = 0
 
     @classmethod
-    def from_config(cls, cfg: Mapping | None) -> 'TeacherOutputCache | None':
+    def from_config(cls, cfg: Mapping | None) -> TeacherOutputCache | None:
         """``None`` when ``cfg`` is ``None`` or leaves both ``dir`` and ``mode`` unset."""
         if cfg is None:
             return None
         cfg = dict(cfg)
         unknown = set(cfg) - {'dir', 'mode', 'dtype'}
         if unknown:
-            raise TeacherCacheError(f'model.teacher_cache has unknown key(s) {sorted(unknown)}; '
-                                    "known: 'dir', 'mode', 'dtype'")
+            raise TeacherCacheError(
+                f'model.teacher_cache has unknown key(s) {sorted(unknown)}; '
+                "known: 'dir', 'mode', 'dtype'"
+            )
         if cfg.get('dir') is None and cfg.get('mode') is None:
             return None
         if cfg.get('dir') is None:
-            raise TeacherCacheError(f"model.teacher_cache.mode={cfg.get('mode')!r} needs "
-                                    'model.teacher_cache.dir (the cache folder)')
+            raise TeacherCacheError(
+                f'model.teacher_cache.mode={cfg.get("mode")!r} needs '
+                'model.teacher_cache.dir (the cache folder)'
+            )
         return cls(cfg['dir'], cfg.get('mode'), cfg.get('dtype', 'float32'))
 
     def __repr__(self) -> str:
@@ -440,14 +500,21 @@ class TeacherOutputCache:
         else:
             manifest = self._checked_manifest(fingerprint)
             if manifest is None:
-                what = ('does not exist' if not osp.exists(self.dir) else
-                        f'is not a teacher cache (no {MANIFEST})')
-                raise TeacherCacheError(f'teacher cache: {self.dir} {what}; fill it first with '
-                                        "mode='write' or tools/cache_teacher.py")
+                what = (
+                    'does not exist'
+                    if not osp.exists(self.dir)
+                    else f'is not a teacher cache (no {MANIFEST})'
+                )
+                raise TeacherCacheError(
+                    f'teacher cache: {self.dir} {what}; fill it first with '
+                    "mode='write' or tools/cache_teacher.py"
+                )
             missing = [t for t in taps if t not in manifest['taps']]
             if missing:
-                raise TeacherCacheError(f'teacher cache {self.dir}: taps differ: the losses read '
-                                        f'{missing}, the cache holds {sorted(manifest["taps"])}')
+                raise TeacherCacheError(
+                    f'teacher cache {self.dir}: taps differ: the losses read '
+                    f'{missing}, the cache holds {sorted(manifest["taps"])}'
+                )
         self.taps = list(taps)
         self.manifest = manifest
 
@@ -466,8 +533,14 @@ class TeacherOutputCache:
                 manifest = self._checked_manifest(fingerprint)
                 if manifest is None:
                     self._refuse_foreign_folder()
-                    manifest = dict(format=FORMAT, version=VERSION, fingerprint=fingerprint,
-                                    dtype=self.dtype, taps={}, epochs={})
+                    manifest = dict(
+                        format=FORMAT,
+                        version=VERSION,
+                        fingerprint=fingerprint,
+                        dtype=self.dtype,
+                        taps={},
+                        epochs={},
+                    )
                     _write_json(self.manifest_path, manifest)
         barrier()
         if manifest is None:  # a rank that looked before rank 0 created it
@@ -481,20 +554,24 @@ class TeacherOutputCache:
             return None
         manifest = _read_json(self.manifest_path, 'manifest')
         if manifest.get('format') != FORMAT:
-            raise TeacherCacheError(f'teacher cache: {self.manifest_path} is not an mlkd '
-                                    'teacher-cache manifest')
+            raise TeacherCacheError(
+                f'teacher cache: {self.manifest_path} is not an mlkd teacher-cache manifest'
+            )
         self._check_fingerprint(manifest, fingerprint)
         if manifest.get('dtype') != self.dtype:
             raise TeacherCacheError(
                 f'teacher cache {self.dir}: dtype differs: the cache stores '
-                f"{manifest.get('dtype')!r}, model.teacher_cache.dtype is {self.dtype!r}")
+                f'{manifest.get("dtype")!r}, model.teacher_cache.dtype is {self.dtype!r}'
+            )
         return manifest
 
     def _refuse_foreign_folder(self) -> None:
         if any(name != LOCK_FILE for name in os.listdir(self.dir)):
-            raise TeacherCacheError(f'teacher cache: {self.dir} is a non-empty folder that is '
-                                    f'not a teacher cache (no {MANIFEST}); choose an empty '
-                                    'or new folder')
+            raise TeacherCacheError(
+                f'teacher cache: {self.dir} is a non-empty folder that is '
+                f'not a teacher cache (no {MANIFEST}); choose an empty '
+                'or new folder'
+            )
 
     @contextlib.contextmanager
     def _manifest_lock(self) -> Iterator[None]:
@@ -514,7 +591,8 @@ class TeacherOutputCache:
                 raise TeacherCacheError(
                     f'teacher cache {self.dir}: {field} differs: the cache was written with '
                     f'{stored.get(field)!r}, this run has {fingerprint.get(field)!r}; '
-                    'refusing to train on targets of another setting')
+                    'refusing to train on targets of another setting'
+                )
 
     @property
     def epochs_written(self) -> list[int]:
@@ -524,21 +602,31 @@ class TeacherOutputCache:
         """Start writing or reading ``epoch``; ``rows`` is this process's sample count in it
         (for the free-space check of ``rows`` x ``epochs_ahead`` rows before the first write)."""
         if self.manifest is None:
-            raise TeacherCacheError('teacher cache used before open(): add TeacherCacheHook to '
-                                    'custom_hooks (the shipped distillation configs have it)')
+            raise TeacherCacheError(
+                'teacher cache used before open(): add TeacherCacheHook to '
+                'custom_hooks (the shipped distillation configs have it)'
+            )
         self.epoch = int(epoch)
         if self.mode == 'read':
             if self.epoch not in self.epochs_written:
-                raise TeacherCacheError(f'teacher cache {self.dir}: epoch {self.epoch} was not '
-                                        f'written (epochs written: {self.epochs_written})')
+                raise TeacherCacheError(
+                    f'teacher cache {self.dir}: epoch {self.epoch} was not '
+                    f'written (epochs written: {self.epochs_written})'
+                )
             self._reader = _EpochReader(
-                self.dir, self.epoch, self.manifest['epochs'][str(self.epoch)]['world_size'],
-                self.manifest['taps'], self.taps, self.storage)
+                self.dir,
+                self.epoch,
+                self.manifest['epochs'][str(self.epoch)]['world_size'],
+                self.manifest['taps'],
+                self.taps,
+                self.storage,
+            )
             return
         if self._writer is not None:
             self._writer.discard()
-        folder = osp.join(_epoch_dir(self.dir, self.epoch),
-                          _shard_name(self._rank, self._world_size))
+        folder = osp.join(
+            _epoch_dir(self.dir, self.epoch), _shard_name(self._rank, self._world_size)
+        )
         os.makedirs(osp.dirname(folder), exist_ok=True)
         # What an interrupted writer of this shard left behind is never read: remove it.
         for stale in glob.glob(osp.join(osp.dirname(folder), f'.{osp.basename(folder)}.*.tmp')):
@@ -551,15 +639,20 @@ class TeacherOutputCache:
         """Append the teacher's ``outputs`` (name -> ``[B, ...]`` tensor) of samples
         ``sample_idx`` (``[B]``) to this epoch's shard."""
         if self._writer is None:
-            raise TeacherCacheError('teacher cache: store() outside an epoch; add '
-                                    'TeacherCacheHook to custom_hooks')
+            raise TeacherCacheError(
+                'teacher cache: store() outside an epoch; add TeacherCacheHook to custom_hooks'
+            )
         for name, value in outputs.items():
             if not isinstance(value, torch.Tensor) or value.shape[:1] != sample_idx.shape:
-                raise TeacherCacheError(f'teacher cache: tap {name!r} is not a [B, ...] tensor '
-                                        f'({type(value).__name__}); only tensor taps are cached')
+                raise TeacherCacheError(
+                    f'teacher cache: tap {name!r} is not a [B, ...] tensor '
+                    f'({type(value).__name__}); only tensor taps are cached'
+                )
         if not self._space_checked:
-            row_bytes = 8 + sum(int(np.prod(v.shape[1:], dtype=np.int64)) *
-                                np.dtype(self.storage).itemsize for v in outputs.values())
+            row_bytes = 8 + sum(
+                int(np.prod(v.shape[1:], dtype=np.int64)) * np.dtype(self.storage).itemsize
+                for v in outputs.values()
+            )
             self.check_free_space(row_bytes * self._rows_expected)
             self._space_checked = True
         self._writer.append(sample_idx.cpu().numpy(), outputs)
@@ -568,15 +661,18 @@ class TeacherOutputCache:
         """Refuse a write of ``needed`` bytes that the cache's file system cannot hold."""
         free = shutil.disk_usage(self.dir).free
         if needed > free:
-            raise TeacherCacheError(f'teacher cache: writing needs {needed / 2**30:.2f} GiB in '
-                                    f'{self.dir}, but only {free / 2**30:.2f} GiB are free')
+            raise TeacherCacheError(
+                f'teacher cache: writing needs {needed / 2**30:.2f} GiB in '
+                f'{self.dir}, but only {free / 2**30:.2f} GiB are free'
+            )
 
     def load(self, sample_idx: torch.Tensor, device: torch.device | str) -> dict[str, torch.Tensor]:
         """The cached outputs of samples ``sample_idx`` (``[B]``) in the current epoch, on
         ``device``, in the dtype the teacher produced them in."""
         if self._reader is None:
-            raise TeacherCacheError('teacher cache: load() outside an epoch; add '
-                                    'TeacherCacheHook to custom_hooks')
+            raise TeacherCacheError(
+                'teacher cache: load() outside an epoch; add TeacherCacheHook to custom_hooks'
+            )
         arrays = self._reader.rows(sample_idx.cpu().numpy())
         out = {}
         for name, array in arrays.items():
@@ -598,24 +694,33 @@ class TeacherOutputCache:
         barrier()  # every rank's shard is in place
         if self._rank == 0:
             epoch_dir = _epoch_dir(self.dir, self.epoch)
-            shards = [_read_json(osp.join(epoch_dir, _shard_name(r, self._world_size), SHARD_META),
-                                 'shard file') for r in range(self._world_size)]
+            shards = [
+                _read_json(
+                    osp.join(epoch_dir, _shard_name(r, self._world_size), SHARD_META), 'shard file'
+                )
+                for r in range(self._world_size)
+            ]
             with self._manifest_lock():
                 # Other processes may have recorded their epochs since open(): add this one to
                 # the manifest on disk, not to the copy read then.
                 manifest = self._checked_manifest(self.manifest['fingerprint'])
                 if manifest is None:
-                    raise TeacherCacheError(f'teacher cache: {self.manifest_path} disappeared '
-                                            f'while epoch {self.epoch} was being written')
+                    raise TeacherCacheError(
+                        f'teacher cache: {self.manifest_path} disappeared '
+                        f'while epoch {self.epoch} was being written'
+                    )
                 taps = dict(manifest.get('taps') or {})
                 for shard in shards:
                     for name, spec in shard['taps'].items():
                         if taps.setdefault(name, spec) != spec:
-                            raise TeacherCacheError(f'teacher cache: tap {name!r} was '
-                                                    f'{taps[name]} in earlier epochs, now {spec}')
+                            raise TeacherCacheError(
+                                f'teacher cache: tap {name!r} was '
+                                f'{taps[name]} in earlier epochs, now {spec}'
+                            )
                 manifest['taps'] = taps
                 manifest['epochs'][str(self.epoch)] = dict(
-                    world_size=self._world_size, rows=sum(s['rows'] for s in shards))
+                    world_size=self._world_size, rows=sum(s['rows'] for s in shards)
+                )
                 _write_json(self.manifest_path, manifest)
             self.manifest = manifest
         barrier()

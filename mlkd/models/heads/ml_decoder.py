@@ -16,6 +16,7 @@ Computation (``X`` the last backbone output, ``[B, F, h, w]`` or tokens ``[B, L,
 
 A forward hook on ``head.decoder`` therefore records ``E`` (the distiller's ``label_emb`` tap).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -46,19 +47,28 @@ class LabelQueryDecoder(nn.Module):
         layer_norm_eps: LayerNorm epsilon.
     """
 
-    def __init__(self, num_classes: int, hidden_dim: int = 768, num_heads: int = 8,
-                 ffn_dim: int = 2048, dropout: float = 0.1, query_mode: str = 'learnable',
-                 layer_norm_eps: float = 1e-5) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        hidden_dim: int = 768,
+        num_heads: int = 8,
+        ffn_dim: int = 2048,
+        dropout: float = 0.1,
+        query_mode: str = 'learnable',
+        layer_norm_eps: float = 1e-5,
+    ) -> None:
         super().__init__()
         if query_mode not in _QUERY_MODES:
             raise ValueError(f'query_mode must be one of {_QUERY_MODES}, got {query_mode!r}')
         self.query_mode = query_mode
-        self.query = nn.Parameter(torch.randn(num_classes, hidden_dim),
-                                  requires_grad=query_mode == 'learnable')
+        self.query = nn.Parameter(
+            torch.randn(num_classes, hidden_dim), requires_grad=query_mode == 'learnable'
+        )
         self.dropout1 = nn.Dropout(dropout)
         self.norm1 = nn.LayerNorm(hidden_dim, eps=layer_norm_eps)
-        self.cross_attn = nn.MultiheadAttention(hidden_dim, num_heads, dropout=dropout,
-                                                batch_first=True)
+        self.cross_attn = nn.MultiheadAttention(
+            hidden_dim, num_heads, dropout=dropout, batch_first=True
+        )
         self.dropout2 = nn.Dropout(dropout)
         self.norm2 = nn.LayerNorm(hidden_dim, eps=layer_norm_eps)
         self.linear1 = nn.Linear(hidden_dim, ffn_dim)
@@ -140,12 +150,21 @@ class MLDecoderHead(MultiLabelClsHead):
         init_cfg: MMEngine init config (None keeps the initialisation above).
     """
 
-    def __init__(self, num_classes: int, in_channels: int, hidden_dim: int = 768,
-                 num_heads: int = 8, ffn_dim: int = 2048, dropout: float = 0.1,
-                 query_mode: str = 'learnable', layer_norm_eps: float = 1e-5,
-                 loss: dict | nn.Module | None = None,
-                 thr: float | None = None, topk: int | None = None,
-                 init_cfg: dict | None = None) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        in_channels: int,
+        hidden_dim: int = 768,
+        num_heads: int = 8,
+        ffn_dim: int = 2048,
+        dropout: float = 0.1,
+        query_mode: str = 'learnable',
+        layer_norm_eps: float = 1e-5,
+        loss: dict | nn.Module | None = None,
+        thr: float | None = None,
+        topk: int | None = None,
+        init_cfg: dict | None = None,
+    ) -> None:
         # Built here rather than by registry name, so that the default needs no default scope.
         loss = BinaryCrossEntropySumLoss() if loss is None else loss
         super().__init__(loss=loss, thr=thr, topk=topk, init_cfg=init_cfg)
@@ -155,8 +174,9 @@ class MLDecoderHead(MultiLabelClsHead):
         self.in_channels = in_channels
         self.hidden_dim = hidden_dim
         self.input_proj = nn.Sequential(nn.Linear(in_channels, hidden_dim), nn.ReLU())
-        self.decoder = LabelQueryDecoder(num_classes, hidden_dim, num_heads, ffn_dim, dropout,
-                                         query_mode, layer_norm_eps)
+        self.decoder = LabelQueryDecoder(
+            num_classes, hidden_dim, num_heads, ffn_dim, dropout, query_mode, layer_norm_eps
+        )
         self.group_fc = GroupFC(num_classes, hidden_dim)
 
     @staticmethod
@@ -169,7 +189,8 @@ class MLDecoderHead(MultiLabelClsHead):
         if x.dim() == 2:
             return x.unsqueeze(1)
         raise ValueError(
-            f'expected a [B, F, h, w], [B, L, F] or [B, F] tensor, got {tuple(x.shape)}')
+            f'expected a [B, F, h, w], [B, L, F] or [B, F] tensor, got {tuple(x.shape)}'
+        )
 
     def pre_logits(self, feats: Tensor | Sequence[Tensor]) -> Tensor:
         """Label-wise embeddings ``E`` ``[B, C, d]`` from the last backbone output."""

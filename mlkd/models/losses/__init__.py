@@ -11,9 +11,17 @@
 * :mod:`.contrastive` — contrastive terms for training a network (the intra-class teacher);
 * :mod:`.utils` — the numerical primitives they share.
 """
+
 from . import _deprecated
-from .base import (BaseDistillLoss, RoutedLoss, StatefulLoss, StateSizeError,  # noqa: F401
-                   TaskLoss, as_fp32, full_precision)
+from .base import (
+    BaseDistillLoss,  # noqa: F401
+    RoutedLoss,  # noqa: F401
+    StatefulLoss,  # noqa: F401
+    StateSizeError,  # noqa: F401
+    TaskLoss,  # noqa: F401
+    as_fp32,  # noqa: F401
+    full_precision,  # noqa: F401
+)
 from .contrastive import *  # noqa: F401,F403
 from .feature_kd import *  # noqa: F401,F403
 from .logit_kd import *  # noqa: F401,F403

@@ -5,6 +5,7 @@ The losses moved into family folders (``task/``, ``logit_kd/``, ``feature_kd/``,
 answers the old module names with the new modules and warns once per import
 (``DeprecationWarning``). Registry names and config keys did not change.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -16,12 +17,22 @@ import warnings
 PACKAGE = 'mlkd.models.losses'
 #: old module (under PACKAGE) -> new module (under PACKAGE)
 MOVED = {
-    **{name: f'task.{name}' for name in ('asymmetric', 'bce', 'focal', 'missing_label',
-                                         'two_way')},
+    **{name: f'task.{name}' for name in ('asymmetric', 'bce', 'focal', 'missing_label', 'two_way')},
     'task': 'task',
-    **{name: f'logit_kd.{name}' for name in ('kd', 'dkd', 'mlld', 'mld', 'mse',
-                                             'partial_softmax', 'negative_discrepancy',
-                                             'label_embedding', 'mdkd')},
+    **{
+        name: f'logit_kd.{name}'
+        for name in (
+            'kd',
+            'dkd',
+            'mlld',
+            'mld',
+            'mse',
+            'partial_softmax',
+            'negative_discrepancy',
+            'label_embedding',
+            'mdkd',
+        )
+    },
     **{name: f'feature_kd.{name}' for name in ('ofd', 'review', 'vid', 'crd', 'relation')},
     'feature': 'feature_kd',
     'consistency': 'single_positive',
@@ -43,8 +54,11 @@ class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         new = f'{PACKAGE}.{MOVED[spec.name.rpartition(".")[2]]}'
-        warnings.warn(f'{spec.name} moved to {new}; the old path works for one release',
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f'{spec.name} moved to {new}; the old path works for one release',
+            DeprecationWarning,
+            stacklevel=3,
+        )
         return importlib.import_module(new)
 
     def exec_module(self, module):
@@ -62,6 +76,9 @@ def renamed(name: str):
     if name not in RENAMED:
         raise AttributeError(f'module {PACKAGE!r} has no attribute {name!r}')
     module, new = RENAMED[name]
-    warnings.warn(f'{PACKAGE}.{name} is deprecated; use {PACKAGE}.{module}.{new}',
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        f'{PACKAGE}.{name} is deprecated; use {PACKAGE}.{module}.{new}',
+        DeprecationWarning,
+        stacklevel=3,
+    )
     return getattr(importlib.import_module(f'{PACKAGE}.{module}'), new)

@@ -29,13 +29,15 @@ get the global batch, so that every rank applies the same update to its copy of 
 
 Worked examples (each a complete loss) are in ``docs/architecture.md`` §3.
 """
+
 from __future__ import annotations
 
 import inspect
 import math
 import warnings
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 from mmengine.dist import get_world_size
@@ -114,18 +116,23 @@ class _LossContract(nn.Module):
         """Factor on ``loss_weight`` at this step (1; epoch-dependent schedules override it)."""
         return 1.0
 
-    def _weighted(self, value: torch.Tensor | dict, factor: float
-                  ) -> torch.Tensor | dict[str, torch.Tensor]:
+    def _weighted(
+        self, value: torch.Tensor | dict, factor: float
+    ) -> torch.Tensor | dict[str, torch.Tensor]:
         """``value`` (a tensor, or a dict of the declared ``terms``) times ``factor``."""
         owner = type(self).__name__
         if isinstance(value, dict):
             if set(value) != set(self.terms):
-                raise RuntimeError(f'{owner}: compute() returned the terms {sorted(value)}, but '
-                                   f'the loss declares terms={tuple(self.terms)}')
+                raise RuntimeError(
+                    f'{owner}: compute() returned the terms {sorted(value)}, but '
+                    f'the loss declares terms={tuple(self.terms)}'
+                )
             return {term: factor * part for term, part in value.items()}
         if self.terms:
-            raise RuntimeError(f'{owner}: declares terms={tuple(self.terms)} but compute() '
-                               'returned a single tensor')
+            raise RuntimeError(
+                f'{owner}: declares terms={tuple(self.terms)} but compute() '
+                'returned a single tensor'
+            )
         return factor * value
 
     def extra_repr(self) -> str:
@@ -176,21 +183,29 @@ class TaskLoss(_LossContract):
     #: Deprecated argument names still accepted in a config's ``inputs`` (old -> new).
     renamed_inputs = {'cls_score': 'logits'}
 
-    def __init__(self, reduction: str | None = None, scale_by_world_size: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        reduction: str | None = None,
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
-        self.reduction = self._check_reduction(self.reductions[0] if reduction is None
-                                               else reduction)
+        self.reduction = self._check_reduction(
+            self.reductions[0] if reduction is None else reduction
+        )
         self.scale_by_world_size = bool(scale_by_world_size)
 
     def _check_reduction(self, reduction: str) -> str:
         if reduction not in self.reductions:
-            raise ValueError(f'{type(self).__name__}: reduction must be one of '
-                             f'{self.reductions}, got {reduction!r}')
+            raise ValueError(
+                f'{type(self).__name__}: reduction must be one of '
+                f'{self.reductions}, got {reduction!r}'
+            )
         return reduction
 
-    def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str,
-                **inputs: Any) -> torch.Tensor:
+    def compute(
+        self, logits: torch.Tensor, gt: torch.Tensor, reduction: str, **inputs: Any
+    ) -> torch.Tensor:
         """The unweighted loss of fp32 ``[B, C]`` logits and targets, reduced by ``reduction``."""
         raise NotImplementedError(f'{type(self).__name__} must implement compute()')
 
@@ -205,18 +220,23 @@ class TaskLoss(_LossContract):
 
         def signature_only(*args, **kwargs):  # pragma: no cover - never called
             raise NotImplementedError
-        keyword = [p.replace(kind=p.KEYWORD_ONLY) if p.kind == p.POSITIONAL_OR_KEYWORD else p
-                   for p in extras]
+
+        keyword = [
+            p.replace(kind=p.KEYWORD_ONLY) if p.kind == p.POSITIONAL_OR_KEYWORD else p
+            for p in extras
+        ]
         params = [p for p in base if p.kind != p.VAR_KEYWORD] + keyword
         signature_only.__signature__ = inspect.Signature(params)
         return signature_only
 
-    def forward(self,
-                logits: torch.Tensor,
-                gt: torch.Tensor,
-                avg_factor: float | None = None,
-                reduction_override: str | None = None,
-                **inputs: Any) -> torch.Tensor:
+    def forward(
+        self,
+        logits: torch.Tensor,
+        gt: torch.Tensor,
+        avg_factor: float | None = None,
+        reduction_override: str | None = None,
+        **inputs: Any,
+    ) -> torch.Tensor:
         """Args:
             logits: ``[B, C]`` logits (any float dtype; evaluated in fp32).
             gt: ``[B, C]`` float targets, 1 positive, 0 negative, -1 ignored.
@@ -230,9 +250,11 @@ class TaskLoss(_LossContract):
         del avg_factor  # the reference reductions do not divide by the batch size
         reduction = self._check_reduction(reduction_override or self.reduction)
         if logits.dim() != 2 or gt.shape != logits.shape:
-            raise ValueError(f'{type(self).__name__}: expected [B, C] logits and targets of the '
-                             f'same shape, got logits {tuple(logits.shape)} and gt '
-                             f'{tuple(gt.shape)}')
+            raise ValueError(
+                f'{type(self).__name__}: expected [B, C] logits and targets of the '
+                f'same shape, got logits {tuple(logits.shape)} and gt '
+                f'{tuple(gt.shape)}'
+            )
         with full_precision():
             loss = self.compute(logits.float(), gt.float(), reduction, **to_fp32(inputs))
         if reduction == 'sum' and self.scale_by_world_size and self.training:
@@ -298,8 +320,10 @@ class RoutedLoss(_LossContract):
     def __init__(self, loss_weight: float = 1.0, weight_reference: dict | None = None) -> None:
         super().__init__(loss_weight)
         if weight_reference is not None and self.scale_exponents is None:
-            raise ValueError(f'{type(self).__name__} does not declare scale_exponents, so it '
-                             'cannot rescale its weight: remove weight_reference')
+            raise ValueError(
+                f'{type(self).__name__} does not declare scale_exponents, so it '
+                'cannot rescale its weight: remove weight_reference'
+            )
         self.weight_reference = _check_reference(weight_reference, type(self).__name__)
 
     @classmethod
@@ -316,8 +340,11 @@ class RoutedLoss(_LossContract):
             return 1.0
         a, b = self.scale_exponents
         t = 1.0 if ref['task_reduction'] == 'sum' else 0.0
-        return (batch_size ** (t - a) * num_classes ** (t - b)
-                / (ref['batch_size'] ** (1.0 - a) * ref['num_classes'] ** (1.0 - b)))
+        return (
+            batch_size ** (t - a)
+            * num_classes ** (t - b)
+            / (ref['batch_size'] ** (1.0 - a) * ref['num_classes'] ** (1.0 - b))
+        )
 
     def forward(self, *inputs: Any, **named: Any) -> torch.Tensor | dict[str, torch.Tensor]:
         """The weighted value of ``compute(*inputs, **named)``, evaluated in fp32."""
@@ -339,18 +366,26 @@ class RoutedLoss(_LossContract):
 def _check_reference(reference: dict | None, owner: str) -> dict | None:
     if reference is None:
         return None
-    if not isinstance(reference, dict) or not {'batch_size', 'num_classes'} <= set(reference) \
-            or not set(reference) <= {'batch_size', 'num_classes', 'task_reduction'}:
-        raise ValueError(f'{owner}: weight_reference must be None or dict(batch_size=..., '
-                         f"num_classes=..., task_reduction='sum'|'mean'), got {reference!r}")
+    if (
+        not isinstance(reference, dict)
+        or not {'batch_size', 'num_classes'} <= set(reference)
+        or not set(reference) <= {'batch_size', 'num_classes', 'task_reduction'}
+    ):
+        raise ValueError(
+            f'{owner}: weight_reference must be None or dict(batch_size=..., '
+            f"num_classes=..., task_reduction='sum'|'mean'), got {reference!r}"
+        )
     ref = {'task_reduction': 'sum', **reference}
     for key in ('batch_size', 'num_classes'):
         if not isinstance(ref[key], int) or ref[key] < 1:
-            raise ValueError(f'{owner}: weight_reference.{key} must be a positive int, '
-                             f'got {ref[key]!r}')
+            raise ValueError(
+                f'{owner}: weight_reference.{key} must be a positive int, got {ref[key]!r}'
+            )
     if ref['task_reduction'] not in TASK_REDUCTIONS:
-        raise ValueError(f'{owner}: weight_reference.task_reduction must be one of '
-                         f'{TASK_REDUCTIONS}, got {ref["task_reduction"]!r}')
+        raise ValueError(
+            f'{owner}: weight_reference.task_reduction must be one of '
+            f'{TASK_REDUCTIONS}, got {ref["task_reduction"]!r}'
+        )
     return ref
 
 
@@ -390,8 +425,9 @@ class StatefulLoss(nn.Module):
         # compares samples: every rank must apply the update of the whole batch.
         cls.compares_samples = True
 
-    def register_state(self, name: str, value: torch.Tensor, keyed_by: str,
-                       host: bool = False) -> None:
+    def register_state(
+        self, name: str, value: torch.Tensor, keyed_by: str, host: bool = False
+    ) -> None:
         """Declare a piece of state.
 
         Args:
@@ -404,8 +440,10 @@ class StatefulLoss(nn.Module):
                 broadcast by DDP) for stores too large for the device; still saved and loaded.
         """
         if keyed_by not in STATE_KEYS:
-            raise ValueError(f'{type(self).__name__}.{name}: keyed_by must be one of '
-                             f'{STATE_KEYS}, got {keyed_by!r}')
+            raise ValueError(
+                f'{type(self).__name__}.{name}: keyed_by must be one of '
+                f'{STATE_KEYS}, got {keyed_by!r}'
+            )
         if not hasattr(self, '_state_keys'):
             self._state_keys: dict[str, tuple[str, bool]] = {}
         self._state_keys[name] = (keyed_by, bool(host))
@@ -426,12 +464,15 @@ class StatefulLoss(nn.Module):
 
         One host synchronisation per call: the state would otherwise be read out of bounds.
         """
-        if sample_idx.numel() and (int(sample_idx.min()) < 0
-                                   or int(sample_idx.max()) >= num_samples):
-            raise IndexError(f'{type(self).__name__}: sample_idx in [{int(sample_idx.min())}, '
-                             f'{int(sample_idx.max())}] is outside the state of '
-                             f'num_samples={num_samples}; set num_samples to the training set '
-                             'size')
+        if sample_idx.numel() and (
+            int(sample_idx.min()) < 0 or int(sample_idx.max()) >= num_samples
+        ):
+            raise IndexError(
+                f'{type(self).__name__}: sample_idx in [{int(sample_idx.min())}, '
+                f'{int(sample_idx.max())}] is outside the state of '
+                f'num_samples={num_samples}; set num_samples to the training set '
+                'size'
+            )
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
@@ -439,8 +480,9 @@ class StatefulLoss(nn.Module):
             if host:
                 destination[prefix + name] = getattr(self, name)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         for name, (keyed_by, host) in getattr(self, '_state_keys', {}).items():
             key, current = prefix + name, getattr(self, name)
             if key not in state_dict:
@@ -455,11 +497,13 @@ class StatefulLoss(nn.Module):
                     f'{tuple(saved.shape)} ({saved.shape[0] if saved.dim() else "?"} {axis}), '
                     f'this run needs {tuple(current.shape)} ({current.shape[0]} {axis}): the '
                     'checkpoint was made for another dataset, class count or state size. '
-                    'Refusing to resize it.')
+                    'Refusing to resize it.'
+                )
             if host:
                 current.copy_(state_dict.pop(key).to(current.dtype))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
 
 # ----------------------------------------------------------------------------- deprecated
@@ -468,9 +512,12 @@ class BaseDistillLoss(RoutedLoss):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        warnings.warn(f'{cls.__name__}: mlkd.models.losses.BaseDistillLoss is deprecated; derive '
-                      'from RoutedLoss (or TaskLoss) and write compute() instead of forward()',
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f'{cls.__name__}: mlkd.models.losses.BaseDistillLoss is deprecated; derive '
+            'from RoutedLoss (or TaskLoss) and write compute() instead of forward()',
+            DeprecationWarning,
+            stacklevel=2,
+        )
 
 
 def is_stateful(loss: nn.Module | type) -> bool:

@@ -17,9 +17,10 @@
 Notation follows ``docs/methods.md`` §1: ``σ`` the logistic sigmoid,
 ``KLb(a‖b) = a log(a/b) + (1−a) log((1−a)/(1−b))``.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -27,8 +28,7 @@ import torch.nn.functional as F
 REDUCTIONS = ('none', 'sum', 'mean', 'batchmean')
 
 
-def binary_kl_with_logits(target_logits: torch.Tensor,
-                          input_logits: torch.Tensor) -> torch.Tensor:
+def binary_kl_with_logits(target_logits: torch.Tensor, input_logits: torch.Tensor) -> torch.Tensor:
     """Elementwise ``KLb(σ(target_logits) ‖ σ(input_logits))``.
 
     Computed as ``σ(a)(log σ(a) − log σ(b)) + σ(−a)(log σ(−a) − log σ(−b))`` with every log through
@@ -123,7 +123,7 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
 def check_temperature(value: float, name: str = 'temperature') -> float:
     """Return ``value`` as a float if it is a positive temperature; raise a ValueError naming it."""
     value = float(value)
-    if not value > 0:   # also rejects NaN
+    if not value > 0:  # also rejects NaN
         raise ValueError(f'{name} must be > 0, got {value}')
     return value
 
@@ -154,14 +154,17 @@ def single_label_index(gt: torch.Tensor) -> torch.Tensor:
             loss such as DKD).
     """
     if gt.dim() != 2:
-        raise ValueError(f'gt must be [B, C] one-hot for a single-label loss, got shape '
-                         f'{tuple(gt.shape)}')
+        raise ValueError(
+            f'gt must be [B, C] one-hot for a single-label loss, got shape {tuple(gt.shape)}'
+        )
     positives = gt == 1
     counts = positives.sum(dim=1)
     if bool((counts != 1).any()):
         bad = (counts != 1).nonzero().flatten()[:5]
-        raise ValueError(f'gt must be [B, C] one-hot (exactly one 1 per row) for a single-label '
-                         f'loss; rows {bad.tolist()} have {counts[bad].tolist()} positives')
+        raise ValueError(
+            f'gt must be [B, C] one-hot (exactly one 1 per row) for a single-label '
+            f'loss; rows {bad.tolist()} have {counts[bad].tolist()} positives'
+        )
     return positives.to(torch.uint8).argmax(dim=1)
 
 
@@ -183,8 +186,7 @@ def match_spatial(s_feat: torch.Tensor, t_feat: torch.Tensor) -> tuple[torch.Ten
 def check_stage_counts(s_feats: list, t_feats: list, loss: str) -> None:
     """Raise a ValueError naming ``loss`` if student and teacher give different stage counts."""
     if len(s_feats) != len(t_feats):
-        raise ValueError(f'{loss}: {len(s_feats)} student stages but {len(t_feats)} teacher '
-                         f'stages')
+        raise ValueError(f'{loss}: {len(s_feats)} student stages but {len(t_feats)} teacher stages')
 
 
 def current_epoch() -> int | None:
@@ -193,6 +195,7 @@ def current_epoch() -> int | None:
     None when no runner has recorded one (a loss used on its own, outside training).
     """
     from mmengine.logging import MessageHub
+
     epoch = MessageHub.get_current_instance().get_info('epoch')
     return None if epoch is None else int(epoch)
 

@@ -1,13 +1,18 @@
 """UDARandAugment: magnitude grids by hand, operations against numpy formulas, the policy's
 sampling distribution, channel order and bad input."""
+
 from collections import Counter
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from mlkd.datasets.transforms import (UDA_OPERATIONS, UDARandAugment, apply_uda_operation,
-                                      uda_magnitude)
+from mlkd.datasets.transforms import (
+    UDA_OPERATIONS,
+    UDARandAugment,
+    apply_uda_operation,
+    uda_magnitude,
+)
 
 
 def _image(h=24, w=32, seed=0):
@@ -29,8 +34,7 @@ def test_magnitude_grids_by_hand():
     assert uda_magnitude('solarize', 0) == 256.0 and uda_magnitude('solarize', 9) == 0.0
     # round(8 - 4 l / 9) and round(20 l / 9), worked out for every level
     assert [uda_magnitude('posterize', lv) for lv in range(10)] == [8, 8, 7, 7, 6, 6, 5, 5, 4, 4]
-    assert [uda_magnitude('cutout', lv) for lv in range(10)] == [0, 2, 4, 7, 9, 11, 13, 16, 18,
-                                                                 20]
+    assert [uda_magnitude('cutout', lv) for lv in range(10)] == [0, 2, 4, 7, 9, 11, 13, 16, 18, 20]
     assert uda_magnitude('equalize', 7) == 0.0
     with pytest.raises(KeyError, match='unknown UDA RandAugment operation'):
         uda_magnitude('blur', 1)
@@ -42,8 +46,9 @@ def test_pointwise_operations_match_numpy():
     img = _image()
     np.testing.assert_array_equal(_apply(img, 'invert', 0), 255 - img)
     for bits in (4, 5, 7, 8):
-        np.testing.assert_array_equal(_apply(img, 'posterize', bits),
-                                      img & np.uint8((0xFF << (8 - bits)) & 0xFF))
+        np.testing.assert_array_equal(
+            _apply(img, 'posterize', bits), img & np.uint8((0xFF << (8 - bits)) & 0xFF)
+        )
     for threshold in (256.0, 200.0, 113.77, 0.0):
         expected = np.where(img >= threshold, 255 - img, img)
         np.testing.assert_array_equal(_apply(img, 'solarize', threshold), expected)
@@ -91,9 +96,9 @@ def test_cutout_paints_the_half_open_square_around_the_drawn_centre():
         np.random.seed(seed)
         out = _apply(img, 'cutout', 7)
         np.random.seed(seed)
-        cx, cy = np.random.randint(w), np.random.randint(h)   # horizontal centre first
+        cx, cy = np.random.randint(w), np.random.randint(h)  # horizontal centre first
         mask = np.zeros((h, w), bool)
-        mask[max(0, cy - 3):min(h, cy + 3), max(0, cx - 3):min(w, cx + 3)] = True
+        mask[max(0, cy - 3) : min(h, cy + 3), max(0, cx - 3) : min(w, cx + 3)] = True
         assert (out[mask] == (125, 122, 113)).all()
         np.testing.assert_array_equal(out[~mask], img[~mask])
 

@@ -6,6 +6,7 @@ The shipped one-cycle bases use ``OneCycleLRWithMultipliers``; every shipped con
 ``lr_mult`` is built here (model, optimizer wrapper, schedulers) and stepped through its whole
 schedule at a small epoch length.
 """
+
 from __future__ import annotations
 
 import functools
@@ -15,12 +16,12 @@ import re
 
 import pytest
 import torch
+from conftest import config_path
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
 
 from mlkd.registry import MODELS, PARAM_SCHEDULERS
-from conftest import config_path
 
 #: Iterations per epoch when a config's epoch-based schedule is converted to iterations.
 EPOCH_LENGTH = 3
@@ -28,8 +29,7 @@ EPOCH_LENGTH = 3
 
 def _mentions_lr_mult(node) -> bool:
     if isinstance(node, dict):
-        return any('lr_mult' in str(key) or _mentions_lr_mult(value)
-                   for key, value in node.items())
+        return any('lr_mult' in str(key) or _mentions_lr_mult(value) for key, value in node.items())
     if isinstance(node, (list, tuple)):
         return any(_mentions_lr_mult(value) for value in node)
     return False
@@ -39,7 +39,7 @@ def _mentions_lr_mult(node) -> bool:
 _PY_PATH = re.compile(r"""['"]([^'"\s]+\.py)['"]""")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _may_set_lr_mult(path: str) -> bool:
     """Whether ``lr_mult`` is written (outside comments) in ``path`` or in a config file it
     names, transitively: a superset of the configs whose resolution holds one, read without
@@ -50,8 +50,11 @@ def _may_set_lr_mult(path: str) -> bool:
         return True
     for ref in _PY_PATH.findall(text):
         ref = ref.replace('{{fileDirname}}', osp.dirname(path))
-        ref = config_path(ref[len('mlkd::'):]) if ref.startswith('mlkd::') else \
-            osp.join(osp.dirname(path), ref)
+        ref = (
+            config_path(ref[len('mlkd::') :])
+            if ref.startswith('mlkd::')
+            else osp.join(osp.dirname(path), ref)
+        )
         if osp.isfile(ref) and _may_set_lr_mult(osp.normpath(ref)):
             return True
     return False
@@ -95,8 +98,11 @@ def build_schedule(cfg: Config):
         for scheduler in cfg.get('param_scheduler') or []:
             scheduler = dict(scheduler)
             scheduler.setdefault('end', cfg.train_cfg.max_epochs)
-            schedulers.append(PARAM_SCHEDULERS.build(
-                scheduler, default_args=dict(optimizer=wrapper, epoch_length=EPOCH_LENGTH)))
+            schedulers.append(
+                PARAM_SCHEDULERS.build(
+                    scheduler, default_args=dict(optimizer=wrapper, epoch_length=EPOCH_LENGTH)
+                )
+            )
     return model, wrapper, schedulers
 
 
@@ -140,34 +146,43 @@ def test_every_config_with_a_multiplier_keeps_it_at_every_iteration():
         assert any(m != 1.0 for m in multipliers), f'{name}: no group has a multiplier'
         unit = multipliers.index(1.0)
         lrs = _trajectory(wrapper, schedulers, cfg.train_cfg.max_epochs * EPOCH_LENGTH)
-        if schedulers:   # the schedule moves the rate (else the check below would be weak)
+        if schedulers:  # the schedule moves the rate (else the check below would be weak)
             assert len({round(row[unit] / lrs[0][unit], 9) for row in lrs}) > 2, name
         for step, row in enumerate(lrs):
             ratios = [lr / row[unit] for lr in row]
             if ratios != pytest.approx(multipliers, rel=1e-9):
-                failures.append(f'{name} iteration {step}: group lr ratios {sorted(set(ratios))}, '
-                                f'lr_mult asks {sorted(set(multipliers))}')
+                failures.append(
+                    f'{name} iteration {step}: group lr ratios {sorted(set(ratios))}, '
+                    f'lr_mult asks {sorted(set(multipliers))}'
+                )
                 break
     assert not failures, '\n'.join(failures)
 
 
 def _adam_groups(lr_mult: float | None):
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4),
-                                torch.nn.Linear(4, 2))
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Linear(4, 2)
+    )
     paramwise_cfg = dict(bias_decay_mult=0.0, norm_decay_mult=0.0)
     if lr_mult is not None:
         paramwise_cfg['custom_keys'] = {'2.': dict(lr_mult=lr_mult)}
-    cfg = dict(optimizer=dict(type='Adam', lr=1e-4, weight_decay=1e-4),
-               paramwise_cfg=paramwise_cfg)
+    cfg = dict(optimizer=dict(type='Adam', lr=1e-4, weight_decay=1e-4), paramwise_cfg=paramwise_cfg)
     with DefaultScope.overwrite_default_scope('mlkd'):
         return build_optim_wrapper(model, cfg)
 
 
 def _one_cycle(kind: str, wrapper, total_steps: int = 50):
     with DefaultScope.overwrite_default_scope('mlkd'):
-        return PARAM_SCHEDULERS.build(dict(type=kind, optimizer=wrapper, eta_max=2e-3,
-                                           total_steps=total_steps, pct_start=0.2,
-                                           by_epoch=False))
+        return PARAM_SCHEDULERS.build(
+            dict(
+                type=kind,
+                optimizer=wrapper,
+                eta_max=2e-3,
+                total_steps=total_steps,
+                pct_start=0.2,
+                by_epoch=False,
+            )
+        )
 
 
 def test_without_multipliers_the_schedule_is_mmengines_bit_for_bit():
@@ -199,7 +214,7 @@ def test_an_auto_scaled_learning_rate_scales_the_peak():
     """``--auto-scale-lr`` multiplies the groups' rates (not the base rate) before the schedulers
     are built: under OneCycleLR it did nothing; here it scales every group's peak."""
     wrapper = _adam_groups(10.0)
-    for group in wrapper.optimizer.param_groups:   # what Runner.scale_lr does, ratio 2
+    for group in wrapper.optimizer.param_groups:  # what Runner.scale_lr does, ratio 2
         group['lr'] *= 2
     lrs = _trajectory(wrapper, [_one_cycle('OneCycleLRWithMultipliers', wrapper)], 50)
     peaks = sorted({round(max(column), 12) for column in zip(*lrs)})
@@ -210,13 +225,26 @@ def test_bad_arguments_are_refused():
     wrapper = _adam_groups(None)
     with DefaultScope.overwrite_default_scope('mlkd'):
         with pytest.raises(ValueError, match='one eta_max'):
-            PARAM_SCHEDULERS.build(dict(type='OneCycleLRWithMultipliers', optimizer=wrapper,
-                                        eta_max=[1e-3] * len(wrapper.param_groups),
-                                        total_steps=10, by_epoch=False))
+            PARAM_SCHEDULERS.build(
+                dict(
+                    type='OneCycleLRWithMultipliers',
+                    optimizer=wrapper,
+                    eta_max=[1e-3] * len(wrapper.param_groups),
+                    total_steps=10,
+                    by_epoch=False,
+                )
+            )
         zero = torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.0)
         with pytest.raises(ValueError, match='base learning rate 0.0'):
-            PARAM_SCHEDULERS.build(dict(type='OneCycleLRWithMultipliers', optimizer=zero,
-                                        eta_max=1e-3, total_steps=10, by_epoch=False))
+            PARAM_SCHEDULERS.build(
+                dict(
+                    type='OneCycleLRWithMultipliers',
+                    optimizer=zero,
+                    eta_max=1e-3,
+                    total_steps=10,
+                    by_epoch=False,
+                )
+            )
 
 
 def test_the_shipped_one_cycle_bases_use_the_multiplier_aware_scheduler():

@@ -1,12 +1,13 @@
 """The one-cycle recipe reproduces torch's OneCycleLR (lr and Adam beta1) over a whole cycle."""
+
 import pytest
 import torch
+from conftest import config_path
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
 
 from mlkd.registry import PARAM_SCHEDULERS
-from conftest import config_path
 
 
 @pytest.mark.parametrize('total_steps,pct_start', [(100, 0.2), (37, 0.3)])
@@ -14,15 +15,29 @@ def test_onecycle_matches_torch_over_a_whole_cycle(total_steps, pct_start):
     model = torch.nn.Linear(3, 2)
     reference_opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.95, 0.999))
     reference = torch.optim.lr_scheduler.OneCycleLR(
-        reference_opt, max_lr=1e-4, total_steps=total_steps, pct_start=pct_start)
+        reference_opt, max_lr=1e-4, total_steps=total_steps, pct_start=pct_start
+    )
     opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.95, 0.999))
     with DefaultScope.overwrite_default_scope('mlkd'):
-        lr_sched = PARAM_SCHEDULERS.build(dict(
-            type='OneCycleLR', optimizer=opt, eta_max=1e-4, total_steps=total_steps,
-            pct_start=pct_start, by_epoch=False))
-        beta_sched = PARAM_SCHEDULERS.build(dict(
-            type='OneCycleMomentum', optimizer=opt, total_steps=total_steps,
-            pct_start=pct_start, by_epoch=False))
+        lr_sched = PARAM_SCHEDULERS.build(
+            dict(
+                type='OneCycleLR',
+                optimizer=opt,
+                eta_max=1e-4,
+                total_steps=total_steps,
+                pct_start=pct_start,
+                by_epoch=False,
+            )
+        )
+        beta_sched = PARAM_SCHEDULERS.build(
+            dict(
+                type='OneCycleMomentum',
+                optimizer=opt,
+                total_steps=total_steps,
+                pct_start=pct_start,
+                by_epoch=False,
+            )
+        )
     for step in range(total_steps):
         expected = reference_opt.param_groups[0]
         got = opt.param_groups[0]
@@ -43,9 +58,12 @@ def test_onecycle_matches_torch_over_a_whole_cycle(total_steps, pct_start):
 def test_stepping_past_the_cycle_fails_loudly():
     opt = torch.optim.Adam(torch.nn.Linear(2, 2).parameters(), lr=1e-3)
     with DefaultScope.overwrite_default_scope('mlkd'):
-        sched = PARAM_SCHEDULERS.build(dict(type='OneCycleMomentum', optimizer=opt,
-                                            total_steps=3, by_epoch=False))
-    sched.step(); sched.step(); sched.step()
+        sched = PARAM_SCHEDULERS.build(
+            dict(type='OneCycleMomentum', optimizer=opt, total_steps=3, by_epoch=False)
+        )
+    sched.step()
+    sched.step()
+    sched.step()
     with pytest.raises(ValueError, match='total_steps'):
         sched.step()
 
@@ -56,8 +74,8 @@ def test_recipe_config_excludes_biases_and_norms_from_weight_decay():
     with DefaultScope.overwrite_default_scope('mlkd'):
         wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     decay = {tuple(g['params'][0].shape): g['weight_decay'] for g in wrapper.param_groups}
-    assert decay[(4, 3, 3, 3)] == pytest.approx(1e-4)   # conv weight
-    assert decay[(4, )] == 0.0                          # conv bias, BN weight and bias
+    assert decay[(4, 3, 3, 3)] == pytest.approx(1e-4)  # conv weight
+    assert decay[(4,)] == 0.0  # conv bias, BN weight and bias
     assert wrapper.param_groups[0]['betas'] == (0.95, 0.999)
 
 
@@ -67,8 +85,9 @@ def test_teacher_schedule_stops_at_30_of_80():
     assert all(s['total_steps'] == 80 for s in cfg.param_scheduler)
 
 
-@pytest.mark.parametrize('name, base_lr, base_batch', [('sgd_90e.py', 0.05, 128),
-                                                       ('sgd_90e_teacher.py', 0.5, 256)])
+@pytest.mark.parametrize(
+    'name, base_lr, base_batch', [('sgd_90e.py', 0.05, 128), ('sgd_90e_teacher.py', 0.5, 256)]
+)
 def test_intra_class_paper_recipes_step_at_30_and_60_of_90(name, base_lr, base_batch):
     """Student / teacher recipe of the intra-class contrastive paper: SGD, lr x0.1 at epochs 30
     and 60 of 90, and linear lr scaling with the global batch when --auto-scale-lr is on."""
@@ -85,8 +104,9 @@ def test_intra_class_paper_recipes_step_at_30_and_60_of_90(name, base_lr, base_b
         wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
         group = wrapper.param_groups[0]
         assert (group['momentum'], group['weight_decay']) == (0.9, 5e-4)
-        (scheduler, ) = [PARAM_SCHEDULERS.build(dict(s, optimizer=wrapper))
-                         for s in cfg.param_scheduler]
+        (scheduler,) = [
+            PARAM_SCHEDULERS.build(dict(s, optimizer=wrapper)) for s in cfg.param_scheduler
+        ]
     lrs = []
     for _ in range(90):
         lrs.append(group['lr'])
@@ -98,8 +118,11 @@ def test_intra_class_paper_recipes_step_at_30_and_60_of_90(name, base_lr, base_b
     for world_size, per_gpu, factor in ((2, base_batch // 2, 1.0), (4, base_batch, 4.0)):
         with DefaultScope.overwrite_default_scope('mlkd'):
             wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
-        runner = SimpleNamespace(_train_dataloader=dict(batch_size=per_gpu),
-                                 world_size=world_size, param_schedulers=None,
-                                 logger=MMLogger.get_current_instance())
+        runner = SimpleNamespace(
+            _train_dataloader=dict(batch_size=per_gpu),
+            world_size=world_size,
+            param_schedulers=None,
+            logger=MMLogger.get_current_instance(),
+        )
         Runner.scale_lr(runner, wrapper, dict(cfg.auto_scale_lr, enable=True))
         assert wrapper.param_groups[0]['lr'] == pytest.approx(base_lr * factor)

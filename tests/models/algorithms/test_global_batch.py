@@ -6,15 +6,16 @@ on the concatenated batch, and DDP's averaged gradient must equal the single-pro
 Without the gather (``gather=False``) the value is a per-rank one, which the test also checks, so
 the comparison can fail.
 """
+
 import os
 
 import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from conftest import free_port
 from torch import nn
 
-from conftest import free_port
 from mlkd.models.algorithms import LossRouter
 
 B, C, D, IN = 8, 5, 3, 6
@@ -27,7 +28,7 @@ CASES = {
 def _data(kind: str, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     gt = (torch.rand(B, C, generator=g) < 0.4).float()
-    gt[0, 0], gt[1, 1] = -1.0, -1.0                   # ignored entries take part too
+    gt[0, 0], gt[1, 1] = -1.0, -1.0  # ignored entries take part too
     if kind == 'logits':
         x, teacher = torch.randn(B, IN, generator=g), torch.randn(B, C, generator=g) * 2
     else:
@@ -43,12 +44,16 @@ def _router(name: str, gather: bool | None):
     cfg, kind = CASES[name]
     cfg = dict(cfg) if gather is None else dict(cfg, gather=gather)
     names = {'logits': ('s_logits', 't_logits'), 'label_emb': ('s_label_emb', 't_label_emb')}[kind]
-    return LossRouter({name: cfg}, {*names, 'gt', 'data_samples'}, facts=lambda wanted: {}), names, kind
+    return (
+        LossRouter({name: cfg}, {*names, 'gt', 'data_samples'}, facts=lambda wanted: {}),
+        names,
+        kind,
+    )
 
 
 def _step(router, names, net, x, teacher, gt):
     available = {names[0]: net(x), names[1]: teacher, 'gt': gt, 'data_samples': [None] * len(x)}
-    (loss, ) = router(available).values()
+    (loss,) = router(available).values()
     return loss
 
 
@@ -62,22 +67,29 @@ def _worker(rank, port, name, gather, out_dir):
     half = slice(rank * B // 2, (rank + 1) * B // 2)
     loss = _step(router, names, ddp, x[half], teacher[half], gt[half])
     loss.backward()
-    torch.save({'loss': loss.detach(), 'grad': net.weight.grad.clone()},
-               os.path.join(out_dir, f'rank{rank}.pt'))
+    torch.save(
+        {'loss': loss.detach(), 'grad': net.weight.grad.clone()},
+        os.path.join(out_dir, f'rank{rank}.pt'),
+    )
     dist.destroy_process_group()
 
 
 def _two_process_run(name, gather, tmp_path):
     # fork: the workers inherit the imported modules (spawn would re-import torch and mlkd).
-    mp.start_processes(_worker, args=(free_port(), name, gather, str(tmp_path)), nprocs=2,
-                       join=True, start_method='fork')
+    mp.start_processes(
+        _worker,
+        args=(free_port(), name, gather, str(tmp_path)),
+        nprocs=2,
+        join=True,
+        start_method='fork',
+    )
     return [torch.load(tmp_path / f'rank{r}.pt', weights_only=True) for r in range(2)]
 
 
 @pytest.mark.parametrize('name', sorted(CASES))
 def test_two_process_loss_and_gradient_equal_the_concatenated_batch(name, tmp_path):
     router, names, kind = _router(name, None)
-    assert router.gathers[name]                       # on by default: the loss compares samples
+    assert router.gathers[name]  # on by default: the loss compares samples
     x, teacher, gt, net = _data(kind)
     single = _step(router, names, net, x, teacher, gt)
     single.backward()
@@ -90,8 +102,10 @@ def test_two_process_loss_and_gradient_equal_the_concatenated_batch(name, tmp_pa
 def test_without_the_gather_each_rank_sees_only_its_half(tmp_path):
     router, names, kind = _router('ndd', False)
     x, teacher, gt, net = _data(kind)
-    halves = [_step(router, names, net, x[s], teacher[s], gt[s]).detach()
-              for s in (slice(0, B // 2), slice(B // 2, B))]
+    halves = [
+        _step(router, names, net, x[s], teacher[s], gt[s]).detach()
+        for s in (slice(0, B // 2), slice(B // 2, B))
+    ]
     whole = _step(router, names, net, x, teacher, gt).detach()
     ranks = _two_process_run('ndd', False, tmp_path)
     for result, half in zip(ranks, halves):

@@ -2,6 +2,7 @@
 the concatenated batch: the router all-gathers their inputs (``compares_samples``), so every rank
 scores the global batch with the same negatives, writes the same bank rows, and DDP's averaged
 gradient is the single-process one."""
+
 import os
 import socket
 
@@ -35,14 +36,22 @@ def _data():
 def _run(net, x, teacher, sample_idx, rows=slice(None)):
     router = LossRouter(LOSSES, NAMES, facts=lambda wanted: {})
     emb = nn.functional.normalize(net(x[rows]), dim=1)
-    available = {'s_pooled': emb, 't_pooled': teacher[rows], 'sample_idx': sample_idx[rows],
-                 'data_samples': [None] * len(emb)}
+    available = {
+        's_pooled': emb,
+        't_pooled': teacher[rows],
+        'sample_idx': sample_idx[rows],
+        'data_samples': [None] * len(emb),
+    }
     losses = router(available)
     sum(losses.values()).backward()
     crd = router['crd']
-    return {'loss_crd': losses['loss_crd'].detach(), 'loss_rkd': losses['loss_rkd'].detach(),
-            'memory_s': crd.memory_s.clone(), 'memory_t': crd.memory_t.clone(),
-            'grad': getattr(net, 'module', net).weight.grad.clone()}
+    return {
+        'loss_crd': losses['loss_crd'].detach(),
+        'loss_rkd': losses['loss_rkd'].detach(),
+        'memory_s': crd.memory_s.clone(),
+        'memory_t': crd.memory_t.clone(),
+        'grad': getattr(net, 'module', net).weight.grad.clone(),
+    }
 
 
 def _worker(rank, port, out_dir):
@@ -69,8 +78,9 @@ def test_crd_banks_and_rkd_relations_equal_the_concatenated_batch(tmp_path):
     fresh = LossRouter(LOSSES, NAMES, facts=lambda wanted: {})['crd']
     assert not torch.allclose(fresh.memory_s[sample_idx], single['memory_s'][sample_idx])
     # fork: the workers inherit the imported modules.
-    mp.start_processes(_worker, args=(_free_port(), str(tmp_path)), nprocs=2, join=True,
-                       start_method='fork')
+    mp.start_processes(
+        _worker, args=(_free_port(), str(tmp_path)), nprocs=2, join=True, start_method='fork'
+    )
     for rank in range(2):
         result = torch.load(tmp_path / f'rank{rank}.pt', weights_only=True)
         for key in ('loss_crd', 'loss_rkd', 'grad'):

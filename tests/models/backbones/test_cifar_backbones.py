@@ -11,22 +11,27 @@ Equality with the reference implementation (its state dict loaded strictly, stem
 pre-activation taps bit-identical, logits equal up to float rounding) was checked outside the test
 suite, which cannot import third-party model code.
 """
+
 import glob
 import os.path as osp
 
 import pytest
 import torch
+from conftest import cheap_default_init, config_path
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mlkd
 import mlkd.models.backbones  # noqa: F401  (registers the classes before mlkd.models exports them)
-from mlkd.models.backbones import (CifarFourStageResNet, CifarMobileNetV2, CifarResNet,
-                                   CifarVGG, WideResNet)
 from mlkd.models.algorithms.taps import Taps
+from mlkd.models.backbones import (
+    CifarFourStageResNet,
+    CifarMobileNetV2,
+    CifarResNet,
+    CifarVGG,
+    WideResNet,
+)
 from mlkd.registry import MODELS
-
-from conftest import cheap_default_init, config_path
 
 try:  # may fail while other modules of the package are being written
     mlkd.register_all_modules()
@@ -42,60 +47,125 @@ NETS = {
     'resnet44': (dict(type='CifarResNet', depth=44), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
     'resnet56': (dict(type='CifarResNet', depth=56), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
     'resnet110': (dict(type='CifarResNet', depth=110), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'resnet8x4': (dict(type='CifarResNet', depth=8, width_multiplier=4),
-                  [(64, 32, 32), (128, 16, 16), (256, 8, 8)]),
-    'resnet32x4': (dict(type='CifarResNet', depth=32, width_multiplier=4),
-                   [(64, 32, 32), (128, 16, 16), (256, 8, 8)]),
-    'wrn_16_1': (dict(type='WideResNet', depth=16, widen_factor=1),
-                 [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'wrn_16_2': (dict(type='WideResNet', depth=16, widen_factor=2),
-                 [(32, 32, 32), (64, 16, 16), (128, 8, 8)]),
-    'wrn_40_1': (dict(type='WideResNet', depth=40, widen_factor=1),
-                 [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'wrn_40_2': (dict(type='WideResNet', depth=40, widen_factor=2),
-                 [(32, 32, 32), (64, 16, 16), (128, 8, 8)]),
-    **{f'vgg{d}': (dict(type='CifarVGG', depth=d),
-                   [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4), (512, 4, 4)])
-       for d in (8, 11, 13, 16, 19)},
-    'ResNet18': (dict(type='CifarFourStageResNet', depth=18),
-                 [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4)]),
-    'ResNet34': (dict(type='CifarFourStageResNet', depth=34),
-                 [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4)]),
-    'ResNet50': (dict(type='CifarFourStageResNet', depth=50),
-                 [(256, 32, 32), (512, 16, 16), (1024, 8, 8), (2048, 4, 4)]),
-    'mobilenetv2': (dict(type='CifarMobileNetV2'),
-                    [(8, 16, 16), (12, 16, 16), (16, 8, 8), (32, 4, 4), (48, 4, 4), (80, 2, 2),
-                     (160, 2, 2), (1280, 2, 2)]),
+    'resnet8x4': (
+        dict(type='CifarResNet', depth=8, width_multiplier=4),
+        [(64, 32, 32), (128, 16, 16), (256, 8, 8)],
+    ),
+    'resnet32x4': (
+        dict(type='CifarResNet', depth=32, width_multiplier=4),
+        [(64, 32, 32), (128, 16, 16), (256, 8, 8)],
+    ),
+    'wrn_16_1': (
+        dict(type='WideResNet', depth=16, widen_factor=1),
+        [(16, 32, 32), (32, 16, 16), (64, 8, 8)],
+    ),
+    'wrn_16_2': (
+        dict(type='WideResNet', depth=16, widen_factor=2),
+        [(32, 32, 32), (64, 16, 16), (128, 8, 8)],
+    ),
+    'wrn_40_1': (
+        dict(type='WideResNet', depth=40, widen_factor=1),
+        [(16, 32, 32), (32, 16, 16), (64, 8, 8)],
+    ),
+    'wrn_40_2': (
+        dict(type='WideResNet', depth=40, widen_factor=2),
+        [(32, 32, 32), (64, 16, 16), (128, 8, 8)],
+    ),
+    **{
+        f'vgg{d}': (
+            dict(type='CifarVGG', depth=d),
+            [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4), (512, 4, 4)],
+        )
+        for d in (8, 11, 13, 16, 19)
+    },
+    'ResNet18': (
+        dict(type='CifarFourStageResNet', depth=18),
+        [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4)],
+    ),
+    'ResNet34': (
+        dict(type='CifarFourStageResNet', depth=34),
+        [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4)],
+    ),
+    'ResNet50': (
+        dict(type='CifarFourStageResNet', depth=50),
+        [(256, 32, 32), (512, 16, 16), (1024, 8, 8), (2048, 4, 4)],
+    ),
+    'mobilenetv2': (
+        dict(type='CifarMobileNetV2'),
+        [
+            (8, 16, 16),
+            (12, 16, 16),
+            (16, 8, 8),
+            (32, 4, 4),
+            (48, 4, 4),
+            (80, 2, 2),
+            (160, 2, 2),
+            (1280, 2, 2),
+        ],
+    ),
     'shufflev1': (dict(type='CifarShuffleNetV1'), [(240, 16, 16), (480, 8, 8), (960, 4, 4)]),
-    'shufflev2': (dict(type='CifarShuffleNetV2'),
-                  [(116, 16, 16), (232, 8, 8), (464, 4, 4), (1024, 4, 4)]),
+    'shufflev2': (
+        dict(type='CifarShuffleNetV2'),
+        [(116, 16, 16), (232, 8, 8), (464, 4, 4), (1024, 4, 4)],
+    ),
 }
 
 # Exact counts of mdistiller @ a08d46f with a 100-class linear classifier (module doc).
 REFERENCE_PARAMS = {
-    'resnet8': 83_892, 'resnet14': 181_108, 'resnet20': 278_324, 'resnet32': 472_756,
-    'resnet44': 667_188, 'resnet56': 861_620, 'resnet110': 1_736_564,
-    'resnet8x4': 1_233_540, 'resnet32x4': 7_433_860,
-    'wrn_16_1': 180_916, 'wrn_16_2': 703_284, 'wrn_40_1': 569_780, 'wrn_40_2': 2_255_156,
-    'vgg8': 3_965_028, 'vgg11': 9_277_284, 'vgg13': 9_462_180, 'vgg16': 14_774_436,
+    'resnet8': 83_892,
+    'resnet14': 181_108,
+    'resnet20': 278_324,
+    'resnet32': 472_756,
+    'resnet44': 667_188,
+    'resnet56': 861_620,
+    'resnet110': 1_736_564,
+    'resnet8x4': 1_233_540,
+    'resnet32x4': 7_433_860,
+    'wrn_16_1': 180_916,
+    'wrn_16_2': 703_284,
+    'wrn_40_1': 569_780,
+    'wrn_40_2': 2_255_156,
+    'vgg8': 3_965_028,
+    'vgg11': 9_277_284,
+    'vgg13': 9_462_180,
+    'vgg16': 14_774_436,
     'vgg19': 20_086_692,  # the vgg*_bn models (CRD's "vgg8"/"vgg13" are the BN versions)
     'mobilenetv2': 812_836,  # mobile_half = MobileNetV2(T=6, width 0.5)
-    'shufflev1': 949_258, 'shufflev2': 1_355_528,
+    'shufflev1': 949_258,
+    'shufflev2': 1_355_528,
     # resnetv2.py (the same file in both repositories)
-    'ResNet18': 11_220_132, 'ResNet34': 21_328_292, 'ResNet50': 23_705_252,
+    'ResNet18': 11_220_132,
+    'ResNet34': 21_328_292,
+    'ResNet50': 23_705_252,
 }
 # Rounded figures quoted in CIFAR-100 distillation papers, in millions.
 PUBLISHED_M = {
-    'resnet20': 0.28, 'resnet56': 0.86, 'resnet110': 1.74, 'resnet32x4': 7.43,
-    'resnet8x4': 1.23, 'wrn_16_2': 0.70, 'wrn_40_2': 2.26, 'wrn_40_1': 0.57, 'vgg8': 3.96,
-    'vgg13': 9.46, 'mobilenetv2': 0.81, 'shufflev1': 0.95, 'shufflev2': 1.36,
+    'resnet20': 0.28,
+    'resnet56': 0.86,
+    'resnet110': 1.74,
+    'resnet32x4': 7.43,
+    'resnet8x4': 1.23,
+    'wrn_16_2': 0.70,
+    'wrn_40_2': 2.26,
+    'wrn_40_1': 0.57,
+    'vgg8': 3.96,
+    'vgg13': 9.46,
+    'mobilenetv2': 0.81,
+    'shufflev1': 0.95,
+    'shufflev2': 1.36,
 }
 
 # Stem tap shapes [C, H, W] for a 32x32 input, by family (name prefix).
-STEM_SHAPES = {'resnet8x4': (32, 32, 32), 'resnet32x4': (32, 32, 32), 'resnet': (16, 32, 32),
-               'ResNet': (64, 32, 32),
-               'wrn': (16, 32, 32), 'vgg': (64, 32, 32), 'mobilenetv2': (16, 16, 16),
-               'shufflev': (24, 32, 32)}
+STEM_SHAPES = {
+    'resnet8x4': (32, 32, 32),
+    'resnet32x4': (32, 32, 32),
+    'resnet': (16, 32, 32),
+    'ResNet': (64, 32, 32),
+    'wrn': (16, 32, 32),
+    'vgg': (64, 32, 32),
+    'mobilenetv2': (16, 16, 16),
+    'shufflev': (24, 32, 32),
+}
 
 CONFIG_FILES = sorted(glob.glob(config_path('_base_', 'models', 'cifar', '*.py')))
 
@@ -109,10 +179,19 @@ def _build(cfg: dict):
 
 def _classifier(name: str, num_classes: int = 100):
     backbone, shapes = NETS[name]
-    return _build(dict(
-        type='ImageClassifier', backbone=backbone, neck=dict(type='GlobalAveragePooling'),
-        head=dict(type='MultiLabelLinearClsHead', num_classes=num_classes,
-                  in_channels=shapes[-1][0], loss=dict(type='BinaryCrossEntropySumLoss'))))
+    return _build(
+        dict(
+            type='ImageClassifier',
+            backbone=backbone,
+            neck=dict(type='GlobalAveragePooling'),
+            head=dict(
+                type='MultiLabelLinearClsHead',
+                num_classes=num_classes,
+                in_channels=shapes[-1][0],
+                loss=dict(type='BinaryCrossEntropySumLoss'),
+            ),
+        )
+    )
 
 
 @pytest.mark.parametrize('name', sorted(NETS))
@@ -122,12 +201,12 @@ def test_stage_shapes(name):
     with torch.no_grad():
         outs = net(torch.randn(2, 3, 32, 32))
     assert isinstance(outs, tuple)
-    assert [tuple(o.shape) for o in outs] == [(2, ) + s for s in shapes]
+    assert [tuple(o.shape) for o in outs] == [(2,) + s for s in shapes]
     assert all(torch.isfinite(o).all() for o in outs)
     default = _build(backbone_cfg).eval()  # out_indices=(-1,): the last stage only
     with torch.no_grad():
-        (last, ) = default(torch.randn(2, 3, 32, 32))
-    assert tuple(last.shape) == (2, ) + shapes[-1]
+        (last,) = default(torch.randn(2, 3, 32, 32))
+    assert tuple(last.shape) == (2,) + shapes[-1]
     assert tuple(net.stage_channels) == tuple(s[0] for s in shapes)
 
 
@@ -160,9 +239,12 @@ DATASET_HEADS = {'CIFAR-10': 10, 'CIFAR-100': 100, 'Tiny ImageNet': 200}
 def _single_label_classifier(config_name: str, num_classes: int):
     """The model-zoo config with the single-label head the paper's leaves use."""
     cfg = Config.fromfile(config_path('_base_', 'models', 'cifar', f'{config_name}.py'))
-    cfg.model.head = dict(type='LinearClsHead', num_classes=num_classes,
-                          in_channels=cfg.model.head.in_channels,
-                          loss=dict(type='CrossEntropyLoss'))
+    cfg.model.head = dict(
+        type='LinearClsHead',
+        num_classes=num_classes,
+        in_channels=cfg.model.head.in_channels,
+        loss=dict(type='CrossEntropyLoss'),
+    )
     return _build(cfg.model)
 
 
@@ -182,7 +264,7 @@ def test_paper_nets_last_map_and_logits_at_cifar_and_tiny_imagenet_sizes(name):
     model = _single_label_classifier(config_name, 200).eval()
     for size, side in ((32, side32), (64, side64)):
         with torch.no_grad():
-            (last, ) = model.backbone(torch.randn(2, 3, size, size))
+            (last,) = model.backbone(torch.randn(2, 3, size, size))
             logits = model(torch.randn(2, 3, size, size), mode='tensor')
         assert tuple(last.shape[2:]) == (side, side), (size, last.shape)
         assert side >= 2  # the paper's nets keep a spatial map on CIFAR
@@ -193,11 +275,11 @@ def test_paper_nets_last_map_and_logits_at_cifar_and_tiny_imagenet_sizes(name):
 def test_four_stage_resnet_agrees_with_mmpretrain_resnet_cifar(depth):
     """An independent implementation of the same layout: equal parameter count and shapes."""
     from mmpretrain.models.backbones import ResNet_CIFAR
+
     ours = CifarFourStageResNet(depth, out_indices=(0, 1, 2, 3)).eval()
     theirs = ResNet_CIFAR(depth=depth, out_indices=(0, 1, 2, 3))
     theirs.eval()  # mmpretrain's ResNet.train() returns None
-    assert sum(p.numel() for p in ours.parameters()) == \
-        sum(p.numel() for p in theirs.parameters())
+    assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in theirs.parameters())
     x = torch.randn(1, 3, 32, 32)
     with torch.no_grad():
         assert [o.shape for o in ours(x)] == [o.shape for o in theirs(x)]
@@ -205,29 +287,50 @@ def test_four_stage_resnet_agrees_with_mmpretrain_resnet_cifar(depth):
 
 def test_four_stage_resnet_keys_and_validation():
     keys = set(CifarFourStageResNet(50).state_dict())
-    assert {'conv1.weight', 'bn1.running_mean', 'layer1.0.conv3.weight', 'layer1.0.bn3.weight',
-            'layer1.0.shortcut.0.weight', 'layer4.0.shortcut.1.running_var',
-            'layer4.2.conv3.weight'} <= keys
+    assert {
+        'conv1.weight',
+        'bn1.running_mean',
+        'layer1.0.conv3.weight',
+        'layer1.0.bn3.weight',
+        'layer1.0.shortcut.0.weight',
+        'layer4.0.shortcut.1.running_var',
+        'layer4.2.conv3.weight',
+    } <= keys
     assert 'layer1.1.shortcut.0.weight' not in keys
     keys = set(CifarFourStageResNet(34).state_dict())
     assert {'layer2.0.shortcut.0.weight', 'layer3.5.bn2.weight', 'layer4.2.conv2.weight'} <= keys
     assert not any(k.startswith('layer1.0.shortcut') or 'downsample' in k for k in keys)
     assert CifarFourStageResNet(34).bn_before_relu_paths()[-1] == 'layer4.2.bn2'
     assert CifarFourStageResNet(50).preact_paths() == [
-        'layer1.2.preact', 'layer2.3.preact', 'layer3.5.preact', 'layer4.2.preact']
+        'layer1.2.preact',
+        'layer2.3.preact',
+        'layer3.5.preact',
+        'layer4.2.preact',
+    ]
     with pytest.raises(ValueError, match='depth must be one of'):
         CifarFourStageResNet(depth=20)
     with pytest.raises(ValueError, match='out index 4'):
-        CifarFourStageResNet(depth=18, out_indices=(4, ))
+        CifarFourStageResNet(depth=18, out_indices=(4,))
     from mlkd.models.backbones import CifarBasicBlock
+
     with pytest.raises(ValueError, match='shortcut_name'):
         CifarBasicBlock(8, 16, 2, shortcut_name='proj')
 
 
 def test_the_requested_configs_exist():
     names = {osp.basename(f)[:-3] for f in CONFIG_FILES}
-    assert {'resnet20', 'resnet56', 'resnet110', 'resnet32x4', 'resnet8x4', 'wrn_16_2',
-            'wrn_40_2', 'wrn_40_1', 'vgg8', 'vgg13'} <= names
+    assert {
+        'resnet20',
+        'resnet56',
+        'resnet110',
+        'resnet32x4',
+        'resnet8x4',
+        'wrn_16_2',
+        'wrn_40_2',
+        'wrn_40_1',
+        'vgg8',
+        'vgg13',
+    } <= names
     assert {config for config, *_ in PAPER_NETS.values()} <= names
 
 
@@ -275,15 +378,31 @@ def test_init_matches_the_reference_scheme():
 
 def test_state_dict_keys_follow_the_reference_names():
     keys = set(CifarResNet(depth=8, width_multiplier=4).state_dict())
-    assert {'conv1.weight', 'bn1.running_mean', 'layer1.0.conv1.weight', 'layer1.0.bn2.weight',
-            'layer1.0.downsample.0.weight', 'layer3.0.downsample.1.running_var'} <= keys
+    assert {
+        'conv1.weight',
+        'bn1.running_mean',
+        'layer1.0.conv1.weight',
+        'layer1.0.bn2.weight',
+        'layer1.0.downsample.0.weight',
+        'layer3.0.downsample.1.running_var',
+    } <= keys
     keys = set(WideResNet(depth=16, widen_factor=2).state_dict())
-    assert {'conv1.weight', 'block1.layer.0.bn1.weight', 'block1.layer.0.convShortcut.weight',
-            'block3.layer.1.conv2.weight', 'bn1.weight'} <= keys
+    assert {
+        'conv1.weight',
+        'block1.layer.0.bn1.weight',
+        'block1.layer.0.convShortcut.weight',
+        'block3.layer.1.conv2.weight',
+        'bn1.weight',
+    } <= keys
     assert 'block1.layer.0.convShortcut.weight' not in WideResNet(16, 1).state_dict()
     keys = set(CifarVGG(depth=13).state_dict())
-    assert {'block0.0.weight', 'block0.0.bias', 'block0.1.running_mean', 'block0.3.weight',
-            'block4.4.weight'} <= keys and 'block0.5.weight' not in keys
+    assert {
+        'block0.0.weight',
+        'block0.0.bias',
+        'block0.1.running_mean',
+        'block0.3.weight',
+        'block4.4.weight',
+    } <= keys and 'block0.5.weight' not in keys
 
 
 def _full(name: str):
@@ -309,7 +428,7 @@ def test_stage_taps_record_the_forward_outputs(name):
     for i, out in enumerate(outs):
         assert torch.equal(values[f'stage{i}'], out)
         assert values[f'pre{i}'].shape == out.shape
-    assert tuple(values['stem'].shape) == (2, ) + _stem_shape(name)
+    assert tuple(values['stem'].shape) == (2,) + _stem_shape(name)
 
 
 def _shuffle_v2_post(net, i: int, pre: torch.Tensor) -> torch.Tensor:
@@ -321,8 +440,11 @@ def _shuffle_v2_post(net, i: int, pre: torch.Tensor) -> torch.Tensor:
 POST_RELU = {
     'resnet': (lambda net: net.stage_paths(), None, lambda net, k, pre: pre.relu()),
     'ResNet': (lambda net: net.stage_paths(), None, lambda net, k, pre: pre.relu()),
-    'wrn': (lambda net: ['block2.layer.0.relu1', 'block3.layer.0.relu1', 'relu'], None,
-            lambda net, k, pre: pre.relu()),
+    'wrn': (
+        lambda net: ['block2.layer.0.relu1', 'block3.layer.0.relu1', 'relu'],
+        None,
+        lambda net, k, pre: pre.relu(),
+    ),
     'vgg': (lambda net: net.stage_paths(), None, lambda net, k, pre: pre.relu()),
     'mobilenetv2': (lambda net: ['conv2'], [7], lambda net, k, pre: pre.relu()),
     'shufflev1': (lambda net: net.stage_paths(), None, lambda net, k, pre: pre.relu()),
@@ -334,7 +456,8 @@ POST_RELU = {
 def test_pre_relu_taps_have_negatives_and_post_relu_taps_do_not(name):
     net = _full(name)
     post_paths, pre_indices, to_post = next(
-        entry for prefix, entry in POST_RELU.items() if name.startswith(prefix))
+        entry for prefix, entry in POST_RELU.items() if name.startswith(prefix)
+    )
     pre_paths = net.preact_paths()
     pre_indices = pre_indices or list(range(len(pre_paths)))
     spec = {f'pre{k}': path for k, path in enumerate(pre_paths)}
@@ -360,10 +483,18 @@ def test_taps_resolve_inside_a_classifier():
 
 
 def test_bn_before_relu_paths_are_batch_norms():
-    for net in (CifarResNet(20), WideResNet(16, 2), CifarVGG(13), CifarMobileNetV2(),
-                CifarFourStageResNet(18), CifarFourStageResNet(50)):
-        assert all(isinstance(net.get_submodule(p), torch.nn.BatchNorm2d)
-                   for p in net.bn_before_relu_paths())
+    for net in (
+        CifarResNet(20),
+        WideResNet(16, 2),
+        CifarVGG(13),
+        CifarMobileNetV2(),
+        CifarFourStageResNet(18),
+        CifarFourStageResNet(50),
+    ):
+        assert all(
+            isinstance(net.get_submodule(p), torch.nn.BatchNorm2d)
+            for p in net.bn_before_relu_paths()
+        )
 
 
 def test_out_indices_selection_and_validation():
@@ -373,7 +504,7 @@ def test_out_indices_selection_and_validation():
         outs = net(torch.randn(1, 3, 32, 32))
     assert [o.shape[1] for o in outs] == [16, 64]
     with pytest.raises(ValueError):
-        CifarResNet(depth=8, out_indices=(3, ))
+        CifarResNet(depth=8, out_indices=(3,))
     with pytest.raises(ValueError):
         CifarResNet(depth=9)
     with pytest.raises(ValueError):
@@ -390,7 +521,7 @@ def test_vgg_pool3_rule():
     with torch.no_grad():
         assert [tuple(o.shape[2:]) for o in net(torch.randn(1, 3, 32, 32))] == [(4, 4), (4, 4)]
         assert [tuple(o.shape[2:]) for o in net(torch.randn(1, 3, 64, 64))] == [(8, 8), (4, 4)]
-        forced = CifarVGG(depth=8, out_indices=(4, ), use_pool3=False).eval()
+        forced = CifarVGG(depth=8, out_indices=(4,), use_pool3=False).eval()
         assert tuple(forced(torch.randn(1, 3, 64, 64))[0].shape[2:]) == (8, 8)
 
 

@@ -1,13 +1,19 @@
 """Connectors of the feature losses: output shapes, registry construction, list handling,
 initialisation, and the ABF fusion against a hand-written forward."""
+
 import math
 
 import pytest
 import torch
 from mmengine.registry import DefaultScope
 
-from mlkd.models.connectors import (ABFConnector, EmbedConnector, HintConnector, OFDConnector,
-                                    VIDRegressorConnector)
+from mlkd.models.connectors import (
+    ABFConnector,
+    EmbedConnector,
+    HintConnector,
+    OFDConnector,
+    VIDRegressorConnector,
+)
 from mlkd.registry import MODELS
 
 
@@ -49,8 +55,11 @@ def test_ofd_connector_initialisation():
 def test_vid_regressor_has_three_bias_free_convs():
     conn = VIDRegressorConnector(3, 5)
     convs = [m for m in conn.modules() if isinstance(m, torch.nn.Conv2d)]
-    assert [(c.in_channels, c.out_channels, c.bias) for c in convs] == \
-        [(3, 5, None), (5, 5, None), (5, 5, None)]
+    assert [(c.in_channels, c.out_channels, c.bias) for c in convs] == [
+        (3, 5, None),
+        (5, 5, None),
+        (5, 5, None),
+    ]
 
 
 def test_embed_connector_unit_rows():
@@ -77,9 +86,13 @@ def test_abf_connector_shapes_and_fusion_by_hand():
     expected = [None, None, blocks[2].project(residual)]
     for k in (1, 0):
         x = blocks[k].reduce(feats[k])
-        up = residual.expand(-1, -1, *x.shape[-2:]) if residual.shape[-1] == 1 else \
-            residual.repeat_interleave(x.shape[-1] // residual.shape[-1], dim=2)\
-                    .repeat_interleave(x.shape[-1] // residual.shape[-1], dim=3)
+        up = (
+            residual.expand(-1, -1, *x.shape[-2:])
+            if residual.shape[-1] == 1
+            else residual.repeat_interleave(
+                x.shape[-1] // residual.shape[-1], dim=2
+            ).repeat_interleave(x.shape[-1] // residual.shape[-1], dim=3)
+        )
         gates = torch.sigmoid(blocks[k].attention[0](torch.cat([x, up], dim=1)))
         residual = x * gates[:, :1] + up * gates[:, 1:]
         expected[k] = blocks[k].project(residual)
@@ -94,15 +107,21 @@ def test_abf_connector_shapes_and_fusion_by_hand():
 
 def test_connectors_build_from_the_registry():
     with DefaultScope.overwrite_default_scope('mlkd'):
-        for cfg, x in ((dict(type='HintConnector', in_channels=3, out_channels=4),
-                        torch.randn(1, 3, 2, 2)),
-                       (dict(type='OFDConnector', in_channels=[3], out_channels=[4]),
-                        [torch.randn(1, 3, 2, 2)]),
-                       (dict(type='VIDRegressorConnector', in_channels=3, out_channels=4),
-                        torch.randn(1, 3, 2, 2)),
-                       (dict(type='EmbedConnector', in_channels=3, out_channels=4),
-                        torch.randn(2, 3)),
-                       (dict(type='ABFConnector', in_channels=[3, 5], out_channels=[4, 6]),
-                        [torch.randn(2, 3, 2, 2), torch.randn(2, 5, 1, 1)])):
+        for cfg, x in (
+            (dict(type='HintConnector', in_channels=3, out_channels=4), torch.randn(1, 3, 2, 2)),
+            (
+                dict(type='OFDConnector', in_channels=[3], out_channels=[4]),
+                [torch.randn(1, 3, 2, 2)],
+            ),
+            (
+                dict(type='VIDRegressorConnector', in_channels=3, out_channels=4),
+                torch.randn(1, 3, 2, 2),
+            ),
+            (dict(type='EmbedConnector', in_channels=3, out_channels=4), torch.randn(2, 3)),
+            (
+                dict(type='ABFConnector', in_channels=[3, 5], out_channels=[4, 6]),
+                [torch.randn(2, 3, 2, 2), torch.randn(2, 5, 1, 1)],
+            ),
+        ):
             out = MODELS.build(cfg)(x)
             assert (out if isinstance(out, torch.Tensor) else out[0]).shape[1] == 4

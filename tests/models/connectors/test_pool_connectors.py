@@ -1,16 +1,22 @@
 """Parameter-free reshaping connectors, and connectors sized from the probe's full shapes."""
+
 import pytest
 import torch
 
-from mlkd.models.connectors import (ABFConnector, GlobalPoolConnector, HintConnector,
-                                    TokenMapConnector)
+from mlkd.models.connectors import (
+    ABFConnector,
+    GlobalPoolConnector,
+    HintConnector,
+    TokenMapConnector,
+)
 
 
 def test_global_pool_of_maps_tokens_and_backbone_tuples():
     g = torch.Generator().manual_seed(0)
     maps = torch.randn(2, 3, 4, 5, generator=g)
-    expected = torch.stack([torch.stack([maps[b, c].sum() / 20 for c in range(3)])
-                            for b in range(2)])
+    expected = torch.stack(
+        [torch.stack([maps[b, c].sum() / 20 for c in range(3)]) for b in range(2)]
+    )
     pool = GlobalPoolConnector()
     torch.testing.assert_close(pool(maps), expected)
     torch.testing.assert_close(pool((torch.zeros(2, 7, 2, 2), maps)), expected)  # last output
@@ -46,7 +52,7 @@ def test_hint_connector_takes_its_sides_from_probed_shapes():
     assert isinstance(hint.stages[0][0], torch.nn.ConvTranspose2d)
     assert hint(torch.zeros(2, 4, 8, 8)).shape == (2, 6, 16, 16)
     explicit = HintConnector(4, 6, in_size=16, out_size=16, in_shapes=(2, 4, 8, 8))
-    assert explicit.stages[0][0].kernel_size == (1, 1)   # an explicit size wins
+    assert explicit.stages[0][0].kernel_size == (1, 1)  # an explicit size wins
 
 
 def test_abf_accepts_the_probes_full_teacher_shapes():

@@ -1,12 +1,12 @@
 """The target is built once (by the preprocessor) and every consumer ignores the same entries."""
+
 import torch
+from conftest import config_path
 from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 
 from mlkd.evaluation.metrics import MultiLabelMetrics
 from mlkd.registry import MODELS
-
-from conftest import config_path
 
 STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
 C = 10
@@ -27,8 +27,9 @@ def _voc_like_batch():
         sample.set_metainfo(dict(gt_label_difficult=[4, 2] if i == 0 else []))
         samples.append(sample)
     inputs = list(torch.randint(0, 256, (4, 3, 32, 32), generator=g, dtype=torch.uint8))
-    pre = _build(dict(type='MultiLabelDataPreprocessor', num_classes=C,
-                      mean=[0.0] * 3, std=[255.0] * 3))
+    pre = _build(
+        dict(type='MultiLabelDataPreprocessor', num_classes=C, mean=[0.0] * 3, std=[255.0] * 3)
+    )
     return pre({'inputs': inputs, 'data_samples': samples}, training=True)
 
 
@@ -45,22 +46,31 @@ def test_the_preprocessor_marks_difficult_only_classes_once():
 
 def test_task_loss_distillation_loss_and_metrics_all_ignore_the_difficult_entry():
     data = _voc_like_batch()
-    model = _build(dict(type='SingleTeacherDistiller', allow_random_teacher=True,
-                        student=STUDENT_CFG, teacher=STUDENT_CFG,
-                        probe_input_size=(32, 32), distill_losses=dict(
-                            ndd=dict(type='NegativeDiscrepancyLoss', form='exact'),
-                            pd=dict(type='PositiveDivideLoss'))))
+    model = _build(
+        dict(
+            type='SingleTeacherDistiller',
+            allow_random_teacher=True,
+            student=STUDENT_CFG,
+            teacher=STUDENT_CFG,
+            probe_input_size=(32, 32),
+            distill_losses=dict(
+                ndd=dict(type='NegativeDiscrepancyLoss', form='exact'),
+                pd=dict(type='PositiveDivideLoss'),
+            ),
+        )
+    )
     logits = {}
     model.student.head.fc.register_forward_hook(lambda m, a, out: logits.update(s=out))
     model.student.head.fc.register_forward_hook(lambda m, a, out: out.retain_grad())
     losses = model.loss(data['inputs'], data['data_samples'])
     for key in ('loss_cls', 'loss_ndd', 'loss_pd'):
-        grad, = torch.autograd.grad(losses[key], logits['s'], retain_graph=True)
-        assert grad[0, 4] == 0, key                       # ignored: no gradient at all
-        assert grad.abs().sum() > 0, key                  # the loss is alive elsewhere
+        (grad,) = torch.autograd.grad(losses[key], logits['s'], retain_graph=True)
+        assert grad[0, 4] == 0, key  # ignored: no gradient at all
+        assert grad.abs().sum() > 0, key  # the loss is alive elsewhere
+
     # The metrics drop the entry too: its score cannot change mAP.
     def metric_with(score):
-        metric = MultiLabelMetrics(conventions=('threshold', ))
+        metric = MultiLabelMetrics(conventions=('threshold',))
         scores = torch.rand(4, C, generator=torch.Generator().manual_seed(1))
         scores[0, 4] = score
         records = []
@@ -70,15 +80,17 @@ def test_task_loss_distillation_loss_and_metrics_all_ignore_the_difficult_entry(
             records.append(record)
         metric.process(None, records)
         return metric.evaluate(4)['mAP']
+
     assert metric_with(0.0) == metric_with(1.0)
 
 
 def test_channels_last_changes_the_memory_order_only():
     g = torch.Generator().manual_seed(1)
-    batch = {'inputs': list(torch.randint(0, 256, (3, 3, 8, 8), generator=g, dtype=torch.uint8)),
-             'data_samples': [DataSample().set_gt_label([i]) for i in range(3)]}
-    common = dict(type='MultiLabelDataPreprocessor', num_classes=C, mean=[0.0] * 3,
-                  std=[255.0] * 3)
+    batch = {
+        'inputs': list(torch.randint(0, 256, (3, 3, 8, 8), generator=g, dtype=torch.uint8)),
+        'data_samples': [DataSample().set_gt_label([i]) for i in range(3)],
+    }
+    common = dict(type='MultiLabelDataPreprocessor', num_classes=C, mean=[0.0] * 3, std=[255.0] * 3)
     plain = _build(common)(dict(batch), training=True)['inputs']
     fast = _build(dict(common, channels_last=True))(dict(batch), training=True)['inputs']
     assert plain.is_contiguous() and not plain.is_contiguous(memory_format=torch.channels_last)

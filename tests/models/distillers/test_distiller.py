@@ -1,20 +1,19 @@
 """SingleTeacherDistiller: frozen teacher, strict loading, taps, loss contract, export."""
+
 import copy
 
 import pytest
 import torch
+from conftest import config_path
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 from torch import nn
 
 import mlkd
+import mlkd.models  # noqa: E402,F401
 from mlkd.models.losses.base import RoutedLoss
 from mlkd.registry import MODELS
-
-from conftest import config_path
-
-import mlkd.models  # noqa: E402,F401
 
 STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
 TEACHER_CFG = config_path('_base_', 'models', 'digits_resnet_teacher.py')
@@ -47,18 +46,26 @@ def _samples(batch, num_classes=10):
     samples = []
     for i in range(batch):
         sample = DataSample().set_gt_label([i % num_classes, (i + 3) % num_classes])
-        sample.set_gt_score(torch.zeros(num_classes).index_fill_(
-            0, torch.tensor([i % num_classes, (i + 3) % num_classes]), 1.0))
+        sample.set_gt_score(
+            torch.zeros(num_classes).index_fill_(
+                0, torch.tensor([i % num_classes, (i + 3) % num_classes]), 1.0
+            )
+        )
         samples.append(sample)
     return samples
 
 
 def _distiller(**kwargs):
-    cfg = dict(type='SingleTeacherDistiller', allow_random_teacher=True,
-               student=STUDENT_CFG, teacher=TEACHER_CFG,
-               distill_losses=dict(probe=dict(type='_ProbeLoss', loss_weight=2.0),
-                                   pair=dict(type='_DictLoss')),
-               probe_input_size=(32, 32))
+    cfg = dict(
+        type='SingleTeacherDistiller',
+        allow_random_teacher=True,
+        student=STUDENT_CFG,
+        teacher=TEACHER_CFG,
+        distill_losses=dict(
+            probe=dict(type='_ProbeLoss', loss_weight=2.0), pair=dict(type='_DictLoss')
+        ),
+        probe_input_size=(32, 32),
+    )
     cfg.update(kwargs)
     with DefaultScope.overwrite_default_scope('mlkd'):
         return MODELS.build(cfg)
@@ -99,8 +106,11 @@ def test_a_checkpoint_that_does_not_fit_lists_the_keys(tmp_path):
     ckpt['state_dict'].pop('head.fc.weight')
     ckpt['state_dict']['extra.weight'] = torch.zeros(1)
     torch.save(ckpt, path)
-    with pytest.raises(ValueError, match=r"missing keys: \['head.fc.weight'\][\s\S]*"
-                                         r"unexpected keys: \['extra.weight'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"missing keys: \['head.fc.weight'\][\s\S]*"
+        r"unexpected keys: \['extra.weight'\]",
+    ):
         _distiller(teacher_ckpt=path)
 
 
@@ -163,9 +173,11 @@ def test_extra_taps_by_module_path_reach_the_loss():
             self.shapes = (s_stage.shape, t_stage.shape)
             return s_stage.mean() * 0
 
-    model = _distiller(distill_losses=dict(x=dict(type='_StageLoss')),
-                       student_taps=dict(stage='backbone.layer2'),
-                       teacher_taps=dict(stage='backbone.layer2'))
+    model = _distiller(
+        distill_losses=dict(x=dict(type='_StageLoss')),
+        student_taps=dict(stage='backbone.layer2'),
+        teacher_taps=dict(stage='backbone.layer2'),
+    )
     model.loss(torch.rand(2, 3, 32, 32), _samples(2))
     assert model.distill_losses['x'].shapes == ((2, 32, 16, 16), (2, 48, 16, 16))
     # Hooks are removed after each step: a deep copy (EMA) carries none.
@@ -186,32 +198,44 @@ def test_views_select_the_input_of_each_net():
     weak, strong = torch.rand(2, 3, 32, 32), torch.rand(2, 3, 32, 32)
     model.loss([weak, strong], _samples(2))
     with torch.no_grad():
-        torch.testing.assert_close(model.distill_losses['probe'].seen['t_logits'],
-                                   model.teacher(weak, mode='tensor'))
+        torch.testing.assert_close(
+            model.distill_losses['probe'].seen['t_logits'], model.teacher(weak, mode='tensor')
+        )
     with pytest.raises(TypeError, match='views'):
         _distiller().loss([weak, strong], _samples(2))
 
 
 def test_networks_from_a_config_path_with_overrides():
-    model = _distiller(student=dict(cfg_path=STUDENT_CFG, head=dict(num_classes=10),
-                                    backbone=dict(base_channels=8, stem_channels=8)),
-                       distill_losses=dict(pair=dict(type='_DictLoss')))
+    model = _distiller(
+        student=dict(
+            cfg_path=STUDENT_CFG,
+            head=dict(num_classes=10),
+            backbone=dict(base_channels=8, stem_channels=8),
+        ),
+        distill_losses=dict(pair=dict(type='_DictLoss')),
+    )
     assert model.student.backbone.layer1[0].conv1.out_channels == 8
     assert model.student.head.loss_module.__class__.__name__ == 'BinaryCrossEntropySumLoss'
 
 
 def test_optimizer_holds_only_trainable_parameters():
     from mmengine.optim import build_optim_wrapper
+
     model = _distiller()
     with DefaultScope.overwrite_default_scope('mlkd'):
-        wrapper = build_optim_wrapper(model, dict(
-            constructor='FrozenAwareOptimWrapperConstructor',
-            optimizer=dict(type='Adam', lr=1e-3, weight_decay=1e-4),
-            paramwise_cfg=dict(norm_decay_mult=0.0, bias_decay_mult=0.0)))
+        wrapper = build_optim_wrapper(
+            model,
+            dict(
+                constructor='FrozenAwareOptimWrapperConstructor',
+                optimizer=dict(type='Adam', lr=1e-3, weight_decay=1e-4),
+                paramwise_cfg=dict(norm_decay_mult=0.0, bias_decay_mult=0.0),
+            ),
+        )
     in_optimizer = {id(p) for g in wrapper.param_groups for p in g['params']}
     assert not any(id(p) in in_optimizer for p in model.teacher.parameters())
     trainable = [p for p in model.parameters() if p.requires_grad]
     assert all(id(p) in in_optimizer for p in trainable)
-    frozen_in_optimizer = [p for g in wrapper.param_groups for p in g['params']
-                           if not p.requires_grad and p.dim() > 0]
+    frozen_in_optimizer = [
+        p for g in wrapper.param_groups for p in g['params'] if not p.requires_grad and p.dim() > 0
+    ]
     assert not frozen_in_optimizer

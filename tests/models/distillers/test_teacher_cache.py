@@ -1,4 +1,5 @@
 """TeacherOutputCache on its own: round trips, shards of several writers, and every refusal."""
+
 import contextlib
 import json
 import os
@@ -15,16 +16,24 @@ import torch.multiprocessing as mp
 from mlkd.models.distillers import teacher_cache as tc
 from mlkd.models.distillers.teacher_cache import TeacherCacheError, TeacherOutputCache
 
-FINGERPRINT = dict(teacher_weights_sha256='a' * 64, dataset_sha256='b' * 64, seed=0,
-                   teacher_view=None, teacher_precision='float32', teacher_channels_last=False)
+FINGERPRINT = dict(
+    teacher_weights_sha256='a' * 64,
+    dataset_sha256='b' * 64,
+    seed=0,
+    teacher_view=None,
+    teacher_precision='float32',
+    teacher_channels_last=False,
+)
 TAPS = ['t_logits', 't_stage3']
 
 
 def _outputs(indices, epoch=0):
     """Deterministic fake teacher outputs of ``indices`` (a function of epoch and index)."""
     base = indices.double()[:, None] + 1000 * epoch
-    return {'t_logits': (base * 0.37 + torch.arange(5)).float().sin(),
-            't_stage3': (base[:, :, None, None] * 0.11 + torch.ones(1, 3, 2, 2)).float().cos()}
+    return {
+        't_logits': (base * 0.37 + torch.arange(5)).float().sin(),
+        't_stage3': (base[:, :, None, None] * 0.11 + torch.ones(1, 3, 2, 2)).float().cos(),
+    }
 
 
 def _as_rank(monkeypatch, rank, world_size):
@@ -50,7 +59,7 @@ def _write(root, epochs, indices_by_rank, monkeypatch=None, dtype='float32', bat
             indices = torch.as_tensor(indices_by_rank[rank])
             cache.begin_epoch(epoch, len(indices))
             for start in range(0, len(indices), batch):
-                part = indices[start:start + batch]
+                part = indices[start : start + batch]
                 cache.store(part, _outputs(part, epoch))
         for rank in reversed(range(world_size)):  # rank 0 last: it records the epoch
             if monkeypatch is not None:
@@ -70,22 +79,27 @@ def test_two_writers_read_by_one_process_give_the_written_values(tmp_path, monke
     root = str(tmp_path / 'cache')
     _write(root, [0, 1], [[5, 0, 7, 2], [3, 6, 1, 4]], monkeypatch)
     manifest = json.load(open(osp.join(root, 'manifest.json')))
-    assert manifest['epochs'] == {'0': {'rows': 8, 'world_size': 2},
-                                  '1': {'rows': 8, 'world_size': 2}}
-    assert manifest['taps'] == {'t_logits': {'dtype': 'float32', 'shape': [5]},
-                                't_stage3': {'dtype': 'float32', 'shape': [3, 2, 2]}}
+    assert manifest['epochs'] == {
+        '0': {'rows': 8, 'world_size': 2},
+        '1': {'rows': 8, 'world_size': 2},
+    }
+    assert manifest['taps'] == {
+        't_logits': {'dtype': 'float32', 'shape': [5]},
+        't_stage3': {'dtype': 'float32', 'shape': [3, 2, 2]},
+    }
     cache = _reader(root)
     for epoch in (0, 1):
         cache.begin_epoch(epoch, 8)
-        wanted = torch.tensor([4, 5, 0, 3, 6])     # rows of both shards, any order
+        wanted = torch.tensor([4, 5, 0, 3, 6])  # rows of both shards, any order
         got = cache.load(wanted, 'cpu')
         for name, value in _outputs(wanted, epoch).items():
             assert torch.equal(got[name], value), (epoch, name)
         cache.end_epoch()
 
 
-@pytest.mark.parametrize('dtype, torch_dtype', [('float16', torch.float16),
-                                                ('bfloat16', torch.bfloat16)])
+@pytest.mark.parametrize(
+    'dtype, torch_dtype', [('float16', torch.float16), ('bfloat16', torch.bfloat16)]
+)
 def test_half_storage_rounds_to_its_dtype_and_returns_float32(tmp_path, dtype, torch_dtype):
     root = str(tmp_path / 'cache')
     _write(root, [0], [[0, 1, 2]], dtype=dtype)
@@ -95,20 +109,26 @@ def test_half_storage_rounds_to_its_dtype_and_returns_float32(tmp_path, dtype, t
     expected = _outputs(torch.tensor([2, 0]))['t_logits']
     assert got['t_logits'].dtype == torch.float32
     assert torch.equal(got['t_logits'], expected.to(torch_dtype).float())
-    assert osp.getsize(osp.join(root, 'epoch_0000', 'shard_00000_of_00001',
-                                't_logits.bin')) == 3 * 5 * 2
+    assert (
+        osp.getsize(osp.join(root, 'epoch_0000', 'shard_00000_of_00001', 't_logits.bin'))
+        == 3 * 5 * 2
+    )
 
 
 def test_every_fingerprint_field_is_checked_by_name(tmp_path):
     root = str(tmp_path / 'cache')
     _write(root, [0], [[0, 1]])
-    for field, value in [('teacher_weights_sha256', 'c' * 64), ('dataset_sha256', 'd' * 64),
-                         ('seed', 1), ('teacher_precision', 'autocast-float16')]:
+    for field, value in [
+        ('teacher_weights_sha256', 'c' * 64),
+        ('dataset_sha256', 'd' * 64),
+        ('seed', 1),
+        ('teacher_precision', 'autocast-float16'),
+    ]:
         with pytest.raises(TeacherCacheError, match=f'{field} differs'):
             _reader(root, fingerprint=dict(FINGERPRINT, **{field: value}))
     with pytest.raises(TeacherCacheError, match='dtype differs'):
         _reader(root, dtype='float16')
-    with pytest.raises(TeacherCacheError, match=r"taps differ.*t_stage4"):
+    with pytest.raises(TeacherCacheError, match=r'taps differ.*t_stage4'):
         _reader(root, taps=['t_logits', 't_stage4'])
     # A writer with another fingerprint must not append to the cache either.
     with pytest.raises(TeacherCacheError, match='seed differs'):
@@ -119,8 +139,11 @@ def test_epoch_beyond_those_written_is_refused(tmp_path):
     root = str(tmp_path / 'cache')
     _write(root, [0], [[0, 1]])
     cache = _reader(root)
-    with pytest.raises(TeacherCacheError, match=r'epoch 1 was not written \(epochs written: '
-                                                r'\[0\]\)'):
+    with pytest.raises(
+        TeacherCacheError,
+        match=r'epoch 1 was not written \(epochs written: '
+        r'\[0\]\)',
+    ):
         cache.begin_epoch(1, 2)
 
 
@@ -180,12 +203,15 @@ def test_folders_that_are_not_caches_are_refused(tmp_path):
         _reader(str(tmp_path / 'other'))
 
 
-@pytest.mark.parametrize('cfg, message', [
-    (dict(dir='x', mode='append'), "mode must be 'write' or 'read', got 'append'"),
-    (dict(dir=None, mode='read'), 'needs model.teacher_cache.dir'),
-    (dict(dir='x', mode='read', dtype='int8'), "dtype must be one of"),
-    (dict(dir='x', mode='read', path='y'), r"unknown key\(s\) \['path'\]"),
-])
+@pytest.mark.parametrize(
+    'cfg, message',
+    [
+        (dict(dir='x', mode='append'), "mode must be 'write' or 'read', got 'append'"),
+        (dict(dir=None, mode='read'), 'needs model.teacher_cache.dir'),
+        (dict(dir='x', mode='read', dtype='int8'), 'dtype must be one of'),
+        (dict(dir='x', mode='read', path='y'), r"unknown key\(s\) \['path'\]"),
+    ],
+)
 def test_bad_configs_are_refused(cfg, message):
     with pytest.raises(TeacherCacheError, match=message):
         TeacherOutputCache.from_config(cfg)
@@ -254,8 +280,13 @@ def test_processes_writing_disjoint_epochs_of_one_new_cache_at_once_keep_every_e
     root = str(tmp_path / 'cache')
     # Forked, as the other multi-process tests: a spawned process would import mlkd (~5 s).
     start = mp.get_context('fork').Barrier(2)
-    mp.start_processes(_write_own_epochs, args=(root, [[0, 2], [1, 3]], start), nprocs=2,
-                       join=True, start_method='fork')
+    mp.start_processes(
+        _write_own_epochs,
+        args=(root, [[0, 2], [1, 3]], start),
+        nprocs=2,
+        join=True,
+        start_method='fork',
+    )
     manifest = json.load(open(osp.join(root, 'manifest.json')))
     assert manifest['epochs'] == {str(e): {'rows': 4, 'world_size': 1} for e in range(4)}
     cache = _reader(root)
@@ -298,8 +329,11 @@ def _race(monkeypatch, locked, first, second):
             paused.set()
 
     monkeypatch.setattr(tc, 'atomic_write', pausing_write)
-    monkeypatch.setattr(tc, 'fcntl', SimpleNamespace(flock=flock_noting_second,
-                                                     LOCK_EX=fcntl.LOCK_EX) if locked else None)
+    monkeypatch.setattr(
+        tc,
+        'fcntl',
+        SimpleNamespace(flock=flock_noting_second, LOCK_EX=fcntl.LOCK_EX) if locked else None,
+    )
     thread = threading.Thread(target=run_first)
     thread.start()
     assert paused.wait(30), 'the first writer never wrote the manifest'
@@ -336,8 +370,10 @@ def test_two_writers_recording_epochs_at_once_keep_both(tmp_path, monkeypatch, l
     cache = _reader(root)
     for epoch in (0, 1):
         cache.begin_epoch(epoch, 2)
-        assert torch.equal(cache.load(torch.tensor([0]), 'cpu')['t_logits'],
-                           _outputs(torch.tensor([0]), epoch)['t_logits'])
+        assert torch.equal(
+            cache.load(torch.tensor([0]), 'cpu')['t_logits'],
+            _outputs(torch.tensor([0]), epoch)['t_logits'],
+        )
 
 
 @pytest.mark.parametrize('locked', [True, False], ids=['locked', 'without_lock'])
@@ -347,8 +383,7 @@ def test_two_writers_creating_one_cache_at_once_share_it(tmp_path, monkeypatch, 
     the folder for a foreign one."""
     root = str(tmp_path / 'cache')
     writers = [TeacherOutputCache(root, 'write') for _ in range(2)]
-    raised = _race(monkeypatch, locked, *(lambda w=w: w.open(FINGERPRINT, TAPS)
-                                          for w in writers))
+    raised = _race(monkeypatch, locked, *(lambda w=w: w.open(FINGERPRINT, TAPS) for w in writers))
     if not locked:
         assert 'non-empty folder that is not a teacher cache' in str(raised)
         return

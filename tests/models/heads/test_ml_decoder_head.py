@@ -1,4 +1,5 @@
 """Tests of the ML-Decoder label-wise embedding head."""
+
 import inspect
 
 import pytest
@@ -58,8 +59,9 @@ def test_group_fc_equals_per_class_loop():
     head = _head()
     torch.nn.init.normal_(head.group_fc.bias)
     emb = torch.randn(3, C, D)
-    ref = torch.stack([emb[:, c] @ head.group_fc.weight[c] + head.group_fc.bias[c]
-                       for c in range(C)], dim=1)
+    ref = torch.stack(
+        [emb[:, c] @ head.group_fc.weight[c] + head.group_fc.bias[c] for c in range(C)], dim=1
+    )
     torch.testing.assert_close(head.group_fc(emb), ref)
     # Xavier-normal init scale and zero bias at construction.
     fresh = MLDecoderHead(num_classes=80, in_channels=8, hidden_dim=768, ffn_dim=8)
@@ -82,10 +84,22 @@ def test_decoder_layer_matches_formula_in_eval():
 
 def test_inside_image_classifier():
     with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(dict(
-            type='ImageClassifier', backbone=dict(type='ResNet', depth=18), neck=None,
-            head=dict(type='MLDecoderHead', num_classes=C, in_channels=512, hidden_dim=32,
-                      num_heads=4, ffn_dim=64, query_mode='frozen_random')))
+        model = MODELS.build(
+            dict(
+                type='ImageClassifier',
+                backbone=dict(type='ResNet', depth=18),
+                neck=None,
+                head=dict(
+                    type='MLDecoderHead',
+                    num_classes=C,
+                    in_channels=512,
+                    hidden_dim=32,
+                    num_heads=4,
+                    ffn_dim=64,
+                    query_mode='frozen_random',
+                ),
+            )
+        )
     assert isinstance(model, ImageClassifier) and isinstance(model.head, MLDecoderHead)
     model.init_weights()
     assert not model.head.decoder.query.requires_grad
@@ -122,12 +136,12 @@ def test_default_loss_skips_ignored_labels_and_is_not_a_shared_dict():
     gt = torch.zeros(2, C)
     gt[0, [0, 4]] = 1
     gt[1, 1] = 1
-    gt[:, 2] = -1            # class 2 unknown in both images
+    gt[:, 2] = -1  # class 2 unknown in both images
     gt[1, 7] = -1
     samples = [DataSample().set_gt_score(row) for row in gt]
     known = gt >= 0
     losses = []
-    for shift in (0.0, 50.0):    # the ignored class's logit moves; the loss must not
+    for shift in (0.0, 50.0):  # the ignored class's logit moves; the loss must not
         with torch.no_grad():
             head.group_fc.bias[2] = shift
         logits = head(feats)

@@ -6,9 +6,11 @@ code; the calls use only what the loss API has always accepted (task losses: ``(
 positionally; every other input by name), so that ``make_loss_snapshots.py`` can record the values
 of an older version and ``test_loss_snapshots.py`` compare the current one against them.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -27,20 +29,21 @@ def _logits(g, *shape, scale=2.0):
 def multi_label(g, unobserved=False):
     """``[B, C]`` targets 1 / 0 (and -1 where ``unobserved``), at least one positive per row."""
     gt = (torch.rand(B, C, generator=g) > 0.6).float()
-    gt[torch.arange(B), torch.randint(C, (B, ), generator=g)] = 1.0
+    gt[torch.arange(B), torch.randint(C, (B,), generator=g)] = 1.0
     if unobserved:
         gt[(torch.rand(B, C, generator=g) > 0.7) & (gt == 0)] = -1.0
     return gt
 
 
 def one_hot(g):
-    return torch.eye(C)[torch.randint(C, (B, ), generator=g)]
+    return torch.eye(C)[torch.randint(C, (B,), generator=g)]
 
 
 def task(unobserved=False):
     def make(seed):
         g = _gen(seed)
         return (_logits(g, B, C), multi_label(g, unobserved)), {}
+
     return make
 
 
@@ -48,6 +51,7 @@ def task_with_index():
     def make(seed):
         g = _gen(seed)
         return (_logits(g, B, C), multi_label(g)), dict(sample_idx=torch.tensor([3, 0, 7, 1, 9, 4]))
+
     return make
 
 
@@ -60,14 +64,19 @@ def logits_pair(with_gt=None):
         elif with_gt == 'single':
             named['gt'] = one_hot(g)
         return (), named
+
     return make
 
 
 def label_embeddings():
     def make(seed):
         g = _gen(seed)
-        return (), dict(s_label_emb=torch.randn(B, C, 8, generator=g),
-                        t_label_emb=torch.randn(B, C, 12, generator=g), gt=multi_label(g))
+        return (), dict(
+            s_label_emb=torch.randn(B, C, 8, generator=g),
+            t_label_emb=torch.randn(B, C, 12, generator=g),
+            gt=multi_label(g),
+        )
+
     return make
 
 
@@ -78,19 +87,23 @@ def stage_maps(channels=(4, 6), sizes=(8, 4), teacher_channels=None):
         g = _gen(seed)
         return (), dict(
             s_feats=[torch.randn(B, c, s, s, generator=g) for c, s in zip(channels, sizes)],
-            t_feats=[torch.randn(B, c, s, s, generator=g)
-                     for c, s in zip(teacher_channels, sizes)])
+            t_feats=[torch.randn(B, c, s, s, generator=g) for c, s in zip(teacher_channels, sizes)],
+        )
+
     return make
 
 
 def pooled(dim_s=8, dim_t=8, with_index=False):
     def make(seed):
         g = _gen(seed)
-        named = dict(s_pooled=torch.nn.functional.normalize(torch.randn(B, dim_s, generator=g)),
-                     t_pooled=torch.nn.functional.normalize(torch.randn(B, dim_t, generator=g)))
+        named = dict(
+            s_pooled=torch.nn.functional.normalize(torch.randn(B, dim_s, generator=g)),
+            t_pooled=torch.nn.functional.normalize(torch.randn(B, dim_t, generator=g)),
+        )
         if with_index:
             named['sample_idx'] = torch.tensor([3, 0, 7, 1, 9, 4])
         return (), named
+
     return make
 
 
@@ -98,6 +111,7 @@ def consistency():
     def make(seed):
         g = _gen(seed)
         return (), dict(logits=_logits(g, B, C), sample_idx=torch.tensor([3, 0, 7, 1, 9, 4]))
+
     return make
 
 
@@ -106,17 +120,26 @@ def spatial_consistency():
         g = _gen(seed)
         x1y1 = torch.rand(B, 2, generator=g) * 0.4
         box = torch.cat([x1y1, x1y1 + 0.5 + torch.rand(B, 2, generator=g) * 0.1], dim=1)
-        return (), dict(class_maps=_logits(g, B, C, 4, 4), sample_idx=torch.tensor([3, 0, 7, 1,
-                                                                                      9, 4]),
-                        crop_box=box, flip=torch.rand(B, generator=g) > 0.5)
+        return (), dict(
+            class_maps=_logits(g, B, C, 4, 4),
+            sample_idx=torch.tensor([3, 0, 7, 1, 9, 4]),
+            crop_box=box,
+            flip=torch.rand(B, generator=g) > 0.5,
+        )
+
     return make
 
 
 def two_views():
     def make(seed):
         g = _gen(seed)
-        return (), dict(anchor=torch.randn(B, 8, generator=g), positive=torch.randn(B, 8, generator=g),
-                        logits=_logits(g, B, C), gt=one_hot(g))
+        return (), dict(
+            anchor=torch.randn(B, 8, generator=g),
+            positive=torch.randn(B, 8, generator=g),
+            logits=_logits(g, B, C),
+            gt=one_hot(g),
+        )
+
     return make
 
 
@@ -138,8 +161,10 @@ CASES: dict[str, Case] = {
     'WeakAssumeNegativeLoss': (dict(num_classes=C), task(True)),
     'ExpectedPositivesLoss': (dict(expected_positives=1.5), task(True)),
     'EntropyMaximisationLoss': (dict(alpha=0.2), task(True)),
-    'ExpectedNegativeLoss': (dict(num_samples=10, num_classes=C, expected_positives=1.5),
-                             task_with_index()),
+    'ExpectedNegativeLoss': (
+        dict(num_samples=10, num_classes=C, expected_positives=1.5),
+        task_with_index(),
+    ),
     'ROLELoss': (dict(num_samples=10, num_classes=C, expected_positives=1.5), task_with_index()),
     # logit distillation
     'MultiLabelKDLoss': ({}, logits_pair()),
@@ -160,29 +185,43 @@ CASES: dict[str, Case] = {
     'FitNetLoss': ({}, stage_maps()),
     'ReviewKDLoss': (dict(warmup_epochs=0), stage_maps()),
     'VIDLoss': (dict(num_channels=[4, 6]), stage_maps()),
-    'OFDLoss': (dict(margins=[[-0.5, 0.1, -1.0, 0.3], [0.0, -0.2, -0.4, 0.2, -0.1, 0.5]]),
-                stage_maps()),
+    'OFDLoss': (
+        dict(margins=[[-0.5, 0.1, -1.0, 0.3], [0.0, -0.2, -0.4, 0.2, -0.1, 0.5]]),
+        stage_maps(),
+    ),
     'RKDLoss': ({}, pooled(8, 12)),
     'PKTLoss': ({}, pooled(8, 12)),
     'CRDLoss': (dict(num_samples=10, embed_dim=8, num_negatives=4), pooled(with_index=True)),
     # contrastive terms for training a network
-    'IntraClassContrastiveLoss': (dict(num_classes=C, margin_threshold=-1.0, queue_size=None),
-                                  two_views()),
+    'IntraClassContrastiveLoss': (
+        dict(num_classes=C, margin_threshold=-1.0, queue_size=None),
+        two_views(),
+    ),
     # consistency (single positive)
     'ConsistencyLoss': (dict(num_samples=10, num_classes=C), consistency()),
-    'SpatialConsistencyLoss': (dict(num_samples=10, num_classes=C, heatmap_size=6),
-                               spatial_consistency()),
+    'SpatialConsistencyLoss': (
+        dict(num_samples=10, num_classes=C, heatmap_size=6),
+        spatial_consistency(),
+    ),
 }
 
 #: Losses that keep state: each case is called twice (the second value depends on the state).
-STATEFUL = ('IntraClassContrastiveLoss', 'ExpectedNegativeLoss', 'ROLELoss', 'MultiOrderDependencyLoss', 'CRDLoss', 'ConsistencyLoss',
-            'SpatialConsistencyLoss')
+STATEFUL = (
+    'IntraClassContrastiveLoss',
+    'ExpectedNegativeLoss',
+    'ROLELoss',
+    'MultiOrderDependencyLoss',
+    'CRDLoss',
+    'ConsistencyLoss',
+    'SpatialConsistencyLoss',
+)
 
 
 def build(name: str, **overrides):
     """The registered loss ``name`` built with its case's arguments (and ``overrides``)."""
     import mlkd.models  # noqa: F401  (registers the losses)
     from mlkd.registry import MODELS
+
     kwargs, _ = CASES[name]
     return MODELS.build(dict(type=name, **kwargs, **overrides))
 
@@ -191,11 +230,12 @@ def record(name: str) -> list[dict[str, float]]:
     """Values of the case's call(s): the loss (each term of a dict) and Σ grad² of the first
     floating input, for one call (two for a stateful loss, on two seeds)."""
     from mmengine.logging import MessageHub
+
     # A fresh message hub: no epoch recorded by an earlier runner (SPLC reads it).
     MessageHub.get_instance(f'loss_cases_{name}_{id(object())}')
     loss = build(name).train()
     out = []
-    for seed in ((0, 1) if name in STATEFUL else (0, )):
+    for seed in (0, 1) if name in STATEFUL else (0,):
         args, named = CASES[name][1](seed)
         first = args[0] if args else next(iter(named.values()))
         leaves = first if isinstance(first, list) else [first]
@@ -206,6 +246,10 @@ def record(name: str) -> list[dict[str, float]]:
         total = sum(terms.values())
         total.backward()
         grad = sum(float(leaf.grad.double().pow(2).sum()) for leaf in leaves)
-        out.append({**{f'value{k and "_" + k}': float(v.detach()) for k, v in terms.items()},
-                    'grad_sq': grad})
+        out.append(
+            {
+                **{f'value{k and "_" + k}': float(v.detach()) for k, v in terms.items()},
+                'grad_sq': grad,
+            }
+        )
     return out

@@ -6,6 +6,7 @@
 refactor, commit be9c4c4) and pins that every loss kept its value, gradient and state behaviour.
 Re-record it only for a deliberate change of a loss's math, and say so in the commit.
 """
+
 import json
 import os
 import sys

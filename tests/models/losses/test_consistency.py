@@ -1,11 +1,18 @@
 """CL and SCL: EMA state per visit, heatmap geometry against hand-worked cells, host-memory store."""
+
 import math
 
 import pytest
 import torch
 
-from mlkd.models.losses import (StateSizeError, ConsistencyLoss, SpatialConsistencyLoss, consistency_distance,
-                                read_heatmaps, write_heatmaps)
+from mlkd.models.losses import (
+    ConsistencyLoss,
+    SpatialConsistencyLoss,
+    StateSizeError,
+    consistency_distance,
+    read_heatmaps,
+    write_heatmaps,
+)
 
 FULL = torch.tensor([[0.0, 0.0, 1.0, 1.0]])
 NO_FLIP, FLIP = torch.tensor([False]), torch.tensor([True])
@@ -19,8 +26,9 @@ def test_distances_by_hand():
     torch.testing.assert_close(consistency_distance(p, t, 'bce'), torch.tensor([bce]))
     m = 0.65
     kl = lambda a, b: a * math.log(a / b) + (1 - a) * math.log((1 - a) / (1 - b))  # noqa: E731
-    torch.testing.assert_close(consistency_distance(p, t, 'jsd'),
-                               torch.tensor([0.5 * kl(0.8, m) + 0.5 * kl(0.5, m)]))
+    torch.testing.assert_close(
+        consistency_distance(p, t, 'jsd'), torch.tensor([0.5 * kl(0.8, m) + 0.5 * kl(0.5, m)])
+    )
     assert consistency_distance(t, t, 'jsd').abs().max() < 1e-6
 
 
@@ -43,7 +51,7 @@ def test_cl_first_visit_sets_the_average_then_compares_with_it():
 
 def test_cl_mixed_batch_and_repeated_index():
     loss = ConsistencyLoss(num_samples=5, num_classes=2, momentum=0.5)
-    loss(torch.zeros(1, 2), torch.tensor([3]))                       # sample 3 seen: ema 0.5
+    loss(torch.zeros(1, 2), torch.tensor([3]))  # sample 3 seen: ema 0.5
     z = torch.tensor([[2.0, -2.0], [0.0, 4.0], [-1.0, 1.0]])
     value = loss(z, torch.tensor([3, 0, 3]))
     p = torch.sigmoid(z)
@@ -60,8 +68,9 @@ def test_read_full_crop_averages_the_2x2_blocks_and_flip_mirrors():
     known = torch.ones(1, 4, 4, dtype=torch.bool)
     target, ok = read_heatmaps(heat, known, FULL, NO_FLIP, (2, 2))
     h = heat[0, 0].float() / 255
-    hand = torch.tensor([[h[2 * i:2 * i + 2, 2 * j:2 * j + 2].mean() for j in range(2)]
-                         for i in range(2)])
+    hand = torch.tensor(
+        [[h[2 * i : 2 * i + 2, 2 * j : 2 * j + 2].mean() for j in range(2)] for i in range(2)]
+    )
     torch.testing.assert_close(target[0, 0], hand)
     assert ok.all()
     flipped, _ = read_heatmaps(heat, known, FULL, FLIP, (2, 2))
@@ -73,7 +82,7 @@ def test_read_quarter_crop_hits_the_cells_exactly_and_unknown_cells_are_masked()
     known = torch.zeros(1, 4, 4, dtype=torch.bool)
     known[0, :2, :2] = True
     known[0, 0, 0] = False
-    box = torch.tensor([[0.0, 0.0, 0.5, 0.5]])     # top-left quarter: cell centres coincide
+    box = torch.tensor([[0.0, 0.0, 0.5, 0.5]])  # top-left quarter: cell centres coincide
     target, ok = read_heatmaps(heat, known, box, NO_FLIP, (2, 2))
     torch.testing.assert_close(target[0], heat[0, :, :2, :2].float() / 255)
     assert ok[0, 0].tolist() == [[False, True], [True, True]]
@@ -83,7 +92,7 @@ def test_write_updates_only_cells_inside_the_crop_with_the_ema():
     heat = torch.zeros(1, 1, 4, 4, dtype=torch.uint8)
     known = torch.zeros(1, 4, 4, dtype=torch.bool)
     probs = torch.tensor([[[[0.2, 0.4], [0.6, 0.8]]]])
-    box = torch.tensor([[0.5, 0.5, 1.0, 1.0]])     # bottom-right quarter
+    box = torch.tensor([[0.5, 0.5, 1.0, 1.0]])  # bottom-right quarter
     heat, known = write_heatmaps(heat, known, probs, box, NO_FLIP, momentum=0.5)
     expected = torch.zeros(4, 4)
     expected[2:, 2:] = torch.round(probs[0, 0] * 255)
@@ -98,18 +107,18 @@ def test_write_updates_only_cells_inside_the_crop_with_the_ema():
 
 
 def test_write_then_read_recovers_a_smooth_map_for_any_crop_and_flip():
-    yy, xx = torch.meshgrid(torch.linspace(0.2, 0.7, 8), torch.linspace(0.1, 0.9, 8),
-                            indexing='ij')
-    full = (0.3 * xx + 0.5 * yy)[None, None]                   # linear map of the full image
+    yy, xx = torch.meshgrid(torch.linspace(0.2, 0.7, 8), torch.linspace(0.1, 0.9, 8), indexing='ij')
+    full = (0.3 * xx + 0.5 * yy)[None, None]  # linear map of the full image
     box = torch.tensor([[0.25, 0.125, 0.75, 0.625]])
     heat = (full * 255).round().to(torch.uint8)
     known = torch.ones(1, 8, 8, dtype=torch.bool)
     for flip in (NO_FLIP, FLIP):
         crop, _ = read_heatmaps(heat, known, box, flip, (4, 4))
-        heat2, _ = write_heatmaps(torch.zeros_like(heat), torch.zeros_like(known), crop, box,
-                                  flip, momentum=0.0)
+        heat2, _ = write_heatmaps(
+            torch.zeros_like(heat), torch.zeros_like(known), crop, box, flip, momentum=0.0
+        )
         inside = heat2[0, 0] > 0
-        assert inside.sum() == 16                              # the 4x4 cells under the box
+        assert inside.sum() == 16  # the 4x4 cells under the box
         assert (heat2[0, 0][inside].float() - heat[0, 0][inside].float()).abs().max() <= 2
 
 
@@ -121,12 +130,14 @@ def _bilinear_border(grid: torch.Tensor, px: float, py: float) -> float:
     x0, y0 = int(math.floor(px)), int(math.floor(py))
     x1, y1 = min(x0 + 1, w - 1), min(y0 + 1, h - 1)
     fx, fy = px - x0, py - y0
-    return float((1 - fy) * ((1 - fx) * grid[y0, x0] + fx * grid[y0, x1])
-                 + fy * ((1 - fx) * grid[y1, x0] + fx * grid[y1, x1]))
+    return float(
+        (1 - fy) * ((1 - fx) * grid[y0, x0] + fx * grid[y0, x1])
+        + fy * ((1 - fx) * grid[y1, x0] + fx * grid[y1, x1])
+    )
 
 
 def _random_crops(batch: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    side = 0.5 + 0.5 * torch.rand(batch, generator=gen)            # 25-100 % of the area
+    side = 0.5 + 0.5 * torch.rand(batch, generator=gen)  # 25-100 % of the area
     x1 = (1 - side) * torch.rand(batch, generator=gen)
     y1 = (1 - side) * torch.rand(batch, generator=gen)
     return torch.stack([x1, y1, x1 + side, y1 + side], 1), torch.rand(batch, generator=gen) < 0.5
@@ -158,8 +169,7 @@ def test_read_and_write_against_a_per_cell_loop_for_random_crops_and_flips():
                     value = old
                     if inside:
                         fresh = _bilinear_border(probs[b, k], u * w - 0.5, v * h - 0.5)
-                        value = momentum * old + (1 - momentum) * fresh if known[b, a, c] \
-                            else fresh
+                        value = momentum * old + (1 - momentum) * fresh if known[b, a, c] else fresh
                     assert abs(float(new_heat[b, k, a, c]) - round(value * 255)) <= 1
         for i in range(h):
             for j in range(w):
@@ -179,15 +189,16 @@ def test_read_and_write_against_a_per_cell_loop_for_random_crops_and_flips():
 
 
 def _scl(**kwargs):
-    return SpatialConsistencyLoss(num_samples=kwargs.pop('num_samples', 8), num_classes=3,
-                                  heatmap_size=4, **kwargs)
+    return SpatialConsistencyLoss(
+        num_samples=kwargs.pop('num_samples', 8), num_classes=3, heatmap_size=4, **kwargs
+    )
 
 
 def test_scl_value_against_the_hand_loop():
     loss = _scl(momentum=0.5)
     idx = torch.tensor([5])
     maps1 = torch.randn(1, 3, 2, 2)
-    assert loss(maps1, idx, FULL, NO_FLIP) == 0                # nothing known yet
+    assert loss(maps1, idx, FULL, NO_FLIP) == 0  # nothing known yet
     assert loss.known[5].all() and not loss.known[4].any()
     stored = loss.heatmaps[5].float() / 255
     maps2 = torch.randn(1, 3, 2, 2, requires_grad=True)
@@ -197,7 +208,7 @@ def test_scl_value_against_the_hand_loop():
     for c in range(3):
         for i in range(2):
             for j in range(2):
-                target = stored[c, 2 * i:2 * i + 2, 2 * j:2 * j + 2].mean()
+                target = stored[c, 2 * i : 2 * i + 2, 2 * j : 2 * j + 2].mean()
                 total += float(p[c, i, j] - target) ** 2
     torch.testing.assert_close(value, torch.tensor(total / 12))
     value.backward()
@@ -208,9 +219,9 @@ def test_scl_top_k_chooses_classes_by_running_score_and_zeroes_the_others():
     loss = _scl(top_k=1, select_after=2, momentum=0.5)
     idx = torch.tensor([2])
     maps = torch.full((1, 3, 2, 2), -3.0)
-    maps[0, 1] = 3.0                                            # class 1 scores highest
+    maps[0, 1] = 3.0  # class 1 scores highest
     logits = maps.mean((2, 3))
-    assert loss(maps, idx, FULL, NO_FLIP, logits) == 0         # visit 1: nothing chosen
+    assert loss(maps, idx, FULL, NO_FLIP, logits) == 0  # visit 1: nothing chosen
     assert loss.heatmap_classes[2].tolist() == [-1] and not loss.known[2].any()
     # visit 2: class 1 chosen (its map not written yet: no loss); the others read as 0
     p = torch.sigmoid(maps)[0]
@@ -226,7 +237,7 @@ def test_scl_top_k_chooses_classes_by_running_score_and_zeroes_the_others():
 def test_scl_store_stays_in_host_memory_and_travels_in_the_state_dict():
     loss = _scl()
     loss(torch.randn(2, 3, 2, 2), torch.tensor([1, 6]), FULL.repeat(2, 1), NO_FLIP.repeat(2))
-    assert 'heatmaps' not in dict(loss.named_buffers())        # not moved by .to(), not in DDP
+    assert 'heatmaps' not in dict(loss.named_buffers())  # not moved by .to(), not in DDP
     loss.double()
     assert loss.heatmaps.dtype == torch.uint8
     state = loss.state_dict()
@@ -241,8 +252,9 @@ def test_scl_store_stays_in_host_memory_and_travels_in_the_state_dict():
 
 
 def test_scl_heatmap_size_defaults_to_twice_the_probed_features():
-    loss = SpatialConsistencyLoss(num_samples=2, num_classes=3,
-                                  shapes={'feats': ((2, 16, 14, 14), ), 'logits': (2, 3)})
+    loss = SpatialConsistencyLoss(
+        num_samples=2, num_classes=3, shapes={'feats': ((2, 16, 14, 14),), 'logits': (2, 3)}
+    )
     assert loss.heatmaps.shape == (2, 3, 28, 28)
     with pytest.raises(ValueError, match='heatmap_size'):
         SpatialConsistencyLoss(num_samples=2, num_classes=3, shapes={'logits': (2, 3)})

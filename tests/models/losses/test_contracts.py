@@ -1,4 +1,5 @@
 """The three loss contracts: TaskLoss, RoutedLoss, StatefulLoss (mlkd/models/losses/base.py)."""
+
 import os
 import warnings
 
@@ -6,24 +7,34 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from conftest import free_port
+from loss_cases import CASES, build
 from mmengine.runner.checkpoint import load_state_dict
 from torch import nn
 
 import mlkd.models  # noqa: F401
-from conftest import free_port
-from loss_cases import CASES, build
 from mlkd.models.algorithms import LossRouter
-from mlkd.models.losses import (RoutedLoss, StatefulLoss, StateSizeError, TaskLoss)
+from mlkd.models.losses import RoutedLoss, StatefulLoss, StateSizeError, TaskLoss
 from mlkd.models.losses.base import input_function
 from mlkd.registry import MODELS
 
-STATEFUL = {'ExpectedNegativeLoss', 'IntraClassContrastiveLoss', 'ROLELoss', 'CRDLoss',
-            'ConsistencyLoss', 'SpatialConsistencyLoss', 'MultiOrderDependencyLoss'}
+STATEFUL = {
+    'ExpectedNegativeLoss',
+    'IntraClassContrastiveLoss',
+    'ROLELoss',
+    'CRDLoss',
+    'ConsistencyLoss',
+    'SpatialConsistencyLoss',
+    'MultiOrderDependencyLoss',
+}
 
 
 def _registered_losses():
-    return {name: cls for name, cls in MODELS.module_dict.items()
-            if cls.__module__.startswith('mlkd.models.losses')}
+    return {
+        name: cls
+        for name, cls in MODELS.module_dict.items()
+        if cls.__module__.startswith('mlkd.models.losses')
+    }
 
 
 def test_every_registered_loss_has_exactly_one_contract():
@@ -31,7 +42,7 @@ def test_every_registered_loss_has_exactly_one_contract():
         assert issubclass(cls, TaskLoss) != issubclass(cls, RoutedLoss), name
     stateful = {n for n, cls in _registered_losses().items() if issubclass(cls, StatefulLoss)}
     assert STATEFUL <= stateful
-    for name in stateful:   # every stateful loss sees the global batch
+    for name in stateful:  # every stateful loss sees the global batch
         assert _registered_losses()[name].compares_samples, name
 
 
@@ -66,7 +77,7 @@ def test_declared_terms_are_checked():
         Declares()(torch.ones(2, 3))
 
     class Forgets(RoutedLoss):
-        terms = ('a', )
+        terms = ('a',)
 
         def compute(self, s_logits):
             return s_logits.sum()
@@ -82,9 +93,12 @@ def test_weight_reference_needs_scale_exponents():
 
     with pytest.raises(ValueError, match='NoExponents does not declare scale_exponents'):
         NoExponents(weight_reference=dict(batch_size=64, num_classes=80))
-    mld = MODELS.build(dict(type='MultiLabelLogitDistillLoss',
-                            weight_reference=dict(batch_size=64, num_classes=80)))
-    assert mld.reference_scale(64, 10) == pytest.approx(1.0)   # (a, b) = (0, 1): unchanged
+    mld = MODELS.build(
+        dict(
+            type='MultiLabelLogitDistillLoss', weight_reference=dict(batch_size=64, num_classes=80)
+        )
+    )
+    assert mld.reference_scale(64, 10) == pytest.approx(1.0)  # (a, b) = (0, 1): unchanged
 
 
 def test_compute_runs_in_fp32_with_autocast_off():
@@ -92,8 +106,9 @@ def test_compute_runs_in_fp32_with_autocast_off():
 
     class Probe(RoutedLoss):
         def compute(self, s_logits, t_logits):
-            seen.append((s_logits.dtype, torch.is_autocast_enabled('cpu'),
-                         (s_logits @ t_logits.T).dtype))
+            seen.append(
+                (s_logits.dtype, torch.is_autocast_enabled('cpu'), (s_logits @ t_logits.T).dtype)
+            )
             return (s_logits - t_logits).pow(2).mean()
 
     low = torch.randn(4, 3).bfloat16()
@@ -104,17 +119,25 @@ def test_compute_runs_in_fp32_with_autocast_off():
 
 def test_task_loss_inputs_are_forward_plus_computes_extras():
     from mlkd.models.algorithms.routing import forward_arguments
+
     assert forward_arguments(MODELS.get('ROLELoss')) == (
-        ['logits', 'gt', 'sample_idx'], ['avg_factor', 'reduction_override'])
+        ['logits', 'gt', 'sample_idx'],
+        ['avg_factor', 'reduction_override'],
+    )
     assert forward_arguments(MODELS.get('HillLoss')) == (
-        ['logits', 'gt'], ['avg_factor', 'reduction_override'])
+        ['logits', 'gt'],
+        ['avg_factor', 'reduction_override'],
+    )
     assert forward_arguments(MODELS.get('MultiLabelKDLoss'))[0] == ['s_logits', 't_logits']
-    assert input_function(nn.MSELoss) is nn.MSELoss.forward      # foreign modules: forward
+    assert input_function(nn.MSELoss) is nn.MSELoss.forward  # foreign modules: forward
 
 
 def test_task_loss_refuses_a_reduction_it_does_not_offer():
-    with pytest.raises(ValueError, match=r"TwoWayMultiLabelLoss: reduction must be one of "
-                                         r"\('mean',\), got 'sum'"):
+    with pytest.raises(
+        ValueError,
+        match=r'TwoWayMultiLabelLoss: reduction must be one of '
+        r"\('mean',\), got 'sum'",
+    ):
         MODELS.build(dict(type='TwoWayMultiLabelLoss', reduction='sum'))
     loss = MODELS.build(dict(type='HillLoss'))
     with pytest.raises(ValueError, match='reduction must be one of'):
@@ -135,8 +158,9 @@ class ToyRunningMeanLoss(RoutedLoss, StatefulLoss):
         self.num_samples = num_samples
         self.register_state('mean', torch.zeros(num_samples, num_classes), 'sample')
         self.register_state('visits', torch.zeros(num_samples), 'sample')
-        self.register_state('total', torch.zeros(num_samples, dtype=torch.float64), 'sample',
-                            host=True)
+        self.register_state(
+            'total', torch.zeros(num_samples, dtype=torch.float64), 'sample', host=True
+        )
 
     def compute(self, logits, sample_idx):
         self.check_sample_idx(sample_idx, self.num_samples)
@@ -175,24 +199,33 @@ def test_state_sized_for_another_dataset_is_refused_naming_both_sizes(strict):
     state = _toy(n=10).state_dict()
     target = _toy(n=12)
     before = target.mean.clone()
-    with pytest.raises(StateSizeError, match=r"'mean' has shape \(10, 3\) \(10 samples\), this "
-                                             r"run needs \(12, 3\) \(12 samples\)"):
+    with pytest.raises(
+        StateSizeError,
+        match=r"'mean' has shape \(10, 3\) \(10 samples\), this "
+        r'run needs \(12, 3\) \(12 samples\)',
+    ):
         if strict:
             target.load_state_dict(state)
-        else:   # mmengine's non-strict loader only logs mismatches; the state still refuses
+        else:  # mmengine's non-strict loader only logs mismatches; the state still refuses
             load_state_dict(target, state, strict=False)
-    assert torch.equal(target.mean, before)   # nothing resized, nothing half loaded
+    assert torch.equal(target.mean, before)  # nothing resized, nothing half loaded
 
 
 def test_state_index_out_of_range_is_refused():
-    with pytest.raises(IndexError, match=r'sample_idx in \[0, 10\] is outside the state of '
-                                         'num_samples=10'):
+    with pytest.raises(
+        IndexError,
+        match=r'sample_idx in \[0, 10\] is outside the state of '
+        'num_samples=10',
+    ):
         _toy()(torch.randn(2, 3), torch.tensor([0, 10]))
 
 
 def _toy_router():
-    return LossRouter({'toy': dict(type='ToyRunningMeanLoss', num_samples=12, num_classes=3)},
-                      {'logits', 'sample_idx', 'data_samples'}, facts=lambda wanted: {})
+    return LossRouter(
+        {'toy': dict(type='ToyRunningMeanLoss', num_samples=12, num_classes=3)},
+        {'logits', 'sample_idx', 'data_samples'},
+        facts=lambda wanted: {},
+    )
 
 
 def _toy_batches(step):
@@ -204,7 +237,7 @@ def _toy_steps(router, rank=None):
     for step in range(3):
         logits, idx = _toy_batches(step)
         if rank is not None:
-            logits, idx = logits[rank * 4:(rank + 1) * 4], idx[rank * 4:(rank + 1) * 4]
+            logits, idx = logits[rank * 4 : (rank + 1) * 4], idx[rank * 4 : (rank + 1) * 4]
         router(dict(logits=logits, sample_idx=idx, data_samples=[None] * len(idx)))
     return {k: v.clone() for k, v in router['toy'].state_dict().items()}
 
@@ -218,11 +251,12 @@ def _toy_worker(rank, port, out_dir):
 
 def test_two_ranks_keep_the_state_of_one_process(tmp_path):
     router = _toy_router()
-    assert router.gathers['toy']               # stateful: the global batch by default
+    assert router.gathers['toy']  # stateful: the global batch by default
     single = _toy_steps(router)
     assert single['visits'].sum() == 24
-    mp.start_processes(_toy_worker, args=(free_port(), str(tmp_path)), nprocs=2, join=True,
-                       start_method='fork')
+    mp.start_processes(
+        _toy_worker, args=(free_port(), str(tmp_path)), nprocs=2, join=True, start_method='fork'
+    )
     for rank in range(2):
         state = torch.load(tmp_path / f'rank{rank}.pt', weights_only=True)
         assert state.keys() == single.keys()
@@ -234,8 +268,14 @@ def test_resume_continues_the_state_bit_for_bit(tmp_path):
     from conftest import assert_same_run_state, config_path, small_run_cfg, whole_and_resumed_runs
 
     def make_cfg(work_dir, epochs):
-        cfg = small_run_cfg(config_path('spml', 'an_multidigits.py'), work_dir, epochs=epochs,
-                            train_samples=64, val_samples=32, num_workers=None)
+        cfg = small_run_cfg(
+            config_path('spml', 'an_multidigits.py'),
+            work_dir,
+            epochs=epochs,
+            train_samples=64,
+            val_samples=32,
+            num_workers=None,
+        )
         cfg.model.losses['toy'] = dict(type='ToyRunningMeanLoss', num_samples=64)
         return cfg
 
@@ -250,11 +290,14 @@ def test_resume_continues_the_state_bit_for_bit(tmp_path):
 def test_old_module_paths_still_import_with_a_warning():
     import importlib
     import sys
+
     sys.modules.pop('mlkd.models.losses.kd', None)
-    with pytest.warns(DeprecationWarning, match='mlkd.models.losses.kd moved to '
-                                                'mlkd.models.losses.logit_kd.kd'):
+    with pytest.warns(
+        DeprecationWarning, match='mlkd.models.losses.kd moved to mlkd.models.losses.logit_kd.kd'
+    ):
         old = importlib.import_module('mlkd.models.losses.kd')
     from mlkd.models.losses.logit_kd import kd
+
     assert old is kd
     with pytest.warns(DeprecationWarning, match='MultiLabelTaskLoss is deprecated'):
         from mlkd.models.losses import MultiLabelTaskLoss
@@ -263,24 +306,35 @@ def test_old_module_paths_still_import_with_a_warning():
 
 def test_a_pre_contract_loss_still_works_through_the_router():
     from mlkd.models.losses import BaseDistillLoss
+
     with pytest.warns(DeprecationWarning, match='BaseDistillLoss is deprecated'):
+
         class OldStyle(BaseDistillLoss):
             def forward(self, s_logits, t_logits):
                 return self.loss_weight * (s_logits - t_logits).abs().mean()
+
     MODELS.register_module(name='OldStyleLoss', module=OldStyle, force=True)
-    router = LossRouter({'old': dict(type='OldStyleLoss', loss_weight=3.0)},
-                        {'s_logits', 't_logits'}, facts=lambda wanted: {})
+    router = LossRouter(
+        {'old': dict(type='OldStyleLoss', loss_weight=3.0)},
+        {'s_logits', 't_logits'},
+        facts=lambda wanted: {},
+    )
     s, t = torch.ones(2, 3), torch.zeros(2, 3)
     assert float(router(dict(s_logits=s, t_logits=t))['loss_old']) == 3.0
 
 
 def test_the_old_cls_score_input_name_maps_to_logits_with_a_warning():
     with pytest.warns(DeprecationWarning, match="inputs key 'cls_score'.*use 'logits'"):
-        router = LossRouter({'bce': dict(type='BinaryCrossEntropySumLoss',
-                                         inputs=dict(cls_score='s_logits'))},
-                            {'s_logits', 'gt'}, facts=lambda wanted: {})
+        router = LossRouter(
+            {'bce': dict(type='BinaryCrossEntropySumLoss', inputs=dict(cls_score='s_logits'))},
+            {'s_logits', 'gt'},
+            facts=lambda wanted: {},
+        )
     assert router.bindings['bce'].sources == dict(logits='s_logits', gt='gt')
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        LossRouter({'bce': dict(type='BinaryCrossEntropySumLoss', inputs=dict(logits='s_logits'))},
-                   {'s_logits', 'gt'}, facts=lambda wanted: {})
+        LossRouter(
+            {'bce': dict(type='BinaryCrossEntropySumLoss', inputs=dict(logits='s_logits'))},
+            {'s_logits', 'gt'},
+            facts=lambda wanted: {},
+        )

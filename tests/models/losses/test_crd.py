@@ -1,5 +1,6 @@
 """CRD: one step against loops, bank indexing and momentum update, reproducible negatives,
 identical copies fed the same global batch, resume through the state dict."""
+
 import copy
 
 import pytest
@@ -16,8 +17,12 @@ def _unit(batch, dim, seed):
 
 
 def _crd(**kwargs):
-    return CRDLoss(num_samples=kwargs.pop('num_samples', 50), embed_dim=8,
-                   num_negatives=kwargs.pop('num_negatives', 7), **kwargs)
+    return CRDLoss(
+        num_samples=kwargs.pop('num_samples', 50),
+        embed_dim=8,
+        num_negatives=kwargs.pop('num_negatives', 7),
+        **kwargs,
+    )
 
 
 def test_crd_step_matches_loop_reference():
@@ -58,9 +63,11 @@ def test_drawn_indices_put_the_sample_first_and_cover_the_bank():
 def test_nce_loss_by_hand():
     scores = torch.tensor([[0.5, 0.1, 0.3]])
     noise = 2 / 10
-    hand = -(torch.log(torch.tensor(0.5 / (0.5 + noise + 1e-7)))
-             + torch.log(torch.tensor(noise / (0.1 + noise + 1e-7)))
-             + torch.log(torch.tensor(noise / (0.3 + noise + 1e-7))))
+    hand = -(
+        torch.log(torch.tensor(0.5 / (0.5 + noise + 1e-7)))
+        + torch.log(torch.tensor(noise / (0.1 + noise + 1e-7)))
+        + torch.log(torch.tensor(noise / (0.3 + noise + 1e-7)))
+    )
     torch.testing.assert_close(nce_loss(scores, 10), hand)
 
 
@@ -100,11 +107,14 @@ def test_state_dict_resumes_banks_normalisers_and_negatives():
     resumed = _crd(seed=99)
     resumed.load_state_dict(copy.deepcopy(loss.state_dict()))
     v_s, v_t = _unit(3, 8, 2), _unit(3, 8, 3)
-    assert torch.equal(loss(s_pooled=v_s, t_pooled=v_t, sample_idx=idx),
-                       resumed(s_pooled=v_s, t_pooled=v_t, sample_idx=idx))
+    assert torch.equal(
+        loss(s_pooled=v_s, t_pooled=v_t, sample_idx=idx),
+        resumed(s_pooled=v_s, t_pooled=v_t, sample_idx=idx),
+    )
     assert torch.equal(loss.memory_t, resumed.memory_t)
     # The state holds tensors only: it survives a weights_only round trip.
     import io
+
     buffer = io.BytesIO()
     torch.save(loss.state_dict(), buffer)
     buffer.seek(0)
@@ -119,8 +129,9 @@ def test_crd_input_errors_and_extremes():
     with pytest.raises(ValueError, match='sample_idx'):
         loss(s_pooled=v, t_pooled=v, sample_idx=torch.tensor([0]))
     with pytest.raises(ValueError, match=r'\[B, 8\]'):
-        loss(s_pooled=torch.randn(2, 5), t_pooled=torch.randn(2, 5),
-             sample_idx=torch.tensor([0, 1]))
+        loss(
+            s_pooled=torch.randn(2, 5), t_pooled=torch.randn(2, 5), sample_idx=torch.tensor([0, 1])
+        )
     with pytest.raises(ValueError, match='momentum'):
         _crd(momentum=1.0)
     one = _unit(1, 8, 3).requires_grad_()

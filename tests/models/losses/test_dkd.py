@@ -1,4 +1,5 @@
 """DKD against a per-sample loop with explicit sub-softmaxes; gt handling and warm-up."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -12,12 +13,13 @@ def _case(batch, classes, seed, scale=3.0):
     g = torch.Generator().manual_seed(seed)
     s = torch.randn(batch, classes, generator=g, dtype=torch.float64) * scale
     t = torch.randn(batch, classes, generator=g, dtype=torch.float64) * scale
-    target = torch.randint(0, classes, (batch, ), generator=g)
+    target = torch.randint(0, classes, (batch,), generator=g)
     return s, t, target
 
 
-@pytest.mark.parametrize('temperature,alpha,beta,seed', [(4.0, 1.0, 8.0, 0), (1.0, 0.5, 2.0, 1),
-                                                         (2.0, 1.0, 6.0, 2)])
+@pytest.mark.parametrize(
+    'temperature,alpha,beta,seed', [(4.0, 1.0, 8.0, 0), (1.0, 0.5, 2.0, 1), (2.0, 1.0, 6.0, 2)]
+)
 def test_dkd_matches_loop(temperature, alpha, beta, seed):
     s, t, target = _case(6, 7, seed)
     s1, s2 = s.clone().requires_grad_(), s.clone().requires_grad_()
@@ -48,11 +50,11 @@ def test_dkd_decomposes_kd():
     s, t, target = _case(4, 5, 4)
     tckd, nckd_terms = [], []
     for i in range(4):
-        a, b = decoupled_kd(s[i:i + 1], t[i:i + 1], target[i:i + 1], 1.0, 1.0, 4.0)
+        a, b = decoupled_kd(s[i : i + 1], t[i : i + 1], target[i : i + 1], 1.0, 1.0, 4.0)
         tckd.append(a)
         p_g = torch.softmax(t[i] / 4.0, 0)[target[i]]
         nckd_terms.append((1 - p_g) * b)
-    per_sample = torch.stack([softmax_kd(s[i:i + 1], t[i:i + 1], 4.0) for i in range(4)])
+    per_sample = torch.stack([softmax_kd(s[i : i + 1], t[i : i + 1], 4.0) for i in range(4)])
     torch.testing.assert_close(per_sample, torch.stack(tckd) + torch.stack(nckd_terms))
 
 

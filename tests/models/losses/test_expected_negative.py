@@ -1,5 +1,6 @@
 """ExpectedNegativeLoss (EN of the spatial-consistency paper) against a loop over images and
 classes written from docs/methods.md §3.3, for every switch combination."""
+
 import itertools
 import math
 
@@ -29,8 +30,15 @@ class _Reference:
         return -math.log(u + self.log_epsilon)
 
     def _global_threshold(self):
-        pool = sorted((s for n, row in self.scores.items() for c, s in enumerate(row)
-                       if not self.annotated[n][c]), reverse=True)
+        pool = sorted(
+            (
+                s
+                for n, row in self.scores.items()
+                for c, s in enumerate(row)
+                if not self.annotated[n][c]
+            ),
+            reverse=True,
+        )
         quota = self.k * len(self.scores)
         return pool[min(quota, len(pool)) - 1] if quota > 0 and pool else math.inf
 
@@ -43,7 +51,7 @@ class _Reference:
             if n in self.scores:
                 row = self.scores[n]
                 if self.en_mode == 'per_image_topk':
-                    left_out = set(sorted(others, key=lambda c: -row[c])[:self.k])
+                    left_out = set(sorted(others, key=lambda c: -row[c])[: self.k])
                 else:
                     left_out = {c for c in others if row[c] >= threshold}
                 negatives = [c for c in others if c not in left_out]
@@ -62,8 +70,10 @@ class _Reference:
         for b, n in enumerate(idx.tolist()):
             probs = torch.sigmoid(logits[b].double()).tolist()
             if n in self.scores:
-                self.scores[n] = [self.momentum * s + (1 - self.momentum) * p
-                                  for s, p in zip(self.scores[n], probs)]
+                self.scores[n] = [
+                    self.momentum * s + (1 - self.momentum) * p
+                    for s, p in zip(self.scores[n], probs)
+                ]
             else:
                 self.scores[n] = probs
             self.annotated[n] = [bool(gt[b, c] == 1) for c in range(C)]
@@ -73,38 +83,52 @@ class _Reference:
 def _batch(step, b=5):
     g = torch.Generator().manual_seed(step)
     gt = torch.full((b, C), -1.0)
-    gt[torch.arange(b), torch.randint(C, (b, ), generator=g)] = 1.0
+    gt[torch.arange(b), torch.randint(C, (b,), generator=g)] = 1.0
     idx = torch.randperm(N, generator=g)[:b]
     return torch.randn(b, C, generator=g) * 2, gt, idx
 
 
-SWITCHES = list(itertools.product(['per_image_topk', 'global_quota'], ['round', 'floor', 'ceil'],
-                                  ['assume_negative', 'ignore'], ['all', 'supervised'],
-                                  [1e-5, None]))
+SWITCHES = list(
+    itertools.product(
+        ['per_image_topk', 'global_quota'],
+        ['round', 'floor', 'ceil'],
+        ['assume_negative', 'ignore'],
+        ['all', 'supervised'],
+        [1e-5, None],
+    )
+)
 
 
 @pytest.mark.parametrize('en_mode,rounding,unseen,normaliser,log_epsilon', SWITCHES)
-def test_equals_the_loop_over_images_and_classes(en_mode, rounding, unseen, normaliser,
-                                                 log_epsilon):
-    kwargs = dict(momentum=0.7, en_mode=en_mode, k_rounding=rounding, unseen=unseen,
-                  normaliser=normaliser, log_epsilon=log_epsilon)
+def test_equals_the_loop_over_images_and_classes(
+    en_mode, rounding, unseen, normaliser, log_epsilon
+):
+    kwargs = dict(
+        momentum=0.7,
+        en_mode=en_mode,
+        k_rounding=rounding,
+        unseen=unseen,
+        normaliser=normaliser,
+        log_epsilon=log_epsilon,
+    )
     loss = ExpectedNegativeLoss(num_samples=N, num_classes=C, expected_positives=1.6, **kwargs)
     reference = _Reference(1.6, 0.7, en_mode, rounding, unseen, normaliser, log_epsilon)
-    for step in range(5):             # later steps revisit images: the state decides
+    for step in range(5):  # later steps revisit images: the state decides
         logits, gt, idx = _batch(step)
         assert float(loss(logits, gt, sample_idx=idx)) == pytest.approx(
-            reference.step(logits, gt, idx), rel=1e-5, abs=1e-7), step
+            reference.step(logits, gt, idx), rel=1e-5, abs=1e-7
+        ), step
     for n, row in reference.scores.items():
-        torch.testing.assert_close(loss.scores[n].double(),
-                                   torch.tensor(row, dtype=torch.float64), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(
+            loss.scores[n].double(), torch.tensor(row, dtype=torch.float64), rtol=1e-5, atol=1e-6
+        )
 
 
 def test_the_left_out_classes_are_the_highest_running_averages():
-    loss = ExpectedNegativeLoss(num_samples=1, num_classes=5, expected_positives=2.0,
-                                momentum=0.0)
+    loss = ExpectedNegativeLoss(num_samples=1, num_classes=5, expected_positives=2.0, momentum=0.0)
     gt = torch.tensor([[1.0, -1, -1, -1, -1]])
     logits = torch.tensor([[0.0, 3.0, -2.0, 1.0, -4.0]])
-    loss(logits, gt, sample_idx=torch.tensor([0]))         # first visit: AN, sets the average
+    loss(logits, gt, sample_idx=torch.tensor([0]))  # first visit: AN, sets the average
     expected = loss.expected_negatives(gt, torch.tensor([0]))
     # classes 1 and 3 have the highest averages: left out; 2 and 4 are expected negatives
     assert expected.tolist() == [[False, False, True, False, True]]
@@ -120,13 +144,16 @@ def test_value_gradient_and_extremes_stay_finite():
         assert torch.isfinite(value) and torch.isfinite(logits.grad).all()
 
 
-@pytest.mark.parametrize('kwargs,message', [
-    (dict(expected_positives=0), 'expected_positives .* must be > 0'),
-    (dict(expected_positives=1.5, en_mode='lowest'), 'en_mode must be one of'),
-    (dict(expected_positives=1.5, k_rounding='up'), 'k_rounding must be one of'),
-    (dict(expected_positives=1.5, log_epsilon=0.0), 'log_epsilon must be > 0 or None'),
-    (dict(expected_positives=1.5, momentum=1.0), r'momentum must be in \[0, 1\)'),
-])
+@pytest.mark.parametrize(
+    'kwargs,message',
+    [
+        (dict(expected_positives=0), 'expected_positives .* must be > 0'),
+        (dict(expected_positives=1.5, en_mode='lowest'), 'en_mode must be one of'),
+        (dict(expected_positives=1.5, k_rounding='up'), 'k_rounding must be one of'),
+        (dict(expected_positives=1.5, log_epsilon=0.0), 'log_epsilon must be > 0 or None'),
+        (dict(expected_positives=1.5, momentum=1.0), r'momentum must be in \[0, 1\)'),
+    ],
+)
 def test_bad_settings_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ExpectedNegativeLoss(num_samples=N, num_classes=C, **kwargs)
@@ -139,9 +166,14 @@ def test_state_round_trip_and_another_dataset_refused():
     fresh = ExpectedNegativeLoss(num_samples=N, num_classes=C, expected_positives=1.5)
     fresh.load_state_dict(loss.state_dict())
     logits, gt, idx = _batch(1)
-    torch.testing.assert_close(fresh(logits, gt, sample_idx=idx),
-                               loss(logits, gt, sample_idx=idx), rtol=0, atol=0)
-    with pytest.raises(StateSizeError, match=r"'scores' has shape \(7, 6\) \(7 samples\), this "
-                                             r"run needs \(9, 6\) \(9 samples\)"):
-        ExpectedNegativeLoss(num_samples=9, num_classes=C,
-                             expected_positives=1.5).load_state_dict(loss.state_dict())
+    torch.testing.assert_close(
+        fresh(logits, gt, sample_idx=idx), loss(logits, gt, sample_idx=idx), rtol=0, atol=0
+    )
+    with pytest.raises(
+        StateSizeError,
+        match=r"'scores' has shape \(7, 6\) \(7 samples\), this "
+        r'run needs \(9, 6\) \(9 samples\)',
+    ):
+        ExpectedNegativeLoss(num_samples=9, num_classes=C, expected_positives=1.5).load_state_dict(
+            loss.state_dict()
+        )

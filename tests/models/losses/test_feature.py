@@ -1,4 +1,5 @@
 """AT and the FitNet hint loss against per-sample loops; FitNet's two-stage switch."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -24,8 +25,9 @@ def test_at_matches_loop_with_pooling_both_ways():
     ref.backward()
     for a, b in zip(s1, s2):
         torch.testing.assert_close(a.grad, b.grad, rtol=1e-8, atol=1e-12)
-    module = ATLoss(loss_weight=1000.0)(s_feats=[x.float() for x in s],
-                                        t_feats=[x.float() for x in t])
+    module = ATLoss(loss_weight=1000.0)(
+        s_feats=[x.float() for x in s], t_feats=[x.float() for x in t]
+    )
     torch.testing.assert_close(module.double(), 1000 * ref, rtol=1e-5, atol=1e-6)
 
 
@@ -42,11 +44,20 @@ def test_at_single_tensor_batch_one_and_large_features():
 
 def test_hint_mse_is_the_mean_squared_error_and_checks_shapes():
     s, t = _maps(3, [(2, 4, 3, 3), (2, 4, 3, 3)])
-    hand = sum(((s[b, c, h, w] - t[b, c, h, w]) ** 2).item() for b in range(2) for c in range(4)
-               for h in range(3) for w in range(3)) / s.numel()
+    hand = (
+        sum(
+            ((s[b, c, h, w] - t[b, c, h, w]) ** 2).item()
+            for b in range(2)
+            for c in range(4)
+            for h in range(3)
+            for w in range(3)
+        )
+        / s.numel()
+    )
     assert hint_mse(s, t).item() == pytest.approx(hand, rel=1e-12)
-    assert FitNetLoss(loss_weight=100.0)(s_feats=s.float(), t_feats=t.float()).item() == \
-        pytest.approx(100 * hand, rel=1e-5)
+    assert FitNetLoss(loss_weight=100.0)(
+        s_feats=s.float(), t_feats=t.float()
+    ).item() == pytest.approx(100 * hand, rel=1e-5)
     with pytest.raises(ValueError, match='connector output'):
         hint_mse(s, t[:, :3])
 

@@ -2,12 +2,23 @@
 losses: fp32 results from low-precision inputs, finite values and gradients at extreme and
 degenerate inputs, a graph-connected result, and no gradient into the teacher's tensors (except
 CRD, whose teacher embedding comes from a trainable connector)."""
+
 import pytest
 import torch
 import torch.nn.functional as F
 
-from mlkd.models.losses import (ATLoss, CRDLoss, DKDLoss, FitNetLoss, MLLDLoss, OFDLoss,
-                                PKTLoss, ReviewKDLoss, RKDLoss, VIDLoss)
+from mlkd.models.losses import (
+    ATLoss,
+    CRDLoss,
+    DKDLoss,
+    FitNetLoss,
+    MLLDLoss,
+    OFDLoss,
+    PKTLoss,
+    ReviewKDLoss,
+    RKDLoss,
+    VIDLoss,
+)
 
 
 def _maps(batch, scale, seed):
@@ -28,30 +39,86 @@ def _logits(batch, scale, seed):
 
 # name -> (factory of the loss, factory of (student kwargs, teacher kwargs, other kwargs))
 CASES = {
-    'RKD': (RKDLoss, lambda b, sc, seed: (
-        {'s_pooled': _vectors(b, sc, seed)}, {'t_pooled': _vectors(b, sc, seed + 1)}, {})),
-    'PKT': (PKTLoss, lambda b, sc, seed: (
-        {'s_pooled': _vectors(b, sc, seed)}, {'t_pooled': _vectors(b, sc, seed + 1)}, {})),
-    'CRD': (lambda: CRDLoss(num_samples=20, embed_dim=8, num_negatives=5),
-            lambda b, sc, seed: ({'s_pooled': F.normalize(_vectors(b, sc, seed), dim=1)},
-                                 {'t_pooled': F.normalize(_vectors(b, sc, seed + 1), dim=1)},
-                                 {'sample_idx': torch.arange(b)})),
-    'AT': (ATLoss, lambda b, sc, seed: (
-        {'s_feats': _maps(b, sc, seed)}, {'t_feats': _maps(b, sc, seed + 1)}, {})),
-    'FitNet': (FitNetLoss, lambda b, sc, seed: (
-        {'s_feats': _maps(b, sc, seed)}, {'t_feats': _maps(b, sc, seed + 1)}, {})),
-    'VID': (lambda: VIDLoss([4, 4]), lambda b, sc, seed: (
-        {'s_feats': _maps(b, sc, seed)}, {'t_feats': _maps(b, sc, seed + 1)}, {})),
-    'OFD': (lambda: OFDLoss(margins=[-torch.ones(4), -0.5 * torch.ones(4)]),
-            lambda b, sc, seed: ({'s_feats': _maps(b, sc, seed)},
-                                 {'t_feats': _maps(b, sc, seed + 1)}, {})),
-    'ReviewKD': (ReviewKDLoss, lambda b, sc, seed: (
-        {'s_feats': _maps(b, sc, seed)}, {'t_feats': _maps(b, sc, seed + 1)}, {})),
-    'DKD': (DKDLoss, lambda b, sc, seed: (
-        {'s_logits': _logits(b, sc, seed)}, {'t_logits': _logits(b, sc, seed + 1)},
-        {'gt': F.one_hot(torch.arange(b) % 6, 6).float()})),
-    'MLLD': (MLLDLoss, lambda b, sc, seed: (
-        {'s_logits': _logits(b, sc, seed)}, {'t_logits': _logits(b, sc, seed + 1)}, {})),
+    'RKD': (
+        RKDLoss,
+        lambda b, sc, seed: (
+            {'s_pooled': _vectors(b, sc, seed)},
+            {'t_pooled': _vectors(b, sc, seed + 1)},
+            {},
+        ),
+    ),
+    'PKT': (
+        PKTLoss,
+        lambda b, sc, seed: (
+            {'s_pooled': _vectors(b, sc, seed)},
+            {'t_pooled': _vectors(b, sc, seed + 1)},
+            {},
+        ),
+    ),
+    'CRD': (
+        lambda: CRDLoss(num_samples=20, embed_dim=8, num_negatives=5),
+        lambda b, sc, seed: (
+            {'s_pooled': F.normalize(_vectors(b, sc, seed), dim=1)},
+            {'t_pooled': F.normalize(_vectors(b, sc, seed + 1), dim=1)},
+            {'sample_idx': torch.arange(b)},
+        ),
+    ),
+    'AT': (
+        ATLoss,
+        lambda b, sc, seed: (
+            {'s_feats': _maps(b, sc, seed)},
+            {'t_feats': _maps(b, sc, seed + 1)},
+            {},
+        ),
+    ),
+    'FitNet': (
+        FitNetLoss,
+        lambda b, sc, seed: (
+            {'s_feats': _maps(b, sc, seed)},
+            {'t_feats': _maps(b, sc, seed + 1)},
+            {},
+        ),
+    ),
+    'VID': (
+        lambda: VIDLoss([4, 4]),
+        lambda b, sc, seed: (
+            {'s_feats': _maps(b, sc, seed)},
+            {'t_feats': _maps(b, sc, seed + 1)},
+            {},
+        ),
+    ),
+    'OFD': (
+        lambda: OFDLoss(margins=[-torch.ones(4), -0.5 * torch.ones(4)]),
+        lambda b, sc, seed: (
+            {'s_feats': _maps(b, sc, seed)},
+            {'t_feats': _maps(b, sc, seed + 1)},
+            {},
+        ),
+    ),
+    'ReviewKD': (
+        ReviewKDLoss,
+        lambda b, sc, seed: (
+            {'s_feats': _maps(b, sc, seed)},
+            {'t_feats': _maps(b, sc, seed + 1)},
+            {},
+        ),
+    ),
+    'DKD': (
+        DKDLoss,
+        lambda b, sc, seed: (
+            {'s_logits': _logits(b, sc, seed)},
+            {'t_logits': _logits(b, sc, seed + 1)},
+            {'gt': F.one_hot(torch.arange(b) % 6, 6).float()},
+        ),
+    ),
+    'MLLD': (
+        MLLDLoss,
+        lambda b, sc, seed: (
+            {'s_logits': _logits(b, sc, seed)},
+            {'t_logits': _logits(b, sc, seed + 1)},
+            {},
+        ),
+    ),
 }
 
 
@@ -100,8 +167,14 @@ def test_finite_values_gradients_and_teacher_detached(name, case):
         scale = 1e-4
     s, t, other = make(batch, scale, 1)
     if case == 'all_equal':
-        s = {k: ([torch.ones_like(x) for x in v] if isinstance(v, list) else
-                 F.normalize(torch.ones_like(v), dim=1)) for k, v in s.items()}
+        s = {
+            k: (
+                [torch.ones_like(x) for x in v]
+                if isinstance(v, list)
+                else F.normalize(torch.ones_like(v), dim=1)
+            )
+            for k, v in s.items()
+        }
         t = {k.replace('s_', 't_'): v for k, v in s.items()}
     s, s_leaves = _leaves(s)
     t, t_leaves = _leaves(t)
@@ -134,9 +207,19 @@ def test_losses_build_from_the_registry_with_their_flags():
     from mmengine.registry import DefaultScope
 
     from mlkd.registry import MODELS
-    expected = {'RKDLoss': True, 'PKTLoss': True, 'CRDLoss': True, 'MLLDLoss': True,
-                'ATLoss': False, 'FitNetLoss': False, 'VIDLoss': False, 'OFDLoss': False,
-                'ReviewKDLoss': False, 'DKDLoss': False}
+
+    expected = {
+        'RKDLoss': True,
+        'PKTLoss': True,
+        'CRDLoss': True,
+        'MLLDLoss': True,
+        'ATLoss': False,
+        'FitNetLoss': False,
+        'VIDLoss': False,
+        'OFDLoss': False,
+        'ReviewKDLoss': False,
+        'DKDLoss': False,
+    }
     extra = {'CRDLoss': dict(num_samples=10), 'VIDLoss': dict(num_channels=4)}
     with DefaultScope.overwrite_default_scope('mlkd'):
         for name, compares in expected.items():

@@ -1,4 +1,5 @@
 """IntraClassContrastiveLoss against loops written from eqs. (4)-(7) and §3.3 of the paper."""
+
 import itertools
 import math
 import os
@@ -7,9 +8,9 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from conftest import free_port
 
 import mlkd.models  # noqa: F401
-from conftest import free_port
 from mlkd.models.algorithms import LossRouter
 from mlkd.models.losses import IntraClassContrastiveLoss, StateSizeError, class_margins
 
@@ -18,10 +19,13 @@ C, D = 3, 4
 
 def _batch(seed, b=8, scale=2.0):
     g = torch.Generator().manual_seed(seed)
-    labels = torch.randint(C, (b, ), generator=g)
-    return dict(anchor=torch.randn(b, D, generator=g) * scale,
-                positive=torch.randn(b, D, generator=g) * scale,
-                logits=torch.randn(b, C, generator=g) * 3, gt=torch.eye(C)[labels])
+    labels = torch.randint(C, (b,), generator=g)
+    return dict(
+        anchor=torch.randn(b, D, generator=g) * scale,
+        positive=torch.randn(b, D, generator=g) * scale,
+        logits=torch.randn(b, C, generator=g) * 3,
+        gt=torch.eye(C)[labels],
+    )
 
 
 def _margin(logits_row, y):
@@ -49,20 +53,31 @@ def _batch_reference(batch, delta, temperature, normalize, negatives, reduction)
     total, count = 0.0, 0
     for i in range(len(y)):
         if margins[i] <= delta:
-            continue                                              # eq. (7): 0 otherwise
-        others = [a[k] for k in range(len(y)) if k != i and y[k] == y[i]
-                  and (negatives == 'all' or margins[k] > delta)]
+            continue  # eq. (7): 0 otherwise
+        others = [
+            a[k]
+            for k in range(len(y))
+            if k != i and y[k] == y[i] and (negatives == 'all' or margins[k] > delta)
+        ]
         total += _tuplet(a[i], p[i], others, temperature)
         count += 1
     return total / (len(y) if reduction == 'batch' else max(count, 1))
 
 
-@pytest.mark.parametrize('normalize,temperature,negatives,reduction', list(itertools.product(
-    [False, True], [1.0, 0.5], ['all', 'qualifying'], ['batch', 'anchors'])))
+@pytest.mark.parametrize(
+    'normalize,temperature,negatives,reduction',
+    list(itertools.product([False, True], [1.0, 0.5], ['all', 'qualifying'], ['batch', 'anchors'])),
+)
 def test_batch_mode_equals_the_formula(normalize, temperature, negatives, reduction):
-    loss = IntraClassContrastiveLoss(num_classes=C, margin_threshold=0.1,
-                                     temperature=temperature, normalize=normalize,
-                                     negatives=negatives, reduction=reduction, queue_size=None)
+    loss = IntraClassContrastiveLoss(
+        num_classes=C,
+        margin_threshold=0.1,
+        temperature=temperature,
+        normalize=normalize,
+        negatives=negatives,
+        reduction=reduction,
+        queue_size=None,
+    )
     for seed in range(3):
         batch = _batch(seed)
         expected = _batch_reference(batch, 0.1, temperature, normalize, negatives, reduction)
@@ -72,8 +87,10 @@ def test_batch_mode_equals_the_formula(normalize, temperature, negatives, reduct
 def test_margin_is_definition_1():
     logits = torch.tensor([[2.0, 1.0, 0.0], [0.0, 3.0, 3.0]])
     p = torch.softmax(logits, 1)
-    torch.testing.assert_close(class_margins(logits, torch.tensor([0, 2])),
-                               torch.stack([p[0, 0] - p[0, 1], p[1, 2] - p[1, 1]]))
+    torch.testing.assert_close(
+        class_margins(logits, torch.tensor([0, 2])),
+        torch.stack([p[0, 0] - p[0, 1], p[1, 2] - p[1, 1]]),
+    )
 
 
 class _PipelineReference:
@@ -108,9 +125,15 @@ class _PipelineReference:
 
 @pytest.mark.parametrize('normalize,reduction', [(False, 'batch'), (True, 'anchors')])
 def test_pipeline_equals_per_class_queues(normalize, reduction):
-    loss = IntraClassContrastiveLoss(num_classes=C, margin_threshold=-0.2, normalize=normalize,
-                                     reduction=reduction, queue_size=4, embed_dim=D,
-                                     temperature=0.7)
+    loss = IntraClassContrastiveLoss(
+        num_classes=C,
+        margin_threshold=-0.2,
+        normalize=normalize,
+        reduction=reduction,
+        queue_size=4,
+        embed_dim=D,
+        temperature=0.7,
+    )
     reference = _PipelineReference(4, -0.2, 0.7, normalize, reduction)
     flushed = 0
     for seed in range(12):
@@ -123,23 +146,24 @@ def test_pipeline_equals_per_class_queues(normalize, reduction):
             assert int(loss.queue_count[c]) == len(reference.queues[c])
             if reference.queues[c]:
                 cached = torch.stack([m[0] for m in reference.queues[c]])
-                torch.testing.assert_close(loss.queue_anchor[c, :len(cached)], cached)
-    assert flushed >= 3                      # the test exercised several flushes
+                torch.testing.assert_close(loss.queue_anchor[c, : len(cached)], cached)
+    assert flushed >= 3  # the test exercised several flushes
 
 
 def test_pipeline_gradient_reaches_only_the_batch():
-    loss = IntraClassContrastiveLoss(num_classes=C, margin_threshold=-1.0, queue_size=2,
-                                     embed_dim=D)
+    loss = IntraClassContrastiveLoss(
+        num_classes=C, margin_threshold=-1.0, queue_size=2, embed_dim=D
+    )
     first = _batch(0, b=3)
     first['gt'] = torch.eye(C)[torch.tensor([0, 1, 2])]
-    loss(**first)                                       # one anchor per class: all cached
+    loss(**first)  # one anchor per class: all cached
     assert loss.queue_count.tolist() == [1, 1, 1]
     second = _batch(1, b=3)
     second['gt'] = torch.eye(C)[torch.tensor([0, 0, 1])]
     second['anchor'].requires_grad_(True)
     value = loss(**second)
     value.backward()
-    assert loss.queue_count.tolist() == [0, 0, 1]       # classes 0 and 1 flushed, 2 kept
+    assert loss.queue_count.tolist() == [0, 0, 1]  # classes 0 and 1 flushed, 2 kept
     assert torch.isfinite(second['anchor'].grad).all() and second['anchor'].grad.abs().sum() > 0
 
 
@@ -147,32 +171,35 @@ def test_edge_cases_are_finite_and_connected():
     loss = IntraClassContrastiveLoss(num_classes=C, margin_threshold=0.5, queue_size=None)
     batch = _batch(0)
     batch['anchor'].requires_grad_(True)
-    batch['logits'] = torch.zeros_like(batch['logits'])            # no margin: nothing counts
+    batch['logits'] = torch.zeros_like(batch['logits'])  # no margin: nothing counts
     value = loss(**batch)
     value.backward()
     assert float(value) == 0 and batch['anchor'].grad is not None
-    single = _batch(1, b=1)                                         # one sample: no negatives
+    single = _batch(1, b=1)  # one sample: no negatives
     single['logits'] = torch.eye(C)[single['gt'].argmax(1)] * 10
     assert float(loss(**single)) == pytest.approx(0.0, abs=1e-6)
-    same = _batch(2, b=4)                                           # identical embeddings
+    same = _batch(2, b=4)  # identical embeddings
     same['gt'] = torch.eye(C)[torch.zeros(4, dtype=torch.long)]
     same['logits'] = same['gt'] * 10
     same['anchor'] = same['positive'] = torch.ones(4, D)
-    assert float(loss(**same)) == pytest.approx(math.log(4.0), rel=1e-5)   # log(1 + m), m = 3
-    same['anchor'] = same['positive'] = torch.ones(4, D) * 30              # e^3600: still finite
+    assert float(loss(**same)) == pytest.approx(math.log(4.0), rel=1e-5)  # log(1 + m), m = 3
+    same['anchor'] = same['positive'] = torch.ones(4, D) * 30  # e^3600: still finite
     assert float(loss(**same)) == pytest.approx(math.log(4.0), abs=1e-3)
     huge = _batch(3)
     huge['anchor'], huge['logits'] = huge['anchor'] * 1e3, huge['gt'] * 20
     assert torch.isfinite(loss(**huge))
 
 
-@pytest.mark.parametrize('kwargs,message', [
-    (dict(margin_threshold=1.5), r'margin_threshold \(δ\) must be in \[-1, 1\].*1.5'),
-    (dict(queue_size=1, embed_dim=D), 'queue_size must be >= 2.*got 1'),
-    (dict(loss_weight=-0.01), 'loss_weight must be a finite number >= 0, got -0.01'),
-    (dict(queue_size=4), 'needs the embedding size'),
-    (dict(negatives='some'), "negatives must be one of"),
-])
+@pytest.mark.parametrize(
+    'kwargs,message',
+    [
+        (dict(margin_threshold=1.5), r'margin_threshold \(δ\) must be in \[-1, 1\].*1.5'),
+        (dict(queue_size=1, embed_dim=D), 'queue_size must be >= 2.*got 1'),
+        (dict(loss_weight=-0.01), 'loss_weight must be a finite number >= 0, got -0.01'),
+        (dict(queue_size=4), 'needs the embedding size'),
+        (dict(negatives='some'), 'negatives must be one of'),
+    ],
+)
 def test_bad_settings_are_refused_naming_the_value(kwargs, message):
     with pytest.raises(ValueError, match=message):
         IntraClassContrastiveLoss(num_classes=C, **kwargs)
@@ -192,22 +219,32 @@ def test_multi_label_targets_and_mismatched_views_are_refused():
 
 
 def test_the_cache_travels_through_a_checkpoint_and_refuses_another_size():
-    loss = IntraClassContrastiveLoss(num_classes=C, margin_threshold=-1.0, queue_size=8,
-                                     embed_dim=D)
+    loss = IntraClassContrastiveLoss(
+        num_classes=C, margin_threshold=-1.0, queue_size=8, embed_dim=D
+    )
     loss(**_batch(0, b=5))
     state = loss.state_dict()
-    fresh = IntraClassContrastiveLoss(num_classes=C, margin_threshold=-1.0, queue_size=8,
-                                      embed_dim=D)
+    fresh = IntraClassContrastiveLoss(
+        num_classes=C, margin_threshold=-1.0, queue_size=8, embed_dim=D
+    )
     fresh.load_state_dict(state)
     batch = _batch(1, b=5)
     torch.testing.assert_close(fresh(**batch), loss(**batch), rtol=0, atol=0)
-    with pytest.raises(StateSizeError, match=r"'queue_anchor' has shape \(3, 8, 4\) \(3 classes\)"
-                                             r", this run needs \(5, 8, 4\) \(5 classes\)"):
+    with pytest.raises(
+        StateSizeError,
+        match=r"'queue_anchor' has shape \(3, 8, 4\) \(3 classes\)"
+        r', this run needs \(5, 8, 4\) \(5 classes\)',
+    ):
         IntraClassContrastiveLoss(num_classes=5, queue_size=8, embed_dim=D).load_state_dict(state)
 
 
-CONFIG = dict(type='IntraClassContrastiveLoss', num_classes=C, margin_threshold=-0.3,
-              queue_size=4, embed_dim=D)
+CONFIG = dict(
+    type='IntraClassContrastiveLoss',
+    num_classes=C,
+    margin_threshold=-0.3,
+    queue_size=4,
+    embed_dim=D,
+)
 NAMES = {'anchor', 'positive', 'logits', 'gt', 'data_samples'}
 
 
@@ -223,8 +260,10 @@ def _run(rank=None, world=1):
         value = router({**batch, 'data_samples': [None] * len(batch['gt'])})['loss_intra']
         value.backward()
         values.append(value.detach())
-    return {'values': torch.stack(values), **{k: v.clone() for k, v in
-                                              router['intra'].state_dict().items()}}
+    return {
+        'values': torch.stack(values),
+        **{k: v.clone() for k, v in router['intra'].state_dict().items()},
+    }
 
 
 def _worker(rank, port, out_dir):
@@ -237,8 +276,9 @@ def _worker(rank, port, out_dir):
 def test_two_processes_see_the_queues_and_loss_of_one(tmp_path):
     single = _run()
     assert (single['values'] > 0).sum() >= 2
-    mp.start_processes(_worker, args=(free_port(), str(tmp_path)), nprocs=2, join=True,
-                       start_method='fork')
+    mp.start_processes(
+        _worker, args=(free_port(), str(tmp_path)), nprocs=2, join=True, start_method='fork'
+    )
     for rank in range(2):
         result = torch.load(tmp_path / f'rank{rank}.pt', weights_only=True)
         for key, value in single.items():

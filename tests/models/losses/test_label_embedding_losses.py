@@ -1,16 +1,20 @@
 """Tests of L2D's CD / ID / LED and the MDKD reconstruction."""
+
 import itertools
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from mlkd.models.losses.logit_kd.label_embedding import (ClassAwareDistillLoss, InstanceAwareDistillLoss,
-                                                LabelEmbeddingDistillLoss,
-                                                class_aware_distance_loss,
-                                                grouped_huber_distance_loss,
-                                                instance_aware_distance_loss,
-                                                pairwise_huber_distance_loss)
+from mlkd.models.losses.logit_kd.label_embedding import (
+    ClassAwareDistillLoss,
+    InstanceAwareDistillLoss,
+    LabelEmbeddingDistillLoss,
+    class_aware_distance_loss,
+    grouped_huber_distance_loss,
+    instance_aware_distance_loss,
+    pairwise_huber_distance_loss,
+)
 from mlkd.models.losses.logit_kd.mdkd import MultiOrderDependencyLoss
 from mlkd.registry import MODELS
 
@@ -60,8 +64,9 @@ def _random_case(b=8, c=6, d=16, dt=None, seed=0):
     return s, t, gt
 
 
-@pytest.mark.parametrize('fn,ref', [(class_aware_distance_loss, _cd_ref),
-                                    (instance_aware_distance_loss, _id_ref)])
+@pytest.mark.parametrize(
+    'fn,ref', [(class_aware_distance_loss, _cd_ref), (instance_aware_distance_loss, _id_ref)]
+)
 @pytest.mark.parametrize('seed,dt', [(0, None), (1, 24), (2, None)])
 def test_vectorised_equals_loops(fn, ref, seed, dt):
     s, t, gt = _random_case(dt=dt, seed=seed)
@@ -80,8 +85,9 @@ def test_pairwise_single_set_matches_definition():
     g = torch.Generator().manual_seed(3)
     s = torch.randn(5, 7, generator=g, requires_grad=True)
     t = torch.randn(5, 9, generator=g)
-    torch.testing.assert_close(pairwise_huber_distance_loss(s, t), _huber_dist_ref(s, t),
-                               rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(
+        pairwise_huber_distance_loss(s, t), _huber_dist_ref(s, t), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_two_member_groups_give_exact_zero():
@@ -137,7 +143,7 @@ def test_no_valid_group_is_connected_zero(gt_fill):
 def test_batch_size_one():
     s = torch.randn(1, 6, 8, requires_grad=True)
     t = torch.randn(1, 6, 8)
-    gt = torch.tensor([[1., 1., 1., 0., 1., 0.]])
+    gt = torch.tensor([[1.0, 1.0, 1.0, 0.0, 1.0, 0.0]])
     cd = class_aware_distance_loss(s, t, gt)
     assert cd.item() == 0.0 and cd.requires_grad
     idl = instance_aware_distance_loss(s, t, gt)
@@ -190,6 +196,7 @@ def test_modules_and_registry():
 # MDKD reconstruction.
 def _second_order_ref_gram_l1(zs, zt, temperature, eps=1e-8):
     """Loops: S_ij = (1/B) Σ_b p_bi p_bj, row-L1 normalised, squared difference / C²."""
+
     def norm_dep(z):
         p = torch.sigmoid(z / temperature)
         b, c = p.shape
@@ -198,16 +205,18 @@ def _second_order_ref_gram_l1(zs, zt, temperature, eps=1e-8):
             for j in range(c):
                 s[i, j] = sum(p[k, i] * p[k, j] for k in range(b)) / b
         return torch.stack([s[i] / (s[i].abs().sum() + eps) for i in range(c)])
+
     c = zs.size(1)
-    return ((norm_dep(zs) - norm_dep(zt)) ** 2).sum() / c ** 2
+    return ((norm_dep(zs) - norm_dep(zt)) ** 2).sum() / c**2
 
 
 def _second_order_ref_pearson_softmax(zs, zt):
     def norm_dep(z):
         s = torch.corrcoef(torch.sigmoid(z).t())
         return torch.softmax(s, dim=1)
+
     c = zs.size(1)
-    return ((norm_dep(zs) - norm_dep(zt)) ** 2).sum() / c ** 2
+    return ((norm_dep(zs) - norm_dep(zt)) ** 2).sum() / c**2
 
 
 def test_mdkd_second_order_equals_direct_computation():
@@ -215,11 +224,13 @@ def test_mdkd_second_order_equals_direct_computation():
     zs, zt = torch.randn(6, 5, generator=g), torch.randn(6, 5, generator=g)
     gt = torch.ones(6, 5)
     out = MultiOrderDependencyLoss(temperature=2.0)(zs, zt, gt)
-    torch.testing.assert_close(out['second'], _second_order_ref_gram_l1(zs, zt, 2.0),
-                               rtol=1e-5, atol=1e-8)
+    torch.testing.assert_close(
+        out['second'], _second_order_ref_gram_l1(zs, zt, 2.0), rtol=1e-5, atol=1e-8
+    )
     out = MultiOrderDependencyLoss(dependency='pearson', norm='row_softmax')(zs, zt, gt)
-    torch.testing.assert_close(out['second'], _second_order_ref_pearson_softmax(zs, zt),
-                               rtol=1e-4, atol=1e-8)
+    torch.testing.assert_close(
+        out['second'], _second_order_ref_pearson_softmax(zs, zt), rtol=1e-4, atol=1e-8
+    )
 
 
 def test_mdkd_high_order_power_equals_direct_computation():
@@ -231,16 +242,26 @@ def test_mdkd_high_order_power_equals_direct_computation():
         s = p.t() @ p / p.size(0)
         s = s * (1 - torch.eye(4))
         return s / (s.sum(1, keepdim=True) + 1e-8)
+
     a_s, a_t = transition(zs), transition(zt)
-    ref = sum(w * ((torch.linalg.matrix_power(a_s, k) - torch.linalg.matrix_power(a_t, k)) ** 2)
-              .sum() for k, w in zip((2, 3, 4), (1.0, 0.5, 0.25))) / 16
+    ref = (
+        sum(
+            w * ((torch.linalg.matrix_power(a_s, k) - torch.linalg.matrix_power(a_t, k)) ** 2).sum()
+            for k, w in zip((2, 3, 4), (1.0, 0.5, 0.25))
+        )
+        / 16
+    )
     out = MultiOrderDependencyLoss(max_order=4, order_weights=[1.0, 0.5, 0.25])(
-        zs, zt, torch.ones(6, 4))
+        zs, zt, torch.ones(6, 4)
+    )
     torch.testing.assert_close(out['high'], ref, rtol=1e-5, atol=1e-9)
 
 
-_SWITCHES = list(itertools.product(('gram', 'cosine', 'pearson'), ('row_l1', 'row_softmax'),
-                                   ('power', 'rwr'), (False, True)))
+_SWITCHES = list(
+    itertools.product(
+        ('gram', 'cosine', 'pearson'), ('row_l1', 'row_softmax'), ('power', 'rwr'), (False, True)
+    )
+)
 
 
 @pytest.mark.parametrize('dep,norm,high,ignore_absent', _SWITCHES)
@@ -251,11 +272,12 @@ def test_mdkd_zero_when_equal_and_finite_grads(dep, norm, high, ignore_absent):
     gt = (torch.rand(b, c, generator=g) < 0.4).float()
     gt[:, 2] = 0  # a class absent from the batch
     zt[:, 2] = -200.0  # probabilities exactly 0: a zero column
-    loss = MultiOrderDependencyLoss(dependency=dep, norm=norm, high_order=high,
-                                    ignore_absent=ignore_absent)
+    loss = MultiOrderDependencyLoss(
+        dependency=dep, norm=norm, high_order=high, ignore_absent=ignore_absent
+    )
     out = loss(zt.clone(), zt, gt)
     assert out['second'].item() == 0.0 and out['high'].item() == 0.0
-    zs = (torch.randn(b, c, generator=g) * 3)
+    zs = torch.randn(b, c, generator=g) * 3
     zs[:, 2] = -200.0
     zs.requires_grad_()
     out = loss(zs, zt, gt)
@@ -268,8 +290,9 @@ def test_mdkd_zero_when_equal_and_finite_grads(dep, norm, high, ignore_absent):
 @pytest.mark.parametrize('dep', ['gram', 'cosine', 'pearson'])
 def test_mdkd_batch_of_one_and_constant_columns(dep):
     zs = torch.zeros(1, 5, requires_grad=True)
-    out = MultiOrderDependencyLoss(dependency=dep, high_order='rwr')(zs, torch.randn(1, 5),
-                                                                     torch.zeros(1, 5))
+    out = MultiOrderDependencyLoss(dependency=dep, high_order='rwr')(
+        zs, torch.randn(1, 5), torch.zeros(1, 5)
+    )
     total = out['second'] + out['high']
     total.backward()
     assert torch.isfinite(total) and torch.isfinite(zs.grad).all()
@@ -279,8 +302,16 @@ def test_mdkd_teacher_ema_and_weights():
     g = torch.Generator().manual_seed(13)
     zs, zt1, zt2 = (torch.randn(6, 4, generator=g) for _ in range(3))
     gt = torch.ones(6, 4)
-    loss = MODELS.build(dict(type='MultiOrderDependencyLoss', teacher_ema=0.9, num_classes=4,
-                             second_order_weight=2.0, high_order_weight=3.0, loss_weight=0.5))
+    loss = MODELS.build(
+        dict(
+            type='MultiOrderDependencyLoss',
+            teacher_ema=0.9,
+            num_classes=4,
+            second_order_weight=2.0,
+            high_order_weight=3.0,
+            loss_weight=0.5,
+        )
+    )
     loss.train()
     loss(zs, zt1, gt)
     p1, p2 = torch.sigmoid(zt1), torch.sigmoid(zt2)
@@ -292,6 +323,7 @@ def test_mdkd_teacher_ema_and_weights():
     ema_dep = loss.t_dep_ema.clone()
     # Weighted terms: recompute with the EMA matrix through the pure function.
     from mlkd.models.losses.logit_kd.mdkd import dependency_matrix, multi_order_dependency_terms
+
     s2, hi = multi_order_dependency_terms(dependency_matrix(torch.sigmoid(zs)), ema_dep)
     torch.testing.assert_close(out['second'], 0.5 * 2.0 * s2)
     torch.testing.assert_close(out['high'], 0.5 * 3.0 * hi)

@@ -6,6 +6,7 @@ plus the numerical contract of ``mlkd/models/losses/base.py``: fp32 results, fin
 gradients at the extremes, the teacher never receives gradient, empty sets give a graph-connected
 0.
 """
+
 import itertools
 
 import pytest
@@ -13,16 +14,28 @@ import torch
 import torch.nn.functional as F
 from mmengine.registry import DefaultScope
 
-from mlkd.models.losses import (BinaryCrossEntropySumLoss, MSEDistillLoss, MultiLabelKDLoss,
-                                MultiLabelLogitDistillLoss, NegativeDiscrepancyLoss,
-                                PartialSoftmaxLoss, PositiveDivideLoss, SoftmaxKDLoss,
-                                binary_cross_entropy_sum, multi_label_kd,
-                                multi_label_logit_distill, negative_discrepancy,
-                                partial_softmax_kl)
+from mlkd.models.losses import (
+    BinaryCrossEntropySumLoss,
+    MSEDistillLoss,
+    MultiLabelKDLoss,
+    MultiLabelLogitDistillLoss,
+    NegativeDiscrepancyLoss,
+    PartialSoftmaxLoss,
+    PositiveDivideLoss,
+    SoftmaxKDLoss,
+    binary_cross_entropy_sum,
+    multi_label_kd,
+    multi_label_logit_distill,
+    negative_discrepancy,
+    partial_softmax_kl,
+)
 from mlkd.registry import MODELS
-from mlkd.testing.loss_references import (binary_kl_reference, negative_discrepancy_reference,
-                                          negative_discrepancy_triple_loop,
-                                          partial_softmax_reference)
+from mlkd.testing.loss_references import (
+    binary_kl_reference,
+    negative_discrepancy_reference,
+    negative_discrepancy_triple_loop,
+    partial_softmax_reference,
+)
 
 
 def _labels(batch, classes, seed, p_pos=0.3, p_ign=0.1):
@@ -56,9 +69,12 @@ ALL_LOSSES = [
     (PartialSoftmaxLoss, {}, True),
     (PositiveDivideLoss, {}, True),
     (PositiveDivideLoss, {'normalize': 'num_positives'}, True),
-] + [(NegativeDiscrepancyLoss, {'form': f, 'pair_norm': p, 'aux_form': a}, True)
-     for f, p, a in itertools.product(('bound', 'exact'), ('per_pair', 'global'),
-                                      ('bound_exact', 'printed', 'off'))]
+] + [
+    (NegativeDiscrepancyLoss, {'form': f, 'pair_norm': p, 'aux_form': a}, True)
+    for f, p, a in itertools.product(
+        ('bound', 'exact'), ('per_pair', 'global'), ('bound_exact', 'printed', 'off')
+    )
+]
 
 
 def _call(loss, s, t, gt, takes_gt):
@@ -72,8 +88,10 @@ def _ids(param):
 
 # ---------------------------------------------------------------------------------------------
 # Partial softmax (PSM) and positive divide (L_PD) against the per-positive softmax loop.
-@pytest.mark.parametrize('temperature,normalize,seed', list(itertools.product(
-    (1.0, 2.0, 4.0), ('batch', 'num_positives'), (0, 1))))
+@pytest.mark.parametrize(
+    'temperature,normalize,seed',
+    list(itertools.product((1.0, 2.0, 4.0), ('batch', 'num_positives'), (0, 1))),
+)
 def test_partial_softmax_matches_loop(temperature, normalize, seed):
     gt = _labels(7, 9, seed)
     s, t = _logits(7, 9, seed)
@@ -101,23 +119,37 @@ def test_partial_softmax_module_defaults_match_psm():
     torch.testing.assert_close(got.double(), 2.0 * ref, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize('temperature_squared,normalize', list(itertools.product(
-    (True, False), ('batch', 'num_positives'))))
+@pytest.mark.parametrize(
+    'temperature_squared,normalize',
+    list(itertools.product((True, False), ('batch', 'num_positives'))),
+)
 def test_positive_divide_module_matches_loop(temperature_squared, normalize):
     gt = _labels(8, 10, 5)
     s, t = _logits(8, 10, 5, dtype=torch.float32)
-    loss = PositiveDivideLoss(temperature=4.0, temperature_squared=temperature_squared, normalize=normalize)
+    loss = PositiveDivideLoss(
+        temperature=4.0, temperature_squared=temperature_squared, normalize=normalize
+    )
     got = loss(s_logits=s, t_logits=t, gt=gt)
-    ref = partial_softmax_reference(s.double(), t.double(), gt, temperature=4.0, normalize=normalize,
-                                    temperature_squared=temperature_squared)
+    ref = partial_softmax_reference(
+        s.double(),
+        t.double(),
+        gt,
+        temperature=4.0,
+        normalize=normalize,
+        temperature_squared=temperature_squared,
+    )
     torch.testing.assert_close(got.double(), ref, rtol=1e-5, atol=1e-6)
 
 
 def test_partial_softmax_edge_rows_contribute_nothing_but_count_in_batch():
     s, t = _logits(3, 5, 6)
-    gt = torch.tensor([[1., 0., 0., 1., -1.],   # normal row
-                       [0., 0., 0., 0., 0.],    # no positive: no term
-                       [1., 1., -1., 1., 1.]])  # no negative: 1-way softmaxes, KL = 0
+    gt = torch.tensor(
+        [
+            [1.0, 0.0, 0.0, 1.0, -1.0],  # normal row
+            [0.0, 0.0, 0.0, 0.0, 0.0],  # no positive: no term
+            [1.0, 1.0, -1.0, 1.0, 1.0],
+        ]
+    )  # no negative: 1-way softmaxes, KL = 0
     full = partial_softmax_kl(s, t, gt)
     only_first = partial_softmax_kl(s[:1], t[:1], gt[:1])
     torch.testing.assert_close(full, only_first / 3)
@@ -127,28 +159,43 @@ def test_partial_softmax_edge_rows_contribute_nothing_but_count_in_batch():
     s2[2, 2] -= 7.0
     torch.testing.assert_close(partial_softmax_kl(s2, t, gt), full)
     # num_positives counts all positives (2 + 0 + 4).
-    torch.testing.assert_close(partial_softmax_kl(s, t, gt, normalize='num_positives'),
-                               only_first / 6)
+    torch.testing.assert_close(
+        partial_softmax_kl(s, t, gt, normalize='num_positives'), only_first / 6
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Negative discrepancy against explicit pair / triple loops.
-@pytest.mark.parametrize('pair_norm,prob_temperature,seed', list(itertools.product(
-    ('per_pair', 'global'), (1.0, 4.0), (0, 1, 2))))
+@pytest.mark.parametrize(
+    'pair_norm,prob_temperature,seed',
+    list(itertools.product(('per_pair', 'global'), (1.0, 4.0), (0, 1, 2))),
+)
 def test_ndd_exact_matches_triple_loop(pair_norm, prob_temperature, seed):
     gt = _labels(6, 7, seed, p_pos=0.4)
     s, t = _logits(6, 7, seed)
-    got = negative_discrepancy(s, t, gt, form='exact', pair_norm=pair_norm, prob_temperature=prob_temperature)
-    ref = negative_discrepancy_triple_loop(s, t, gt, pair_norm=pair_norm, prob_temperature=prob_temperature)
+    got = negative_discrepancy(
+        s, t, gt, form='exact', pair_norm=pair_norm, prob_temperature=prob_temperature
+    )
+    ref = negative_discrepancy_triple_loop(
+        s, t, gt, pair_norm=pair_norm, prob_temperature=prob_temperature
+    )
     assert got.item() == pytest.approx(ref, rel=1e-10, abs=1e-13)
 
 
-@pytest.mark.parametrize('form,pair_norm,aux_form', list(itertools.product(
-    ('exact', 'bound'), ('per_pair', 'global'), ('bound_exact', 'printed', 'off'))))
+@pytest.mark.parametrize(
+    'form,pair_norm,aux_form',
+    list(
+        itertools.product(
+            ('exact', 'bound'), ('per_pair', 'global'), ('bound_exact', 'printed', 'off')
+        )
+    ),
+)
 def test_ndd_all_switches_match_pair_loop(form, pair_norm, aux_form):
     gt = _labels(7, 8, 11, p_pos=0.4)
     s, t = _logits(7, 8, 11)
-    kwargs = dict(form=form, pair_norm=pair_norm, aux_form=aux_form, gamma_b=1.7, prob_temperature=2.0)
+    kwargs = dict(
+        form=form, pair_norm=pair_norm, aux_form=aux_form, gamma_b=1.7, prob_temperature=2.0
+    )
     s1 = s.clone().requires_grad_()
     s2 = s.clone().requires_grad_()
     got = negative_discrepancy(s1, t, gt, **kwargs)
@@ -159,8 +206,9 @@ def test_ndd_all_switches_match_pair_loop(form, pair_norm, aux_form):
     torch.testing.assert_close(s1.grad, s2.grad, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize('pair_norm,seed', list(itertools.product(('per_pair', 'global'),
-                                                                  range(4))))
+@pytest.mark.parametrize(
+    'pair_norm,seed', list(itertools.product(('per_pair', 'global'), range(4)))
+)
 def test_ndd_bound_is_upper_bound_of_exact(pair_norm, seed):
     gt = _labels(6, 9, seed, p_pos=0.3)
     s, t = _logits(6, 9, seed, scale=2.0)
@@ -184,14 +232,24 @@ def test_ndd_ignored_labels_are_not_negatives():
     torch.testing.assert_close(negative_discrepancy(s2, t, gt, form='exact'), base)
 
 
-@pytest.mark.parametrize('form,pair_norm', list(itertools.product(('exact', 'bound'),
-                                                                  ('per_pair', 'global'))))
+@pytest.mark.parametrize(
+    'form,pair_norm', list(itertools.product(('exact', 'bound'), ('per_pair', 'global')))
+)
 def test_ndd_empty_omega_is_connected_zero(form, pair_norm):
     loss = NegativeDiscrepancyLoss(form=form, pair_norm=pair_norm)
-    for s, gt in ((torch.randn(1, 5), torch.zeros(1, 5)),               # B = 1
-                  (torch.randn(3, 4), torch.tensor([[0., 1, 1, 1],      # no common negative
-                                                    [1., 0, 1, -1],
-                                                    [1., 1, -1, 0]]))):
+    for s, gt in (
+        (torch.randn(1, 5), torch.zeros(1, 5)),  # B = 1
+        (
+            torch.randn(3, 4),
+            torch.tensor(
+                [
+                    [0.0, 1, 1, 1],  # no common negative
+                    [1.0, 0, 1, -1],
+                    [1.0, 1, -1, 0],
+                ]
+            ),
+        ),
+    ):
         s = s.requires_grad_()
         out = loss(s_logits=s, t_logits=torch.randn_like(s), gt=gt)
         assert out.item() == 0.0 and out.requires_grad
@@ -215,8 +273,7 @@ def test_mld_finite_where_reference_clamp_overflows():
     t = torch.tensor([[-50.0, 50.0, 30.0, -20.0]])
     out = MultiLabelLogitDistillLoss(reduction='none')(s_logits=s, t_logits=t)
     # KLb(σ(-50) ‖ σ(50)) ≈ −log σ(−50) = 50; equal logits give 0; KLb(σ(-20)‖σ(20)) ≈ 20.
-    torch.testing.assert_close(out, torch.tensor([[50.0, 50.0, 0.0, 20.0]]), rtol=1e-6,
-                               atol=1e-5)
+    torch.testing.assert_close(out, torch.tensor([[50.0, 50.0, 0.0, 20.0]]), rtol=1e-6, atol=1e-5)
     out.sum().backward()
     assert torch.isfinite(s.grad).all()
     # The gradient of KLb(σ(a)‖σ(b)) in b is σ(b) − σ(a).
@@ -227,7 +284,7 @@ def test_mld_finite_where_reference_clamp_overflows():
 def test_multi_label_kd_matches_hand_formula(temperature):
     s, t = _logits(4, 5, 21)
     p, q = torch.sigmoid(t / temperature), torch.sigmoid(s / temperature)
-    hand = (p * (p / q).log() + (1 - p) * ((1 - p) / (1 - q)).log()).sum() / 4 * temperature ** 2
+    hand = (p * (p / q).log() + (1 - p) * ((1 - p) / (1 - q)).log()).sum() / 4 * temperature**2
     loss = MultiLabelKDLoss(temperature=temperature)
     got = loss(s_logits=s.float(), t_logits=t.float())
     torch.testing.assert_close(got.double(), hand, rtol=1e-5, atol=1e-6)
@@ -246,21 +303,26 @@ def test_softmax_kd_matches_hand_formula(temperature):
     s, t = _logits(6, 10, 23)
     q_t = torch.softmax(t / temperature, dim=1)
     q_s = torch.softmax(s / temperature, dim=1)
-    hand = temperature ** 2 * torch.stack([(q_t[i] * (q_t[i] / q_s[i]).log()).sum()
-                                           for i in range(6)]).mean()
+    hand = (
+        temperature**2
+        * torch.stack([(q_t[i] * (q_t[i] / q_s[i]).log()).sum() for i in range(6)]).mean()
+    )
     got = SoftmaxKDLoss(temperature=temperature)(s_logits=s.float(), t_logits=t.float())
     torch.testing.assert_close(got.double(), hand, rtol=1e-5, atol=1e-6)
 
 
 def test_mse_spaces():
     s, t = _logits(3, 4, 24, dtype=torch.float32)
-    torch.testing.assert_close(MSEDistillLoss()(s_logits=s, t_logits=t),
-                               F.mse_loss(torch.sigmoid(s), torch.sigmoid(t)))
-    torch.testing.assert_close(MSEDistillLoss(space='logit')(s_logits=s, t_logits=t),
-                               F.mse_loss(s, t))
+    torch.testing.assert_close(
+        MSEDistillLoss()(s_logits=s, t_logits=t), F.mse_loss(torch.sigmoid(s), torch.sigmoid(t))
+    )
+    torch.testing.assert_close(
+        MSEDistillLoss(space='logit')(s_logits=s, t_logits=t), F.mse_loss(s, t)
+    )
     torch.testing.assert_close(
         MSEDistillLoss(space='logit', reduction='batchmean')(s_logits=s, t_logits=t),
-        F.mse_loss(s, t, reduction='sum') / 3)
+        F.mse_loss(s, t, reduction='sum') / 3,
+    )
 
 
 def test_bce_sum_matches_torch_and_ignores_avg_factor():
@@ -270,8 +332,10 @@ def test_bce_sum_matches_torch_and_ignores_avg_factor():
     ref = F.binary_cross_entropy_with_logits(s, gt, reduction='sum')
     torch.testing.assert_close(loss(s, gt), ref)
     torch.testing.assert_close(loss(s, gt, avg_factor=5), ref)
-    torch.testing.assert_close(loss(s, gt, avg_factor=5, reduction_override='none'),
-                               F.binary_cross_entropy_with_logits(s, gt, reduction='none'))
+    torch.testing.assert_close(
+        loss(s, gt, avg_factor=5, reduction_override='none'),
+        F.binary_cross_entropy_with_logits(s, gt, reduction='none'),
+    )
 
 
 def test_bce_ignores_minus_one_targets():
@@ -280,8 +344,9 @@ def test_bce_ignores_minus_one_targets():
     valid = gt >= 0
     ref = F.binary_cross_entropy_with_logits(s[valid], gt[valid], reduction='sum')
     torch.testing.assert_close(BinaryCrossEntropySumLoss()(s, gt), ref)
-    torch.testing.assert_close(BinaryCrossEntropySumLoss(reduction='mean')(s, gt),
-                               ref / valid.sum())
+    torch.testing.assert_close(
+        BinaryCrossEntropySumLoss(reduction='mean')(s, gt), ref / valid.sum()
+    )
 
 
 def test_bce_clamp_parity_with_reference():
@@ -300,17 +365,24 @@ def test_bce_clamp_parity_with_reference():
 
 def test_bce_inside_mmpretrain_head_keeps_sum_scale():
     from mmpretrain.structures import DataSample
+
     with DefaultScope.overwrite_default_scope('mlkd'):
-        head = MODELS.build(dict(type='MultiLabelLinearClsHead', num_classes=6, in_channels=4,
-                                 loss=dict(type='BinaryCrossEntropySumLoss')))
+        head = MODELS.build(
+            dict(
+                type='MultiLabelLinearClsHead',
+                num_classes=6,
+                in_channels=4,
+                loss=dict(type='BinaryCrossEntropySumLoss'),
+            )
+        )
     assert isinstance(head.loss_module, BinaryCrossEntropySumLoss)
     feats = torch.randn(3, 4)
     samples = [DataSample().set_gt_label(torch.tensor(labels)) for labels in ([0, 2], [5], [1])]
-    out = head.loss((feats, ), samples)['loss']
+    out = head.loss((feats,), samples)['loss']
     target = torch.zeros(3, 6)
     for i, labels in enumerate(([0, 2], [5], [1])):
         target[i, labels] = 1
-    ref = F.binary_cross_entropy_with_logits(head((feats, )), target, reduction='sum')
+    ref = F.binary_cross_entropy_with_logits(head((feats,)), target, reduction='sum')
     torch.testing.assert_close(out, ref)
 
 
@@ -318,8 +390,9 @@ def test_bce_inside_mmpretrain_head_keeps_sum_scale():
 # Contract checks over every loss.
 def _has_aux(param):
     cls, kwargs, _ = param
-    return cls is NegativeDiscrepancyLoss and kwargs['form'] == 'bound' \
-        and kwargs['aux_form'] != 'off'
+    return (
+        cls is NegativeDiscrepancyLoss and kwargs['form'] == 'bound' and kwargs['aux_form'] != 'off'
+    )
 
 
 @pytest.mark.parametrize('param', [p for p in ALL_LOSSES if not _has_aux(p)], ids=_ids)
@@ -348,15 +421,20 @@ def test_finite_values_and_gradients_at_extremes(param):
     loss = cls(**kwargs)
     g = torch.Generator().manual_seed(31)
     cases = {
-        'logits_pm50': (torch.randint(0, 2, (6, 8), generator=g).float() * 100 - 50,
-                        torch.randint(0, 2, (6, 8), generator=g).float() * 100 - 50,
-                        _labels(6, 8, 31)),
+        'logits_pm50': (
+            torch.randint(0, 2, (6, 8), generator=g).float() * 100 - 50,
+            torch.randint(0, 2, (6, 8), generator=g).float() * 100 - 50,
+            _labels(6, 8, 31),
+        ),
         'no_positives': (torch.randn(4, 8), torch.randn(4, 8), torch.zeros(4, 8)),
         'no_negatives': (torch.randn(4, 8), torch.randn(4, 8), torch.ones(4, 8)),
         'all_ignored': (torch.randn(4, 8), torch.randn(4, 8), -torch.ones(4, 8)),
         'batch_size_1': (torch.randn(1, 8) * 20, torch.randn(1, 8) * 20, _labels(1, 8, 31)),
-        'large_logits_mixed_labels': (torch.randn(6, 8) * 60, torch.randn(6, 8) * 60,
-                                      _labels(6, 8, 32)),
+        'large_logits_mixed_labels': (
+            torch.randn(6, 8) * 60,
+            torch.randn(6, 8) * 60,
+            _labels(6, 8, 32),
+        ),
     }
     for name, (s, t, gt) in cases.items():
         s = s.clone().requires_grad_()
@@ -396,35 +474,52 @@ def test_gradcheck_positive_divide():
     gt = _labels(4, 5, 35)
     for normalize in ('batch', 'num_positives'):
         assert torch.autograd.gradcheck(
-            lambda x: partial_softmax_kl(x, t, gt, temperature=4.0, normalize=normalize),
-            (s.clone().requires_grad_(), ))
+            lambda x, normalize=normalize: partial_softmax_kl(
+                x, t, gt, temperature=4.0, normalize=normalize
+            ),
+            (s.clone().requires_grad_(),),
+        )
 
 
-@pytest.mark.parametrize('form,pair_norm,aux_form', list(itertools.product(
-    ('exact', 'bound'), ('per_pair', 'global'), ('bound_exact', 'printed'))))
+@pytest.mark.parametrize(
+    'form,pair_norm,aux_form',
+    list(itertools.product(('exact', 'bound'), ('per_pair', 'global'), ('bound_exact', 'printed'))),
+)
 def test_gradcheck_negative_discrepancy(form, pair_norm, aux_form):
     s, t = _logits(4, 5, 36)
     gt = _labels(4, 5, 36, p_pos=0.3)
     assert torch.autograd.gradcheck(
         lambda x: negative_discrepancy(x, t, gt, form, pair_norm, aux_form, 2.0, 4.0),
-        (s.clone().requires_grad_(), ))
+        (s.clone().requires_grad_(),),
+    )
 
 
 def test_gradcheck_mld_and_bce():
     s, t = _logits(3, 4, 37)
     gt = _labels(3, 4, 37)
-    assert torch.autograd.gradcheck(lambda x: multi_label_logit_distill(x, t),
-                                    (s.clone().requires_grad_(), ))
-    assert torch.autograd.gradcheck(lambda x: binary_cross_entropy_sum(x, gt),
-                                    (s.clone().requires_grad_(), ))
+    assert torch.autograd.gradcheck(
+        lambda x: multi_label_logit_distill(x, t), (s.clone().requires_grad_(),)
+    )
+    assert torch.autograd.gradcheck(
+        lambda x: binary_cross_entropy_sum(x, gt), (s.clone().requires_grad_(),)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Registry and switches.
-@pytest.mark.parametrize('name', ['BinaryCrossEntropySumLoss', 'MultiLabelLogitDistillLoss',
-                                  'PartialSoftmaxLoss', 'PositiveDivideLoss',
-                                  'NegativeDiscrepancyLoss', 'MSEDistillLoss',
-                                  'MultiLabelKDLoss', 'SoftmaxKDLoss'])
+@pytest.mark.parametrize(
+    'name',
+    [
+        'BinaryCrossEntropySumLoss',
+        'MultiLabelLogitDistillLoss',
+        'PartialSoftmaxLoss',
+        'PositiveDivideLoss',
+        'NegativeDiscrepancyLoss',
+        'MSEDistillLoss',
+        'MultiLabelKDLoss',
+        'SoftmaxKDLoss',
+    ],
+)
 def test_build_from_registry_under_mlkd_scope(name):
     with DefaultScope.overwrite_default_scope('mlkd'):
         loss = MODELS.build(dict(type=name, loss_weight=3.0))
@@ -436,25 +531,34 @@ def test_defaults_and_loss_weight():
     pd = MODELS.build(dict(type='PositiveDivideLoss'))
     assert (pd.temperature, pd.temperature_squared, pd.normalize) == (4.0, True, 'batch')
     nd = MODELS.build(dict(type='NegativeDiscrepancyLoss'))
-    assert (nd.form, nd.pair_norm, nd.aux_form, nd.gamma_b, nd.prob_temperature) == \
-        ('bound', 'per_pair', 'bound_exact', 2.0, 1.0)
+    assert (nd.form, nd.pair_norm, nd.aux_form, nd.gamma_b, nd.prob_temperature) == (
+        'bound',
+        'per_pair',
+        'bound_exact',
+        2.0,
+        1.0,
+    )
     s, t = _logits(4, 6, 40, dtype=torch.float32)
     gt = _labels(4, 6, 40)
     torch.testing.assert_close(
         NegativeDiscrepancyLoss(loss_weight=10.0)(s_logits=s, t_logits=t, gt=gt),
-        10.0 * NegativeDiscrepancyLoss()(s_logits=s, t_logits=t, gt=gt))
+        10.0 * NegativeDiscrepancyLoss()(s_logits=s, t_logits=t, gt=gt),
+    )
 
 
-@pytest.mark.parametrize('cls,kwargs', [
-    (NegativeDiscrepancyLoss, {'form': 'approx'}),
-    (NegativeDiscrepancyLoss, {'pair_norm': 'pairs'}),
-    (NegativeDiscrepancyLoss, {'aux_form': 'exact'}),
-    (PositiveDivideLoss, {'normalize': 'positives'}),
-    (PartialSoftmaxLoss, {'temperature': 0.0}),
-    (MSEDistillLoss, {'space': 'feature'}),
-    (MultiLabelLogitDistillLoss, {'reduction': 'avg'}),
-    (BinaryCrossEntropySumLoss, {'reduction': 'batchmean'}),
-])
+@pytest.mark.parametrize(
+    'cls,kwargs',
+    [
+        (NegativeDiscrepancyLoss, {'form': 'approx'}),
+        (NegativeDiscrepancyLoss, {'pair_norm': 'pairs'}),
+        (NegativeDiscrepancyLoss, {'aux_form': 'exact'}),
+        (PositiveDivideLoss, {'normalize': 'positives'}),
+        (PartialSoftmaxLoss, {'temperature': 0.0}),
+        (MSEDistillLoss, {'space': 'feature'}),
+        (MultiLabelLogitDistillLoss, {'reduction': 'avg'}),
+        (BinaryCrossEntropySumLoss, {'reduction': 'batchmean'}),
+    ],
+)
 def test_invalid_switches_raise(cls, kwargs):
     with pytest.raises(ValueError):
         cls(**kwargs)

@@ -1,19 +1,23 @@
 """LossDiagnosticsHook: values match an independent computation; training is unchanged by it."""
+
 import copy
 import json
 import os.path as osp
 
 import pytest
 import torch
+from conftest import assert_same_state, config_path, small_run_cfg
 from mmengine.hooks import Hook
 from mmengine.runner import Runner
 from torch import nn
 
-from mlkd.engine.hooks.loss_diagnostics import (LossDiagnosticsHook, default_module_path,
-                                                last_parameterised_layer,
-                                                loss_term_diagnostics, preserved_state)
-
-from conftest import assert_same_state, config_path, small_run_cfg
+from mlkd.engine.hooks.loss_diagnostics import (
+    LossDiagnosticsHook,
+    default_module_path,
+    last_parameterised_layer,
+    loss_term_diagnostics,
+    preserved_state,
+)
 
 TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 L2D = config_path('l2d', 'l2d_multidigits.py')
@@ -21,19 +25,20 @@ L2D = config_path('l2d', 'l2d_multidigits.py')
 
 def _l2d_cfg(work_dir, diagnostics: bool, interval: int = 1):
     # A random teacher is enough: the hook only needs every kind of term (task, MLD, LED dict).
-    cfg = small_run_cfg(L2D, work_dir, epochs=1, train_samples=64, val_samples=32,
-                        batch_size=16, augment=True)
+    cfg = small_run_cfg(
+        L2D, work_dir, epochs=1, train_samples=64, val_samples=32, batch_size=16, augment=True
+    )
     cfg.model.teacher_ckpt, cfg.model.allow_random_teacher = None, True
     cfg.randomness = dict(seed=3, deterministic=False)
     if diagnostics:
-        cfg.custom_hooks = cfg.custom_hooks + [dict(type='LossDiagnosticsHook',
-                                                    interval=interval)]
+        cfg.custom_hooks = cfg.custom_hooks + [dict(type='LossDiagnosticsHook', interval=interval)]
     return cfg
 
 
 def test_default_module_is_the_last_parameterised_layer_of_the_student_backbone():
-    backbone = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Conv2d(4, 5, 1),
-                             nn.BatchNorm2d(5))
+    backbone = nn.Sequential(
+        nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Conv2d(4, 5, 1), nn.BatchNorm2d(5)
+    )
     assert last_parameterised_layer(backbone) == '3'
     net = nn.Module()
     net.backbone = backbone
@@ -53,10 +58,12 @@ def test_term_statistics_equal_separate_backward_passes():
 
     def losses(model):
         out = model(x)
-        return {'loss_cls': ((out - target) ** 2).sum(),
-                'loss_kd': 3.0 * out.pow(2).mean(),
-                'loss_le_cd': out.sum() * 0.0 + out[:, 0].abs().sum(),
-                'accuracy': torch.tensor(0.5)}
+        return {
+            'loss_cls': ((out - target) ** 2).sum(),
+            'loss_kd': 3.0 * out.pow(2).mean(),
+            'loss_le_cd': out.sum() * 0.0 + out[:, 0].abs().sum(),
+            'accuracy': torch.tensor(0.5),
+        }
 
     params = list(net[0].parameters())
     stats = loss_term_diagnostics(losses(net), params)
@@ -73,8 +80,7 @@ def test_term_statistics_equal_separate_backward_passes():
         assert row['value'] == pytest.approx(value, rel=1e-6)
         assert row['grad_norm'] == pytest.approx(float(grad.norm()), rel=1e-6)
         assert row['value_ratio'] == pytest.approx(value / task_value, rel=1e-6)
-        assert row['grad_ratio'] == pytest.approx(float(grad.norm() / task_grad.norm()),
-                                                  rel=1e-6)
+        assert row['grad_ratio'] == pytest.approx(float(grad.norm() / task_grad.norm()), rel=1e-6)
         cos = float(grad @ task_grad / (grad.norm() * task_grad.norm()))
         assert row['cos'] == pytest.approx(cos, rel=1e-6, abs=1e-9)
     assert stats['loss_cls']['cos'] == pytest.approx(1.0)
@@ -137,13 +143,15 @@ def test_hook_values_match_the_training_step_and_training_is_bit_identical(tmp_p
         assert first[f'diag/{key}/value'] == pytest.approx(float(losses[key]), rel=1e-5)
         assert first[f'diag/{key}/grad_norm'] == pytest.approx(float(grad.norm()), rel=1e-4)
     assert first['diag/loss_led_id/grad_ratio'] == pytest.approx(
-        first['diag/loss_led_id/grad_norm'] / first['diag/loss_cls/grad_norm'], rel=1e-6)
+        first['diag/loss_led_id/grad_norm'] / first['diag/loss_cls/grad_norm'], rel=1e-6
+    )
 
 
 def test_bad_module_path_is_named(tmp_path):
     cfg = _l2d_cfg(str(tmp_path), diagnostics=False)
-    cfg.custom_hooks = cfg.custom_hooks + [dict(type='LossDiagnosticsHook', interval=1,
-                                                module='student.backbone.nope')]
+    cfg.custom_hooks = cfg.custom_hooks + [
+        dict(type='LossDiagnosticsHook', interval=1, module='student.backbone.nope')
+    ]
     with pytest.raises(ValueError, match='student.backbone.nope'):
         Runner.from_cfg(cfg).train()
     with pytest.raises(ValueError, match='interval'):

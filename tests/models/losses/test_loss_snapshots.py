@@ -1,10 +1,10 @@
 """Every registered loss keeps the value, gradient and state behaviour recorded before the
 losses-layer refactor (``tests/data/loss_snapshots.json``, see ``make_loss_snapshots.py``)."""
+
 import json
 import os
 
 import pytest
-
 from loss_cases import CASES, record
 
 SNAPSHOTS = os.path.join(os.path.dirname(__file__), '..', '..', 'data', 'loss_snapshots.json')
@@ -17,8 +17,12 @@ with open(SNAPSHOTS) as f:
 def test_every_recorded_loss_is_still_registered_with_a_case():
     import mlkd.models  # noqa: F401
     from mlkd.registry import MODELS
-    registered = {name for name, cls in MODELS.module_dict.items()
-                  if cls.__module__.startswith('mlkd.models.losses')}
+
+    registered = {
+        name
+        for name, cls in MODELS.module_dict.items()
+        if cls.__module__.startswith('mlkd.models.losses')
+    }
     assert set(RECORDED) <= registered and set(RECORDED) <= set(CASES)
 
 

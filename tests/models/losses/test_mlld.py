@@ -1,4 +1,5 @@
 """MLLD against loops over temperatures, samples and Gram entries; masks and levels."""
+
 import pytest
 import torch
 
@@ -8,8 +9,10 @@ from mlkd.testing.loss_references import mlld_reference
 
 def _logits(batch, classes, seed, scale=3.0):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn(batch, classes, generator=g, dtype=torch.float64) * scale,
-            torch.randn(batch, classes, generator=g, dtype=torch.float64) * scale)
+    return (
+        torch.randn(batch, classes, generator=g, dtype=torch.float64) * scale,
+        torch.randn(batch, classes, generator=g, dtype=torch.float64) * scale,
+    )
 
 
 @pytest.mark.parametrize('mask_mode', ['scalar', 'per_sample', 'none'])
@@ -28,15 +31,15 @@ def test_mlld_matches_loops(mask_mode, batch, classes, seed):
 
 def test_mlld_module_levels_weight_and_temperatures():
     s, t = _logits(4, 6, 2)
-    loss = MLLDLoss(temperatures=(2.0, ), levels=('instance', 'batch'), loss_weight=0.9)
+    loss = MLLDLoss(temperatures=(2.0,), levels=('instance', 'batch'), loss_weight=0.9)
     out = loss(s_logits=s.float(), t_logits=t.float())
     assert set(out) == {'instance', 'batch'} and MLLDLoss.compares_samples
-    ref = mlld_reference(s, t, temperatures=(2.0, ))
+    ref = mlld_reference(s, t, temperatures=(2.0,))
     torch.testing.assert_close(out['batch'].double(), 0.9 * ref['batch'], rtol=1e-5, atol=1e-7)
     with pytest.raises(ValueError, match='temperatures'):
         MLLDLoss(temperatures=(4.0, -1.0))
     with pytest.raises(ValueError, match='levels'):
-        MLLDLoss(levels=('pixel', ))
+        MLLDLoss(levels=('pixel',))
     with pytest.raises(ValueError, match='mask_mode'):
         MLLDLoss(mask_mode='soft')
 

@@ -1,5 +1,6 @@
 """OFD: the margin against the Gaussian-tail formula, the partial L2 against the literal
 three-case loop."""
+
 import pytest
 import torch
 
@@ -15,7 +16,7 @@ def test_margin_matches_erfc_formula_including_thin_tails():
     torch.testing.assert_close(got, ref, rtol=1e-6, atol=1e-7)
     assert got[3].item() == pytest.approx(-3.0) and got[5].item() == pytest.approx(-0.3)
     # β = 0: E[x | x < 0] = −σ·sqrt(2/π).
-    assert got[0].item() == pytest.approx(-(2 / torch.pi) ** 0.5, rel=1e-6)
+    assert got[0].item() == pytest.approx(-((2 / torch.pi) ** 0.5), rel=1e-6)
     assert (got <= 0).all() and got.dtype == torch.float32
 
 
@@ -26,12 +27,18 @@ def test_margin_zero_weight_limit():
 
 def test_ofd_matches_three_case_loop():
     g = torch.Generator().manual_seed(0)
-    s = [torch.randn(2, 3, 4, 4, generator=g, dtype=torch.float64) * 2,
-         torch.randn(2, 4, 2, 2, generator=g, dtype=torch.float64) * 2]
-    t = [torch.randn(2, 3, 8, 8, generator=g, dtype=torch.float64) * 2,
-         torch.randn(2, 4, 2, 2, generator=g, dtype=torch.float64) * 2]
-    margins = [ofd_margin(torch.randn(3, generator=g), torch.randn(3, generator=g)),
-               ofd_margin(torch.randn(4, generator=g), torch.randn(4, generator=g))]
+    s = [
+        torch.randn(2, 3, 4, 4, generator=g, dtype=torch.float64) * 2,
+        torch.randn(2, 4, 2, 2, generator=g, dtype=torch.float64) * 2,
+    ]
+    t = [
+        torch.randn(2, 3, 8, 8, generator=g, dtype=torch.float64) * 2,
+        torch.randn(2, 4, 2, 2, generator=g, dtype=torch.float64) * 2,
+    ]
+    margins = [
+        ofd_margin(torch.randn(3, generator=g), torch.randn(3, generator=g)),
+        ofd_margin(torch.randn(4, generator=g), torch.randn(4, generator=g)),
+    ]
     s1 = [x.clone().requires_grad_() for x in s]
     s2 = [x.clone().requires_grad_() for x in s]
     got = OFDLoss(margins=margins).double()(s_feats=s1, t_feats=t)
@@ -42,8 +49,9 @@ def test_ofd_matches_three_case_loop():
     for a, b in zip(s1, s2):
         torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-6)
     # Margins given in forward take precedence over the constructor's.
-    torch.testing.assert_close(OFDLoss()(s_feats=s, t_feats=t, margins=margins).double(), ref,
-                               rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(
+        OFDLoss()(s_feats=s, t_feats=t, margins=margins).double(), ref, rtol=1e-5, atol=1e-7
+    )
 
 
 def test_ofd_cases_by_hand():

@@ -1,4 +1,5 @@
 """RKD and PKT against loops over pairs and triples (``mlkd/testing/loss_references.py``)."""
+
 import pytest
 import torch
 
@@ -8,8 +9,10 @@ from mlkd.testing.loss_references import pkt_reference, rkd_reference
 
 def _emb(batch, dim_s, dim_t, seed, scale=1.0):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn(batch, dim_s, generator=g, dtype=torch.float64) * scale,
-            torch.randn(batch, dim_t, generator=g, dtype=torch.float64) * scale)
+    return (
+        torch.randn(batch, dim_s, generator=g, dtype=torch.float64) * scale,
+        torch.randn(batch, dim_t, generator=g, dtype=torch.float64) * scale,
+    )
 
 
 @pytest.mark.parametrize('batch,seed', [(3, 0), (5, 1), (8, 2)])
@@ -27,7 +30,8 @@ def test_rkd_matches_pair_and_triple_loops(batch, seed):
 def test_rkd_module_weights_and_fp32():
     s, t = _emb(6, 5, 7, 3)
     got = RKDLoss(distance_weight=2.0, angle_weight=3.0, loss_weight=0.5)(
-        s_pooled=s.float(), t_pooled=t.float())
+        s_pooled=s.float(), t_pooled=t.float()
+    )
     assert got.dtype == torch.float32
     ref = 0.5 * rkd_reference(s, t, distance_weight=2.0, angle_weight=3.0)
     torch.testing.assert_close(got.double(), ref, rtol=1e-5, atol=1e-7)

@@ -1,4 +1,5 @@
 """ReviewKD's hierarchical context loss against block-mean pyramids; warm-up."""
+
 import pytest
 import torch
 from mmengine.logging import MessageHub

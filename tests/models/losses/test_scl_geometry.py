@@ -7,24 +7,27 @@ in ``ori_shape`` pixels; :func:`~mlkd.models.algorithms.base.crop_geometry` norm
 heatmap cells in the full image; :func:`write_heatmaps` / :func:`read_heatmaps` move maps between
 the crop and the store. Every test compares with positions or maps computed independently.
 """
+
 import numpy as np
 import pytest
 import torch
+from conftest import config_path
 from mmcv.transforms import Compose
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mlkd  # noqa: F401  (registers the transforms)
 from mlkd.models.algorithms.base import crop_geometry
-from mlkd.models.losses.single_positive.spatial_consistency import (crop_grid, read_heatmaps,
-                                                                    write_heatmaps)
+from mlkd.models.losses.single_positive.spatial_consistency import (
+    crop_grid,
+    read_heatmaps,
+    write_heatmaps,
+)
 
-from conftest import config_path
-
-SIZE = 32                 # MultiDigits image side (ori_shape) and the crop's output side
-FEATURES = 4              # the CIFAR ResNet-18 student's last feature map: 32 / 8
-HEATMAP = 2 * FEATURES    # SCL's store: 2x the feature map
-QUANTUM = 0.5 / 255       # uint8 rounding of one write
+SIZE = 32  # MultiDigits image side (ori_shape) and the crop's output side
+FEATURES = 4  # the CIFAR ResNet-18 student's last feature map: 32 / 8
+HEATMAP = 2 * FEATURES  # SCL's store: 2x the feature map
+QUANTUM = 0.5 / 255  # uint8 rounding of one write
 
 
 @pytest.fixture(scope='module')
@@ -46,8 +49,9 @@ def _coordinate_image():
 def _packed(pipeline, seed):
     """One training sample of the coordinate image as the model receives it."""
     np.random.seed(seed)
-    packed = pipeline(dict(img=_coordinate_image(), img_shape=(SIZE, SIZE),
-                           ori_shape=(SIZE, SIZE), sample_idx=0))
+    packed = pipeline(
+        dict(img=_coordinate_image(), img_shape=(SIZE, SIZE), ori_shape=(SIZE, SIZE), sample_idx=0)
+    )
     box, flip = crop_geometry([packed['data_samples']], torch.device('cpu'))
     return packed['inputs'].float(), box, flip
 
@@ -62,7 +66,7 @@ def test_the_box_normalised_by_ori_shape_points_at_the_pixels_the_network_sees(p
         inputs, box, flip = _packed(pipeline, seed)
         flips.add(bool(flip))
         assert inputs.shape == (3, SIZE, SIZE)
-        expected = (crop_grid(box, flip, (SIZE, SIZE))[0] + 1) / 2     # [h, w, (x, y)]
+        expected = (crop_grid(box, flip, (SIZE, SIZE))[0] + 1) / 2  # [h, w, (x, y)]
         # Two bilinear resizes of a linear ramp are exact away from the image border, where
         # the resize clamps; the crop keeps at least half the side, so rows / columns 3..28 of
         # the output lie at least 1.5 source pixels inside.
@@ -75,6 +79,7 @@ def test_the_box_normalised_by_ori_shape_points_at_the_pixels_the_network_sees(p
 
 def test_crop_box_is_refused_without_ori_shape():
     from mmpretrain.structures import DataSample
+
     sample = DataSample(metainfo=dict(crop_box=np.array([0, 0, 8, 8], np.float32)))
     with pytest.raises(KeyError, match='ori_shape'):
         crop_geometry([sample], torch.device('cpu'))
@@ -85,13 +90,13 @@ def _linear_map(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return 0.1 + 0.5 * x + 0.3 * y
 
 
-SLOPE = (0.5, 0.3)      # |∂m/∂x|, |∂m/∂y| of _linear_map
+SLOPE = (0.5, 0.3)  # |∂m/∂x|, |∂m/∂y| of _linear_map
 
 
 def _ideal_class_maps(box, flip):
     """What a perfectly consistent network outputs on the crop: the map at its cell centres."""
     grid = (crop_grid(box, flip, (FEATURES, FEATURES)) + 1) / 2
-    return _linear_map(grid[..., 0], grid[..., 1])[:, None]               # [B, 1, h, w]
+    return _linear_map(grid[..., 0], grid[..., 1])[:, None]  # [B, 1, h, w]
 
 
 def _clamp_distance(box, size):
@@ -101,19 +106,24 @@ def _clamp_distance(box, size):
     centres = (torch.arange(size, dtype=torch.float32) + 0.5) / size
     x1, y1, x2, y2 = box[0]
     half_x, half_y = (x2 - x1) / (2 * FEATURES), (y2 - y1) / (2 * FEATURES)
-    dx = (torch.clamp(x1 + half_x - centres, min=0) + torch.clamp(centres - (x2 - half_x), min=0))
-    dy = (torch.clamp(y1 + half_y - centres, min=0) + torch.clamp(centres - (y2 - half_y), min=0))
+    dx = torch.clamp(x1 + half_x - centres, min=0) + torch.clamp(centres - (x2 - half_x), min=0)
+    dy = torch.clamp(y1 + half_y - centres, min=0) + torch.clamp(centres - (y2 - half_y), min=0)
     return dx[None, :].expand(size, size), dy[:, None].expand(size, size)
 
 
 def test_a_known_map_written_under_a_crop_and_flip_lands_where_it_belongs(pipeline):
     centres = (torch.arange(HEATMAP, dtype=torch.float32) + 0.5) / HEATMAP
-    truth = _linear_map(centres[None, :], centres[:, None])                 # [H, W] store frame
+    truth = _linear_map(centres[None, :], centres[:, None])  # [H, W] store frame
     for seed in range(40):
         _, box, flip = _packed(pipeline, seed)
-        store, known = write_heatmaps(torch.zeros(1, 1, HEATMAP, HEATMAP, dtype=torch.uint8),
-                                      torch.zeros(1, HEATMAP, HEATMAP, dtype=torch.bool),
-                                      _ideal_class_maps(box, flip), box, flip, momentum=0.0)
+        store, known = write_heatmaps(
+            torch.zeros(1, 1, HEATMAP, HEATMAP, dtype=torch.uint8),
+            torch.zeros(1, HEATMAP, HEATMAP, dtype=torch.bool),
+            _ideal_class_maps(box, flip),
+            box,
+            flip,
+            momentum=0.0,
+        )
         written = known[0]
         dx, dy = _clamp_distance(box, HEATMAP)
         bound = QUANTUM + 1e-5 + SLOPE[0] * dx + SLOPE[1] * dy
@@ -136,11 +146,12 @@ def test_a_map_written_through_many_crops_reads_back_under_the_same_and_other_cr
     crops = [_packed(pipeline, seed)[1:] for seed in range(30)]
     worst_write = 0.0
     for box, flip in crops:
-        store, known = write_heatmaps(store, known, _ideal_class_maps(box, flip), box, flip,
-                                      momentum=0.5)
+        store, known = write_heatmaps(
+            store, known, _ideal_class_maps(box, flip), box, flip, momentum=0.5
+        )
         dx, dy = _clamp_distance(box, HEATMAP)
         worst_write = max(worst_write, float((SLOPE[0] * dx + SLOPE[1] * dy).max()))
-    assert known.all()          # 30 crops of 25-100 % of the area cover the 8 x 8 store
+    assert known.all()  # 30 crops of 25-100 % of the area cover the 8 x 8 store
     for box, flip in crops[:5] + [_packed(pipeline, seed)[1:] for seed in range(100, 110)]:
         read, read_known = read_heatmaps(store, known, box, flip, (FEATURES, FEATURES))
         assert read_known.all()
@@ -149,9 +160,11 @@ def test_a_map_written_through_many_crops_reads_back_under_the_same_and_other_cr
         grid = (crop_grid(box, flip, (FEATURES, FEATURES))[0] + 1) / 2
         half_cell = 0.5 / HEATMAP
         over_x = torch.clamp(half_cell - grid[..., 0], min=0) + torch.clamp(
-            grid[..., 0] - (1 - half_cell), min=0)
+            grid[..., 0] - (1 - half_cell), min=0
+        )
         over_y = torch.clamp(half_cell - grid[..., 1], min=0) + torch.clamp(
-            grid[..., 1] - (1 - half_cell), min=0)
+            grid[..., 1] - (1 - half_cell), min=0
+        )
         bound = worst_write + 2 * QUANTUM + 1e-5 + SLOPE[0] * over_x + SLOPE[1] * over_y
         error = (read[0, 0] - _ideal_class_maps(box, flip)[0, 0]).abs()
         assert (error <= bound).all(), (error.max(), bound.min())
@@ -161,6 +174,7 @@ def test_a_digit_bump_stays_in_its_quadrant_through_crops_and_flips(pipeline):
     """A class present only in the top-left quadrant (as a digit in cell 0 of a 2 x 2 mosaic):
     written through flipped and unflipped crops, the store is high there and low in the other
     three quadrants; a left-right mirror error would move it to the top-right."""
+
     def bump(x, y):
         return torch.where((x < 0.5) & (y < 0.5), 0.9, 0.1)
 
@@ -176,7 +190,9 @@ def test_a_digit_bump_stays_in_its_quadrant_through_crops_and_flips(pipeline):
     # Cells one store cell away from the quadrant edge are never interpolated across it.
     inner = slice(0, half - 1)
     assert values[inner, inner].min() > 0.8
-    for rows, cols in ((slice(0, half - 1), slice(half + 1, None)),
-                       (slice(half + 1, None), slice(0, half - 1)),
-                       (slice(half + 1, None), slice(half + 1, None))):
+    for rows, cols in (
+        (slice(0, half - 1), slice(half + 1, None)),
+        (slice(half + 1, None), slice(0, half - 1)),
+        (slice(half + 1, None), slice(half + 1, None)),
+    ):
         assert values[rows, cols].max() < 0.2

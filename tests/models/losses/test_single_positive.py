@@ -1,4 +1,5 @@
 """AN, AN-LS, WAN, EPR, ROLE, EN against loops over the entries written from the formulas."""
+
 import math
 
 import pytest
@@ -6,8 +7,13 @@ import torch
 from mmengine.optim import build_optim_wrapper
 from torch import nn
 
-from mlkd.models.losses import (AssumeNegativeLoss, EntropyMaximisationLoss, ExpectedPositivesLoss,
-                                ROLELoss, WeakAssumeNegativeLoss)
+from mlkd.models.losses import (
+    AssumeNegativeLoss,
+    EntropyMaximisationLoss,
+    ExpectedPositivesLoss,
+    ROLELoss,
+    WeakAssumeNegativeLoss,
+)
 
 
 def nl(u: float) -> float:
@@ -22,7 +28,7 @@ def _data(batch=6, classes=5, seed=0, scale=3.0):
     g = torch.Generator().manual_seed(seed)
     logits = torch.randn(batch, classes, generator=g) * scale
     gt = torch.full((batch, classes), -1.0)
-    gt[torch.arange(batch), torch.randint(classes, (batch, ), generator=g)] = 1.0
+    gt[torch.arange(batch), torch.randint(classes, (batch,), generator=g)] = 1.0
     return logits, gt
 
 
@@ -41,6 +47,7 @@ def an_entry(eps=0.0, gamma=1.0, zero_is_negative=False):
             return (1 - eps) * nl(p) + eps * nl(1 - p)
         weight = 1.0 if (y == 0 and zero_is_negative) else gamma
         return weight * ((1 - eps) * nl(1 - p) + eps * nl(p))
+
     return entry
 
 
@@ -48,7 +55,7 @@ def an_entry(eps=0.0, gamma=1.0, zero_is_negative=False):
 @pytest.mark.parametrize('unobserved_code', [-1.0, 0.0])
 def test_an_an_ls_wan_match_the_loop(batch, unobserved_code):
     logits, gt = _data(batch)
-    gt[gt == -1] = unobserved_code           # MultiDigits gives unobserved labels as 0
+    gt[gt == -1] = unobserved_code  # MultiDigits gives unobserved labels as 0
     an = AssumeNegativeLoss()(logits, gt)
     torch.testing.assert_close(an, torch.tensor(_matrix_mean(logits, gt, an_entry())))
     ls = AssumeNegativeLoss(label_smoothing=0.1)(logits, gt)
@@ -59,7 +66,7 @@ def test_an_an_ls_wan_match_the_loop(batch, unobserved_code):
 
 def test_observed_negatives_keep_full_weight_in_wan():
     logits, gt = _data()
-    gt[:, 0] = torch.where(gt[:, 0] == 1, gt[:, 0], torch.zeros(6))   # annotated negatives
+    gt[:, 0] = torch.where(gt[:, 0] == 1, gt[:, 0], torch.zeros(6))  # annotated negatives
     got = WeakAssumeNegativeLoss(num_classes=5, observed_negatives=True)(logits, gt)
     ref = _matrix_mean(logits, gt, an_entry(0, 1 / 4, zero_is_negative=True))
     torch.testing.assert_close(got, torch.tensor(ref))
@@ -69,8 +76,12 @@ def test_observed_negatives_keep_full_weight_in_wan():
 def test_extreme_logits_stay_finite_and_ignore_nothing_silently():
     logits = torch.tensor([[80.0, -80.0, 0.0]], requires_grad=True)
     gt = torch.tensor([[1.0, -1.0, -1.0]])
-    for loss in (AssumeNegativeLoss(), WeakAssumeNegativeLoss(num_classes=3),
-                 EntropyMaximisationLoss(), ExpectedPositivesLoss(expected_positives=1.5)):
+    for loss in (
+        AssumeNegativeLoss(),
+        WeakAssumeNegativeLoss(num_classes=3),
+        EntropyMaximisationLoss(),
+        ExpectedPositivesLoss(expected_positives=1.5),
+    ):
         value = loss(logits, gt)
         value.backward()
         assert torch.isfinite(value) and torch.isfinite(logits.grad).all()
@@ -88,7 +99,9 @@ def test_epr_matches_the_loop_and_the_hand_regulariser():
     reg = (sum(row_sums) / len(row_sums) - k) ** 2 / 25
     torch.testing.assert_close(got, torch.tensor(main + reg))
     # hand value: one sample, p = (0.5, 0.5), positive on class 0, k = 2: nl(0.5)/2 + (1-2)²/4
-    hand = ExpectedPositivesLoss(expected_positives=2)(torch.zeros(1, 2), torch.tensor([[1., -1.]]))
+    hand = ExpectedPositivesLoss(expected_positives=2)(
+        torch.zeros(1, 2), torch.tensor([[1.0, -1.0]])
+    )
     torch.testing.assert_close(hand, torch.tensor(nl(0.5) / 2 + 0.25))
     with pytest.raises(ValueError, match='expected_positives'):
         ExpectedPositivesLoss(expected_positives=0)
@@ -101,11 +114,12 @@ def test_en_matches_the_loop_and_prefers_uncertain_unobserved_labels():
         if y == 1:
             return nl(p)
         return -0.2 * (p * nl(p) + (1 - p) * nl(1 - p))
+
     got = EntropyMaximisationLoss(alpha=0.2)(logits, gt)
     torch.testing.assert_close(got, torch.tensor(_matrix_mean(logits, gt, entry)))
     # the unobserved term is smallest at p = 0.5 (maximal entropy), unlike AN
     unobserved = torch.tensor([[-1.0]])
-    values = [EntropyMaximisationLoss()(torch.tensor([[z]]), unobserved) for z in (-4., 0., 4.)]
+    values = [EntropyMaximisationLoss()(torch.tensor([[z]]), unobserved) for z in (-4.0, 0.0, 4.0)]
     assert values[1] < values[0] and values[1] < values[2]
     # a row without any positive (all unobserved) is fine too
     assert torch.isfinite(EntropyMaximisationLoss()(logits, torch.full_like(gt, -1)))
@@ -119,6 +133,7 @@ def _role_reference(logits, label_logits, gt, k):
 
     def nlt(u):
         return -torch.log(u + 1e-5)
+
     for i in range(B):
         for c in range(C):
             pos = float(gt[i, c] == 1)
@@ -126,8 +141,8 @@ def _role_reference(logits, label_logits, gt, k):
             first = pos * nlt(a) + b.detach() * nlt(a) + (1 - b.detach()) * nlt(1 - a)
             second = pos * nlt(b) + a.detach() * nlt(b) + (1 - a.detach()) * nlt(1 - b)
             total = total + 0.5 * first + 0.5 * second
-    reg_p = (p.sum(1).mean() - k) ** 2 / C ** 2
-    reg_e = (est.sum(1).mean() - k) ** 2 / C ** 2
+    reg_p = (p.sum(1).mean() - k) ** 2 / C**2
+    reg_e = (est.sum(1).mean() - k) ** 2 / C**2
     return total / (B * C) + 0.5 * (reg_p + reg_e)
 
 
@@ -167,9 +182,13 @@ def test_role_estimates_get_their_own_learning_rate_through_paramwise_cfg():
     model = nn.Module()
     model.net = nn.Linear(3, 5)
     model.role = ROLELoss(num_samples=4, num_classes=5, expected_positives=1.0)
-    wrapper = build_optim_wrapper(model, dict(
-        optimizer=dict(type='Adam', lr=0.01, weight_decay=1e-4),
-        paramwise_cfg=dict(custom_keys={'label_logits': dict(lr_mult=10.0, decay_mult=0.0)})))
+    wrapper = build_optim_wrapper(
+        model,
+        dict(
+            optimizer=dict(type='Adam', lr=0.01, weight_decay=1e-4),
+            paramwise_cfg=dict(custom_keys={'label_logits': dict(lr_mult=10.0, decay_mult=0.0)}),
+        ),
+    )
     groups = {id(g['params'][0]): g for g in wrapper.optimizer.param_groups}
     role = groups[id(model.role.label_logits)]
     assert role['lr'] == pytest.approx(0.1) and role['weight_decay'] == 0

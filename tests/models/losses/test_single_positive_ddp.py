@@ -5,29 +5,50 @@ state written by the first), both ranks' state must equal each other and the sta
 that saw the concatenated batches; so must the loss. EPR (a batch statistic) is checked for its
 value too.
 """
+
 import os
 
 import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from conftest import free_port
 from torch import nn
 
-from conftest import free_port
 from mlkd.models.algorithms import LossRouter
 
 B, C, IN, N = 8, 4, 6, 12
-SIZE = 2                                  # class maps 2x2, heatmaps 4x4
+SIZE = 2  # class maps 2x2, heatmaps 4x4
 CASES = {
-    'cl': (dict(type='ConsistencyLoss', num_samples=N, num_classes=C, momentum=0.6),
-           ('ema', 'seen')),
-    'role': (dict(type='ROLELoss', num_samples=N, num_classes=C, expected_positives=1.5),
-             ('label_logits', 'seen')),
-    'scl': (dict(type='SpatialConsistencyLoss', num_samples=N, num_classes=C, heatmap_size=4,
-                 momentum=0.6), ('heatmaps', 'known')),
+    'cl': (
+        dict(type='ConsistencyLoss', num_samples=N, num_classes=C, momentum=0.6),
+        ('ema', 'seen'),
+    ),
+    'role': (
+        dict(type='ROLELoss', num_samples=N, num_classes=C, expected_positives=1.5),
+        ('label_logits', 'seen'),
+    ),
+    'scl': (
+        dict(
+            type='SpatialConsistencyLoss',
+            num_samples=N,
+            num_classes=C,
+            heatmap_size=4,
+            momentum=0.6,
+        ),
+        ('heatmaps', 'known'),
+    ),
     'epr': (dict(type='ExpectedPositivesLoss', expected_positives=1.5), ()),
-    'en': (dict(type='ExpectedNegativeLoss', num_samples=N, num_classes=C, expected_positives=1.5,
-                momentum=0.6), ('scores', 'seen')),
+    'en': (
+        dict(
+            type='ExpectedNegativeLoss',
+            num_samples=N,
+            num_classes=C,
+            expected_positives=1.5,
+            momentum=0.6,
+        ),
+        ('scores', 'seen'),
+    ),
 }
 NAMES = {'logits', 'class_maps', 'gt', 'sample_idx', 'crop_box', 'flip', 'data_samples'}
 
@@ -36,7 +57,7 @@ def _batches(step: int):
     g = torch.Generator().manual_seed(step)
     x = torch.randn(B, IN, generator=g)
     gt = torch.full((B, C), -1.0)
-    gt[torch.arange(B), torch.randint(C, (B, ), generator=g)] = 1.0
+    gt[torch.arange(B), torch.randint(C, (B,), generator=g)] = 1.0
     idx = torch.randperm(N, generator=g)[:B] if step == 0 else torch.arange(B).flip(0)
     corner = torch.rand(B, 2, generator=g) * 0.5
     side = 0.5 + torch.rand(B, 1, generator=g) * 0.5
@@ -56,9 +77,16 @@ def _net():
 
 def _step(router, net, x, gt, idx, box, flip):
     maps = net(x).view(-1, C, SIZE, SIZE)
-    available = dict(class_maps=maps, logits=maps.mean((2, 3)), gt=gt, sample_idx=idx,
-                     crop_box=box, flip=flip, data_samples=[None] * len(x))
-    (loss, ) = router(available).values()
+    available = dict(
+        class_maps=maps,
+        logits=maps.mean((2, 3)),
+        gt=gt,
+        sample_idx=idx,
+        crop_box=box,
+        flip=flip,
+        data_samples=[None] * len(x),
+    )
+    (loss,) = router(available).values()
     return loss
 
 
@@ -69,7 +97,7 @@ def _router(name):
 def _state(router, name):
     loss = router[name]
     state = {key: getattr(loss, key).detach().clone() for key in CASES[name][1]}
-    if name == 'role':                    # the estimates' gradient: that of the global batch
+    if name == 'role':  # the estimates' gradient: that of the global batch
         state['label_logits_grad'] = loss.label_logits.grad.clone()
     return state
 
@@ -87,8 +115,10 @@ def _worker(rank, port, name, out_dir):
         loss = _step(router, ddp, x[half], gt[half], idx[half], box[half], flip[half])
         loss.backward()
         losses.append(loss.detach())
-    torch.save({'losses': torch.stack(losses), **_state(router, name)},
-               os.path.join(out_dir, f'rank{rank}.pt'))
+    torch.save(
+        {'losses': torch.stack(losses), **_state(router, name)},
+        os.path.join(out_dir, f'rank{rank}.pt'),
+    )
     dist.destroy_process_group()
 
 
@@ -102,9 +132,10 @@ def test_two_ranks_keep_the_single_process_state(name, tmp_path):
         loss.backward()
         losses.append(loss.detach())
     single = {'losses': torch.stack(losses), **_state(router, name)}
-    assert single['losses'][1] != 0                            # the second step reads the state
-    mp.start_processes(_worker, args=(free_port(), name, str(tmp_path)), nprocs=2, join=True,
-                       start_method='fork')
+    assert single['losses'][1] != 0  # the second step reads the state
+    mp.start_processes(
+        _worker, args=(free_port(), name, str(tmp_path)), nprocs=2, join=True, start_method='fork'
+    )
     ranks = [torch.load(tmp_path / f'rank{r}.pt', weights_only=True) for r in range(2)]
     for result in ranks:
         assert result.keys() == single.keys()

@@ -1,4 +1,5 @@
 """VID against a per-channel loop; its variances are trainable, checkpointed parameters."""
+
 import math
 
 import pytest
@@ -31,7 +32,7 @@ def test_vid_matches_channel_loop():
 def test_vid_initial_variance_and_state_dict():
     loss = VIDLoss(3, init_var=5.0, eps=1e-5)
     var = torch.nn.functional.softplus(loss.log_scales[0]) + 1e-5
-    torch.testing.assert_close(var, torch.full((3, ), 5.0))
+    torch.testing.assert_close(var, torch.full((3,), 5.0))
     assert 'log_scales.0' in loss.state_dict()
     assert sum(p.numel() for p in loss.parameters()) == 3
     # At μ = t only the log-variance term is left.

@@ -1,11 +1,17 @@
 """weight_reference: paper weights rescaled so that weighted term / task loss keeps its value."""
+
 import pytest
 import torch
 
-from mlkd.models.losses import (BinaryCrossEntropySumLoss, ClassAwareDistillLoss,
-                                InstanceAwareDistillLoss, LabelEmbeddingDistillLoss,
-                                MultiLabelLogitDistillLoss, NegativeDiscrepancyLoss,
-                                PositiveDivideLoss)
+from mlkd.models.losses import (
+    BinaryCrossEntropySumLoss,
+    ClassAwareDistillLoss,
+    InstanceAwareDistillLoss,
+    LabelEmbeddingDistillLoss,
+    MultiLabelLogitDistillLoss,
+    NegativeDiscrepancyLoss,
+    PositiveDivideLoss,
+)
 from mlkd.models.losses.base import PAPER_REFERENCE
 
 LOGIT_LOSSES = (MultiLabelLogitDistillLoss, PositiveDivideLoss, NegativeDiscrepancyLoss)
@@ -33,14 +39,17 @@ def _value(loss, s, t, gt, se, te):
 
 # Hand-computed factors: MultiDigits (B 64, C 10) and a half batch (B 32, C 10) against the paper's
 # B 64, C 80, both with a BCE-sum task loss.
-@pytest.mark.parametrize('loss_cls, at_64_10, at_32_10', [
-    (MultiLabelLogitDistillLoss, 1.0, 0.5),  # ∝ C / B like the task loss per sample
-    (PositiveDivideLoss, 1 / 8, 1 / 16),
-    (NegativeDiscrepancyLoss, 1 / 8, 1 / 16),
-    (ClassAwareDistillLoss, 1 / 8, 1 / 8),  # ∝ B like the task loss
-    (InstanceAwareDistillLoss, 1 / 8, 1 / 8),
-    (LabelEmbeddingDistillLoss, 1 / 8, 1 / 8),
-])
+@pytest.mark.parametrize(
+    'loss_cls, at_64_10, at_32_10',
+    [
+        (MultiLabelLogitDistillLoss, 1.0, 0.5),  # ∝ C / B like the task loss per sample
+        (PositiveDivideLoss, 1 / 8, 1 / 16),
+        (NegativeDiscrepancyLoss, 1 / 8, 1 / 16),
+        (ClassAwareDistillLoss, 1 / 8, 1 / 8),  # ∝ B like the task loss
+        (InstanceAwareDistillLoss, 1 / 8, 1 / 8),
+        (LabelEmbeddingDistillLoss, 1 / 8, 1 / 8),
+    ],
+)
 def test_reference_scale_by_hand(loss_cls, at_64_10, at_32_10):
     loss = loss_cls(weight_reference=PAPER_REFERENCE)
     assert loss.reference_scale(64, 10) == pytest.approx(at_64_10)
@@ -53,8 +62,9 @@ def test_reference_scale_by_hand(loss_cls, at_64_10, at_32_10):
 def test_forward_applies_the_factor_to_the_literal_loss(loss_cls):
     batch = _batch()
     literal = _value(loss_cls(loss_weight=3.0), *batch)
-    scaled = _value(loss_cls(loss_weight=3.0, weight_reference=dict(batch_size=4,
-                                                                    num_classes=20)), *batch)
+    scaled = _value(
+        loss_cls(loss_weight=3.0, weight_reference=dict(batch_size=4, num_classes=20)), *batch
+    )
     factor = loss_cls(weight_reference=dict(batch_size=4, num_classes=20)).reference_scale(8, 5)
     assert factor != 1.0
     torch.testing.assert_close(scaled, literal * factor)
@@ -65,8 +75,9 @@ def _ratio(loss, batch):
     return float(_value(loss, *batch) / BinaryCrossEntropySumLoss()(s, gt))
 
 
-@pytest.mark.parametrize('loss_cls', [MultiLabelLogitDistillLoss, PositiveDivideLoss,
-                                      InstanceAwareDistillLoss])
+@pytest.mark.parametrize(
+    'loss_cls', [MultiLabelLogitDistillLoss, PositiveDivideLoss, InstanceAwareDistillLoss]
+)
 def test_ratio_to_the_bce_sum_is_kept_when_the_batch_is_repeated(loss_cls):
     """Repeating every sample twice changes nothing per entry, so the ratio must not move."""
     batch = _batch()
@@ -77,7 +88,8 @@ def test_ratio_to_the_bce_sum_is_kept_when_the_batch_is_repeated(loss_cls):
     # Literal weights do drift for the terms that do not grow like the task loss.
     if loss_cls is not InstanceAwareDistillLoss:
         assert _ratio(loss_cls(loss_weight=10.0), twice) == pytest.approx(
-            _ratio(loss_cls(loss_weight=10.0), batch) / 2, rel=1e-5)
+            _ratio(loss_cls(loss_weight=10.0), batch) / 2, rel=1e-5
+        )
 
 
 def test_mld_ratio_is_kept_when_the_classes_are_repeated():
@@ -92,17 +104,21 @@ def test_mean_task_reduction_keeps_the_ratio_of_the_sum_setting():
     ref = dict(batch_size=8, num_classes=5)
     literal_vs_sum = _ratio(PositiveDivideLoss(loss_weight=100.0), batch)
     mean_task = BinaryCrossEntropySumLoss(reduction='mean')(s, gt)
-    scaled = PositiveDivideLoss(loss_weight=100.0,
-                                weight_reference=dict(ref, task_reduction='mean'))(s, t, gt)
+    scaled = PositiveDivideLoss(
+        loss_weight=100.0, weight_reference=dict(ref, task_reduction='mean')
+    )(s, t, gt)
     assert float(scaled / mean_task) == pytest.approx(literal_vs_sum, rel=1e-5)
 
 
-@pytest.mark.parametrize('bad, match', [
-    (dict(batch_size=64), 'weight_reference must be'),
-    (dict(batch_size=64, num_classes=80, extra=1), 'weight_reference must be'),
-    (dict(batch_size=0, num_classes=80), 'batch_size must be a positive int'),
-    (dict(batch_size=64, num_classes=80, task_reduction='avg'), 'task_reduction'),
-])
+@pytest.mark.parametrize(
+    'bad, match',
+    [
+        (dict(batch_size=64), 'weight_reference must be'),
+        (dict(batch_size=64, num_classes=80, extra=1), 'weight_reference must be'),
+        (dict(batch_size=0, num_classes=80), 'batch_size must be a positive int'),
+        (dict(batch_size=64, num_classes=80, task_reduction='avg'), 'task_reduction'),
+    ],
+)
 def test_bad_reference_is_named(bad, match):
     with pytest.raises(ValueError, match=match):
         PositiveDivideLoss(weight_reference=bad)

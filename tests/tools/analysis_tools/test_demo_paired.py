@@ -1,13 +1,13 @@
 """demo_paired.py: paired differences with the student of the same seed and their t-intervals."""
+
 import json
 import os.path as osp
 import sys
 
 import pytest
+from conftest import REPO
 
 from mlkd.utils.output_policy import OutputExistsError
-
-from conftest import REPO
 
 sys.path.insert(0, osp.join(REPO, 'tools', 'analysis_tools'))
 from demo_paired import main, paired_rows  # noqa: E402
@@ -27,9 +27,10 @@ def test_paired_difference_and_its_t_interval_match_a_hand_computation():
     assert [row['stage'] for row in rows] == ['KD']
     row = rows[0]
     assert row['seeds'] == [0, 1, 2, 3, 4] and row['diff_mean'] == pytest.approx(3.0)
-    half = 2.7764451051977987 * 2.5 ** 0.5 / 5 ** 0.5  # t_{0.975, 4} from a table
+    half = 2.7764451051977987 * 2.5**0.5 / 5**0.5  # t_{0.975, 4} from a table
     assert row['diff_low'] == pytest.approx(3.0 - half) and row['diff_high'] == pytest.approx(
-        3.0 + half)
+        3.0 + half
+    )
     assert row['mean'] == pytest.approx(78.0)
 
 
@@ -42,8 +43,11 @@ def test_only_shared_seeds_are_paired_and_a_missing_student_is_refused():
 
 def test_writes_table_and_png(tmp_path, monkeypatch, capsys):
     path = tmp_path / 'results.json'
-    path.write_text(json.dumps(dict(results=dict(
-        student=runs({0: 80.0, 1: 70.0}), KD=runs({0: 82.0, 1: 71.0})))))
+    path.write_text(
+        json.dumps(
+            dict(results=dict(student=runs({0: 80.0, 1: 70.0}), KD=runs({0: 82.0, 1: 71.0})))
+        )
+    )
     out = str(tmp_path / 'cmp')
     monkeypatch.setattr(sys, 'argv', ['demo_paired.py', str(path), '--out', out])
     assert main() == 0

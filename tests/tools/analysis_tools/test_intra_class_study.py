@@ -1,6 +1,7 @@
 """tools/analysis_tools/intra_class_study.py: the summary (mean ± std per arm, paired differences
 with a 95 % t-interval) against a hand computation, from a results store whose runs are all
 finished (so nothing trains), and the refusals."""
+
 from __future__ import annotations
 
 import csv
@@ -10,7 +11,6 @@ import os.path as osp
 import statistics
 
 import pytest
-
 from conftest import assert_png, load_tool
 
 from mlkd.utils.output_policy import OutputExistsError
@@ -28,8 +28,11 @@ def _results() -> dict:
     for seed in (0, 1, 2):
         for run in RUNS:
             test = 90 + seed + offsets[run] + (0.3 * seed if run == 'ours' else 0.0)
-            results.setdefault(str(seed), {})[run] = {'val': test - 1, 'test': test,
-                                                       'cpu_seconds': 1.0}
+            results.setdefault(str(seed), {})[run] = {
+                'val': test - 1,
+                'test': test,
+                'cpu_seconds': 1.0,
+            }
     return results
 
 

@@ -2,6 +2,7 @@
 an image-folder dataset written here and a random-weight MultiDigits network: the features against
 the config's own data preprocessor and backbone, the probe's test accuracy against scikit-learn at
 the chosen L2 weight; a dataset missing on disk is an error that names the folder."""
+
 from __future__ import annotations
 
 import csv
@@ -12,13 +13,12 @@ import re
 import numpy as np
 import pytest
 import torch
+from conftest import assert_png, config_path, load_tool, run_tool
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 from PIL import Image
 from sklearn.linear_model import LogisticRegression
-
-from conftest import assert_png, config_path, load_tool, run_tool
 
 import mlkd
 from mlkd.evaluation.linear_probe import l2_grid
@@ -27,7 +27,7 @@ from mlkd.registry import MODELS
 mlkd.register_all_modules()
 TOOL = 'tools/analysis_tools/linear_probe.py'
 CONFIG = config_path('multidigits', 'resnet_student.py')
-MEAN = [10.0, 20.0, 30.0]   # a non-zero mean, so that the normalisation is checked
+MEAN = [10.0, 20.0, 30.0]  # a non-zero mean, so that the normalisation is checked
 #: class -> (red, blue) base colour; the noise makes the images differ inside a class
 COLOURS = {'blue': (40, 200), 'red': (200, 40)}
 
@@ -48,12 +48,14 @@ def setup(tmp_path_factory):
             for i in range(count):
                 seed += 1
                 Image.fromarray(_image(colour, seed)).save(
-                    root / 'folder' / split / name / f'{i}.png')
+                    root / 'folder' / split / name / f'{i}.png'
+                )
     cfg = Config.fromfile(CONFIG)
     torch.manual_seed(0)
     with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(dict(cfg.model, data_preprocessor=dict(cfg.data_preprocessor,
-                                                                    mean=MEAN)))
+        model = MODELS.build(
+            dict(cfg.model, data_preprocessor=dict(cfg.data_preprocessor, mean=MEAN))
+        )
     model.init_weights()
     checkpoint = str(root / 'net.pth')
     torch.save({'state_dict': model.state_dict(), 'meta': {}}, checkpoint)
@@ -64,8 +66,9 @@ def _features_through_the_config(model, path: str) -> torch.Tensor:
     """An image read as mmcv reads it (BGR), through the config's data preprocessor and backbone."""
     bgr = np.asarray(Image.open(path).convert('RGB').resize((32, 32), Image.BILINEAR))[..., ::-1]
     inputs = torch.from_numpy(bgr.copy()).permute(2, 0, 1)
-    data = model.data_preprocessor(dict(inputs=[inputs],
-                                        data_samples=[DataSample().set_gt_label([0])]))
+    data = model.data_preprocessor(
+        dict(inputs=[inputs], data_samples=[DataSample().set_gt_label([0])])
+    )
     with torch.no_grad():
         return model.backbone(data['inputs'])[-1].mean(dim=(2, 3))[0]
 
@@ -73,11 +76,32 @@ def _features_through_the_config(model, path: str) -> torch.Tensor:
 def test_tool_on_an_image_folder(setup, tmp_path):
     folder, checkpoint, model = setup
     out_dir = str(tmp_path / 'out')
-    result = run_tool(TOOL, CONFIG, checkpoint, '--dataset', 'imagefolder', '--data-root', folder,
-                      '--out-dir', out_dir, '--image-size', '32', '--resize-size', '32',
-                      '--num-workers', '0', '--batch-size', '8', '--device', 'cpu',
-                      '--val-fraction', '0.3', '--save-features',
-                      '--cfg-options', f'data_preprocessor.mean={MEAN}')
+    result = run_tool(
+        TOOL,
+        CONFIG,
+        checkpoint,
+        '--dataset',
+        'imagefolder',
+        '--data-root',
+        folder,
+        '--out-dir',
+        out_dir,
+        '--image-size',
+        '32',
+        '--resize-size',
+        '32',
+        '--num-workers',
+        '0',
+        '--batch-size',
+        '8',
+        '--device',
+        'cpu',
+        '--val-fraction',
+        '0.3',
+        '--save-features',
+        '--cfg-options',
+        f'data_preprocessor.mean={MEAN}',
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     stem = osp.join(out_dir, 'linear_probe_imagefolder')
     with np.load(f'{stem}.features.npz') as saved:
@@ -96,7 +120,7 @@ def test_tool_on_an_image_folder(setup, tmp_path):
     chosen = [k for k, r in enumerate(rows) if r['chosen'] == '1']
     # The chosen weight has the best validation accuracy; ties go to the largest weight.
     assert len(chosen) == 1 and accuracy[chosen[0]] == max(accuracy)
-    assert all(a < max(accuracy) for a in accuracy[chosen[0] + 1:])
+    assert all(a < max(accuracy) for a in accuracy[chosen[0] + 1 :])
     l2 = float(rows[chosen[0]]['l2'])
 
     # The refit on the whole training set at that weight, by scikit-learn. With two classes it
@@ -105,21 +129,34 @@ def test_tool_on_an_image_folder(setup, tmp_path):
     train_x = saved['train_features'].double().numpy()
     reference = LogisticRegression(C=2 / (l2 * len(train_x)), tol=1e-12, max_iter=10000)
     reference.fit(train_x, saved['train_labels'].numpy())
-    expected = 100 * np.mean(reference.predict(saved['test_features'].double().numpy())
-                             == saved['test_labels'].numpy())
+    expected = 100 * np.mean(
+        reference.predict(saved['test_features'].double().numpy()) == saved['test_labels'].numpy()
+    )
     with open(f'{stem}.md', encoding='utf-8') as file:
         summary = file.read()
-    found = re.search(r'test top-1 ([\d.]+)% at λ = ([\d.e+-]+), chosen on the val set over 45',
-                      summary)
+    found = re.search(
+        r'test top-1 ([\d.]+)% at λ = ([\d.e+-]+), chosen on the val set over 45', summary
+    )
     assert found and float(found.group(1)) == pytest.approx(expected, abs=0.01), summary
     assert float(found.group(2)) == pytest.approx(l2, rel=1e-3)
     assert '14 train / 6 validation (seed 0) / 8 test images' in summary
     assert_png(f'{stem}.png')
     tool = load_tool('analysis_tools/linear_probe')
-    with pytest.raises(FileExistsError,
-                       match='linear_probe_imagefolder.md.* exists; pass --overwrite'):
-        tool.main([CONFIG, checkpoint, '--dataset', 'imagefolder', '--data-root', folder,
-                   '--out-dir', out_dir])
+    with pytest.raises(
+        FileExistsError, match='linear_probe_imagefolder.md.* exists; pass --overwrite'
+    ):
+        tool.main(
+            [
+                CONFIG,
+                checkpoint,
+                '--dataset',
+                'imagefolder',
+                '--data-root',
+                folder,
+                '--out-dir',
+                out_dir,
+            ]
+        )
 
 
 def test_a_dataset_missing_on_disk_is_named(setup, tmp_path):
@@ -127,10 +164,33 @@ def test_a_dataset_missing_on_disk_is_named(setup, tmp_path):
     tool = load_tool('analysis_tools/linear_probe')
     empty = tmp_path / 'empty'
     empty.mkdir()
-    with pytest.raises(SystemExit, match=r"--dataset cifar10: torchvision CIFAR10\(\{'train': "
-                                         r"True\}\) found no data under --data-root .*empty"):
-        tool.main([CONFIG, checkpoint, '--dataset', 'cifar10', '--data-root', str(empty),
-                   '--out-dir', str(tmp_path / 'out')])
+    with pytest.raises(
+        SystemExit,
+        match=r"--dataset cifar10: torchvision CIFAR10\(\{'train': "
+        r'True\}\) found no data under --data-root .*empty',
+    ):
+        tool.main(
+            [
+                CONFIG,
+                checkpoint,
+                '--dataset',
+                'cifar10',
+                '--data-root',
+                str(empty),
+                '--out-dir',
+                str(tmp_path / 'out'),
+            ]
+        )
     with pytest.raises(SystemExit, match=r'--dataset imagefolder: .*empty/train.* not found'):
-        tool.main([CONFIG, checkpoint, '--dataset', 'imagefolder', '--data-root', str(empty),
-                   '--out-dir', str(tmp_path / 'out')])
+        tool.main(
+            [
+                CONFIG,
+                checkpoint,
+                '--dataset',
+                'imagefolder',
+                '--data-root',
+                str(empty),
+                '--out-dir',
+                str(tmp_path / 'out'),
+            ]
+        )

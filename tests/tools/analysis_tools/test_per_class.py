@@ -1,13 +1,13 @@
 """tools/analysis_tools/per_class_ap.py on tools/test.py dumps of the trained tool runs."""
+
 import os.path as osp
 import re
 import runpy
 
 import numpy as np
 import pytest
-from sklearn.metrics import average_precision_score
-
 from conftest import REPO, TOOL_RUN_CONFIG, TOOL_RUN_OPTIONS, assert_png, run_tool
+from sklearn.metrics import average_precision_score
 
 PER_CLASS = 'tools/analysis_tools/per_class_ap.py'
 
@@ -19,9 +19,17 @@ def dumps(tool_runs, tmp_path_factory):
     found = {}
     for seed, work_dir in tool_runs['seeds'].items():
         dump = str(folder / f'seed{seed}.npz')
-        out = run_tool('tools/test.py', TOOL_RUN_CONFIG, osp.join(work_dir, 'epoch_2.pth'),
-                       '--work-dir', str(folder / f'test{seed}'), '--out', dump,
-                       '--cfg-options', *TOOL_RUN_OPTIONS)
+        out = run_tool(
+            'tools/test.py',
+            TOOL_RUN_CONFIG,
+            osp.join(work_dir, 'epoch_2.pth'),
+            '--work-dir',
+            str(folder / f'test{seed}'),
+            '--out',
+            dump,
+            '--cfg-options',
+            *TOOL_RUN_OPTIONS,
+        )
         assert out.returncode == 0, out.stderr[-3000:]
         found[seed] = (dump, out.stdout + out.stderr)
     return found
@@ -39,15 +47,27 @@ def _table(stdout):
 
 def _sklearn_ap(dump):
     data = np.load(dump)
-    return np.array([100 * average_precision_score(data['labels'][:, c], data['scores'][:, c])
-                     for c in range(data['scores'].shape[1])])
+    return np.array(
+        [
+            100 * average_precision_score(data['labels'][:, c], data['scores'][:, c])
+            for c in range(data['scores'].shape[1])
+        ]
+    )
 
 
 def test_per_class_ap_of_one_dump(dumps, tmp_path):
     dump, test_log = dumps[0]
     out = str(tmp_path / 'ap.png')
-    result = run_tool(PER_CLASS, dump, '--config', TOOL_RUN_CONFIG, '--out', out,
-                      '--csv', str(tmp_path / 'ap.csv'))
+    result = run_tool(
+        PER_CLASS,
+        dump,
+        '--config',
+        TOOL_RUN_CONFIG,
+        '--out',
+        out,
+        '--csv',
+        str(tmp_path / 'ap.csv'),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert_png(out)
     rows = _table(result.stdout)
@@ -67,13 +87,19 @@ def test_per_class_ap_of_one_dump(dumps, tmp_path):
 
 def test_per_class_ap_compares_two_dumps_class_by_class(dumps, tmp_path):
     out = str(tmp_path / 'compare.png')
-    result = run_tool(PER_CLASS, dumps[0][0], dumps[1][0], '--names', 'A', 'B', '--sort', 'diff',
-                      '--out', out)
+    result = run_tool(
+        PER_CLASS, dumps[0][0], dumps[1][0], '--names', 'A', 'B', '--sort', 'diff', '--out', out
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert_png(out)
     lines = [line for line in result.stdout.splitlines() if line.startswith('| ')]
-    assert [c.strip() for c in lines[0].strip('|').split('|')] == \
-        ['class', 'positives', 'AP A (%)', 'AP B (%)', 'B - A']
+    assert [c.strip() for c in lines[0].strip('|').split('|')] == [
+        'class',
+        'positives',
+        'AP A (%)',
+        'AP B (%)',
+        'B - A',
+    ]
     a, b = _sklearn_ap(dumps[0][0]), _sklearn_ap(dumps[1][0])
     diffs = []
     for line in lines[1:-1]:
@@ -89,8 +115,9 @@ def test_per_class_ap_compares_two_dumps_class_by_class(dumps, tmp_path):
 def test_per_class_ap_refuses_dumps_of_different_images(dumps, tmp_path):
     data = dict(np.load(dumps[0][0]))
     other = str(tmp_path / 'other.npz')
-    np.savez(other, scores=data['scores'], labels=data['labels'],
-             sample_idx=data['sample_idx'] + 1000)
+    np.savez(
+        other, scores=data['scores'], labels=data['labels'], sample_idx=data['sample_idx'] + 1000
+    )
     result = run_tool(PER_CLASS, dumps[0][0], other, '--out', str(tmp_path / 'x.png'))
     assert result.returncode != 0
     assert 'cover different images' in result.stderr and 'other.npz' in result.stderr
@@ -106,8 +133,9 @@ def test_per_class_ap_names_a_dump_without_labels(tmp_path, monkeypatch):
     np.savez(broken, scores=np.zeros((4, 3)), labels=np.zeros((4, 2)))
     with pytest.raises(ValueError, match=r'broken\.npz: scores \(4, 3\), labels \(4, 2\)'):
         tool['load_dump'](broken)
-    np.savez(broken, scores=np.zeros((3, 2)), labels=np.array([1, 0, 1]),
-             sample_idx=np.array([2, 0, 1]))
+    np.savez(
+        broken, scores=np.zeros((3, 2)), labels=np.array([1, 0, 1]), sample_idx=np.array([2, 0, 1])
+    )
     data = tool['load_dump'](broken)  # single-label indices become one-hot, rows by sample_idx
     assert data['labels'].tolist() == [[1, 0], [0, 1], [0, 1]]
     assert data['sample_idx'].tolist() == [0, 1, 2]

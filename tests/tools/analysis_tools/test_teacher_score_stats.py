@@ -1,5 +1,6 @@
 """tools/analysis_tools/teacher_score_stats.py (the 3D paper's Table C.4) as a user runs it, on a
 random-weight MultiDigits teacher and the bundled digits, against a direct loop computation."""
+
 from __future__ import annotations
 
 import csv
@@ -8,10 +9,9 @@ import os.path as osp
 
 import pytest
 import torch
+from conftest import assert_png, config_path, load_tool, run_tool
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-
-from conftest import assert_png, config_path, load_tool, run_tool
 
 import mlkd
 from mlkd.registry import DATASETS, MODELS
@@ -20,8 +20,11 @@ mlkd.register_all_modules()
 TOOL = 'tools/analysis_tools/teacher_score_stats.py'
 CONFIG = config_path('multidigits', 'resnet_teacher.py')
 NUM_SAMPLES = 24
-OPTIONS = [f'train_dataloader.dataset.num_samples={NUM_SAMPLES}',
-           'test_dataloader.num_workers=0', 'test_dataloader.persistent_workers=False']
+OPTIONS = [
+    f'train_dataloader.dataset.num_samples={NUM_SAMPLES}',
+    'test_dataloader.num_workers=0',
+    'test_dataloader.persistent_workers=False',
+]
 
 
 @pytest.fixture(scope='module')
@@ -31,7 +34,7 @@ def teacher(tmp_path_factory):
     with DefaultScope.overwrite_default_scope('mlkd'):
         model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
     model.init_weights()
-    with torch.no_grad():   # a bias that puts scores on both sides of 0.5
+    with torch.no_grad():  # a bias that puts scores on both sides of 0.5
         model.head.fc.bias.copy_(torch.linspace(-2, 2, model.head.fc.bias.numel()))
     path = str(tmp_path_factory.mktemp('teacher') / 'teacher.pth')
     torch.save({'state_dict': model.state_dict(), 'meta': {}}, path)
@@ -41,16 +44,20 @@ def teacher(tmp_path_factory):
 def _direct(model) -> dict[str, float]:
     """The training images through the test pipeline, one at a time, and the numbers by loops."""
     cfg = Config.fromfile(CONFIG)
-    dataset_cfg = dict(cfg.train_dataloader.dataset, num_samples=NUM_SAMPLES,
-                       pipeline=cfg.test_dataloader.dataset.pipeline)
+    dataset_cfg = dict(
+        cfg.train_dataloader.dataset,
+        num_samples=NUM_SAMPLES,
+        pipeline=cfg.test_dataloader.dataset.pipeline,
+    )
     with DefaultScope.overwrite_default_scope('mlkd'):
         dataset = DATASETS.build(dataset_cfg)
     correct = entries = 0
     positive, negative = [], []
     with torch.no_grad():
         for i in range(len(dataset)):
-            data = model.data_preprocessor(dict(inputs=[dataset[i]['inputs']],
-                                                data_samples=[dataset[i]['data_samples']]))
+            data = model.data_preprocessor(
+                dict(inputs=[dataset[i]['inputs']], data_samples=[dataset[i]['data_samples']])
+            )
             logits = model(data['inputs'], mode='tensor')[0].tolist()
             labels = set(int(c) for c in dataset[i]['data_samples'].gt_label)
             for c, logit in enumerate(logits):
@@ -58,15 +65,30 @@ def _direct(model) -> dict[str, float]:
                 (positive if c in labels else negative).append(score)
                 correct += int((score >= 0.5) == (c in labels))
                 entries += 1
-    return dict(accuracy=correct / entries, positive_score=sum(positive) / len(positive),
-                negative_score=sum(negative) / len(negative), num_positive=len(positive))
+    return dict(
+        accuracy=correct / entries,
+        positive_score=sum(positive) / len(positive),
+        negative_score=sum(negative) / len(negative),
+        num_positive=len(positive),
+    )
 
 
 def test_tool_matches_a_loop_computation_and_writes_table_csv_png(teacher, tmp_path):
     path, model = teacher
     out_dir = str(tmp_path / 'out')
-    result = run_tool(TOOL, CONFIG, path, '--out-dir', out_dir, '--device', 'cpu',
-                      '--batch-size', '10', '--cfg-options', *OPTIONS)
+    result = run_tool(
+        TOOL,
+        CONFIG,
+        path,
+        '--out-dir',
+        out_dir,
+        '--device',
+        'cpu',
+        '--batch-size',
+        '10',
+        '--cfg-options',
+        *OPTIONS,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     with open(osp.join(out_dir, 'teacher_score_stats.csv'), encoding='utf-8') as file:
         row = next(csv.DictReader(file))

@@ -2,6 +2,7 @@
 # see ../common/multi_label_classifier.py. The ImageNet-layout net with ImageNet-1K weights is
 # `../mobilenet_v2_ml.py` (what the 3D protocol's pre-training implies for this student).
 _base_ = ['../common/multi_label_classifier.py']
-model = dict(backbone=dict(type='CifarMobileNetV2', expand_ratio=6, width_mult=0.5,
-                           out_indices=(7, )),
-             head=dict(in_channels=1280))
+model = dict(
+    backbone=dict(type='CifarMobileNetV2', expand_ratio=6, width_mult=0.5, out_indices=(7,)),
+    head=dict(in_channels=1280),
+)

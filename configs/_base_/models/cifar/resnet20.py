@@ -1,5 +1,6 @@
 # Multi-label ResNet-20 (`resnet20` in mdistiller/models/cifar), see
 # ../common/multi_label_classifier.py.
 _base_ = ['../common/multi_label_classifier.py']
-model = dict(backbone=dict(type='CifarResNet', depth=20, out_indices=(2, )),
-             head=dict(in_channels=64))
+model = dict(
+    backbone=dict(type='CifarResNet', depth=20, out_indices=(2,)), head=dict(in_channels=64)
+)

@@ -1,5 +1,7 @@
 # Multi-label ResNet-32x4 (`resnet32x4` in mdistiller/models/cifar), see
 # ../common/multi_label_classifier.py.
 _base_ = ['../common/multi_label_classifier.py']
-model = dict(backbone=dict(type='CifarResNet', depth=32, width_multiplier=4, out_indices=(2, )),
-             head=dict(in_channels=256))
+model = dict(
+    backbone=dict(type='CifarResNet', depth=32, width_multiplier=4, out_indices=(2,)),
+    head=dict(in_channels=256),
+)

@@ -6,7 +6,7 @@
 # reference one (Kaiming fan-out convs, unit BN). Parameter counts: docs/model_zoo.md.
 model = dict(
     type='ImageClassifier',
-    backbone=dict(type='CifarFourStageResNet', depth=34, out_indices=(3, )),
+    backbone=dict(type='CifarFourStageResNet', depth=34, out_indices=(3,)),
     neck=dict(type='GlobalAveragePooling'),
     head=dict(
         type='MultiLabelLinearClsHead',

@@ -1,5 +1,6 @@
 # Multi-label ShuffleNetV1 (g=3; `ShuffleV1` in mdistiller/models/cifar), see
 # ../common/multi_label_classifier.py.
 _base_ = ['../common/multi_label_classifier.py']
-model = dict(backbone=dict(type='CifarShuffleNetV1', groups=3, out_indices=(2, )),
-             head=dict(in_channels=960))
+model = dict(
+    backbone=dict(type='CifarShuffleNetV1', groups=3, out_indices=(2,)), head=dict(in_channels=960)
+)

@@ -1,5 +1,7 @@
 # Multi-label VGG-13-BN (`vgg13 = vgg13_bn` in mdistiller/models/cifar), see
 # ../common/multi_label_classifier.py.
 _base_ = ['../common/multi_label_classifier.py']
-model = dict(backbone=dict(type='CifarVGG', depth=13, batch_norm=True, out_indices=(4, )),
-             head=dict(in_channels=512))
+model = dict(
+    backbone=dict(type='CifarVGG', depth=13, batch_norm=True, out_indices=(4,)),
+    head=dict(in_channels=512),
+)

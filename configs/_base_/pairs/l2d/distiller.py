@@ -2,6 +2,13 @@
 # `_base_` after its tap files. Each pair fills in its teacher and student configs, the teacher's
 # work dir (its last checkpoint there) and the stage taps (`stage1..K`) of the feature methods,
 # recorded only when a loss reads them.
-model = dict(type='SingleTeacherDistiller', teacher=None, student=None, teacher_ckpt=None,
-             student_taps=dict(), teacher_taps=dict(), probe_input_size=(224, 224),
-             teacher_cache=dict(dir=None, mode=None, dtype='float32'))  # docs/teacher_cache.md
+model = dict(
+    type='SingleTeacherDistiller',
+    teacher=None,
+    student=None,
+    teacher_ckpt=None,
+    student_taps=dict(),
+    teacher_taps=dict(),
+    probe_input_size=(224, 224),
+    teacher_cache=dict(dir=None, mode=None, dtype='float32'),
+)  # docs/teacher_cache.md

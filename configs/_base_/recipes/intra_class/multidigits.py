@@ -2,8 +2,11 @@
 # MultiDigits with 1000 training mosaics (datasets/multidigits_single_label_heldout.py), the demo's
 # one-cycle Adam recipe for CPUs shortened to 10 epochs (schedules/onecycle_10e_demo.py) at batch
 # 32 (320 iterations), mlkd's runtime and the single-label head.
-_base_ = ['../../datasets/multidigits_single_label_heldout.py',
-          '../../schedules/onecycle_10e_demo.py', '../../default_runtime.py',
-          './single_label_head.py']
+_base_ = [
+    '../../datasets/multidigits_single_label_heldout.py',
+    '../../schedules/onecycle_10e_demo.py',
+    '../../default_runtime.py',
+    './single_label_head.py',
+]
 single_label_head = dict(num_classes=_base_.num_classes)
 default_hooks = dict(logger=dict(interval=10))

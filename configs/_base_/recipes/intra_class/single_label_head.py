@@ -2,5 +2,9 @@
 # a classifier leaf merges it into the head of a CIFAR model file (../../models/cifar, whose
 # `in_channels` it keeps): linear layer + softmax cross-entropy, top-1 / top-5. The dataset's
 # recipe fills in `num_classes`.
-single_label_head = dict(type='LinearClsHead', num_classes=None,
-                         loss=dict(type='CrossEntropyLoss', loss_weight=1.0), topk=(1, 5))
+single_label_head = dict(
+    type='LinearClsHead',
+    num_classes=None,
+    loss=dict(type='CrossEntropyLoss', loss_weight=1.0),
+    topk=(1, 5),
+)

@@ -44,12 +44,14 @@ this step and only store their new anchors. The cache is per-class state of a
 router gives the loss the global batch). In the pipeline, negatives are the cached members, which
 all passed the margin.
 """
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss, StatefulLoss
 from ..utils import check_choice, check_temperature, masked_logsumexp, single_label_index
 
@@ -65,9 +67,14 @@ def class_margins(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return true - others
 
 
-def intra_class_tuplet_loss(anchor: torch.Tensor, positive: torch.Tensor, labels: torch.Tensor,
-                            anchors: torch.Tensor, negatives: torch.Tensor,
-                            temperature: float = 1.0) -> torch.Tensor:
+def intra_class_tuplet_loss(
+    anchor: torch.Tensor,
+    positive: torch.Tensor,
+    labels: torch.Tensor,
+    anchors: torch.Tensor,
+    negatives: torch.Tensor,
+    temperature: float = 1.0,
+) -> torch.Tensor:
     """Per-anchor intra-class (n+1)-tuplet loss, eq. (4) / (7).
 
     Args:
@@ -82,13 +89,12 @@ def intra_class_tuplet_loss(anchor: torch.Tensor, positive: torch.Tensor, labels
         ``[N]``: ``−s⁺ + log(e^{s⁺} + Σ_{k: same class, k ≠ i, negatives_k} e^{s_ik})`` with
         ``s = f(x_i)ᵀf(·) / T`` for anchors, 0 for the others; finite for any input.
     """
-    positive_score = (anchor * positive).sum(dim=1) / temperature                  # [N]
-    scores = anchor @ anchor.T / temperature                                        # [N, N]
+    positive_score = (anchor * positive).sum(dim=1) / temperature  # [N]
+    scores = anchor @ anchor.T / temperature  # [N, N]
     n = anchor.shape[0]
     same_class = labels[:, None] == labels[None, :]
-    others = same_class & negatives[None, :] & ~torch.eye(n, dtype=torch.bool,
-                                                          device=anchor.device)
-    candidates = torch.cat([positive_score[:, None], scores], dim=1)               # [N, 1 + N]
+    others = same_class & negatives[None, :] & ~torch.eye(n, dtype=torch.bool, device=anchor.device)
+    candidates = torch.cat([positive_score[:, None], scores], dim=1)  # [N, 1 + N]
     members = torch.cat([torch.ones_like(others[:, :1]), others], dim=1)
     loss = masked_logsumexp(candidates, members, dim=1) - positive_score
     return torch.where(anchors, loss, torch.zeros_like(loss))
@@ -118,15 +124,25 @@ class IntraClassContrastiveLoss(RoutedLoss, StatefulLoss):
         loss_weight: ``λ`` (the paper: 0.01–0.03).
     """
 
-    def __init__(self, num_classes: int, margin_threshold: float = 0.5,
-                 temperature: float = 1.0, normalize: bool = False, negatives: str = 'all',
-                 reduction: str = 'batch', queue_size: int | None = 16,
-                 embed_dim: int | None = None, input_channels: dict | None = None,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        margin_threshold: float = 0.5,
+        temperature: float = 1.0,
+        normalize: bool = False,
+        negatives: str = 'all',
+        reduction: str = 'batch',
+        queue_size: int | None = 16,
+        embed_dim: int | None = None,
+        input_channels: dict | None = None,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         if not -1.0 <= float(margin_threshold) <= 1.0:
-            raise ValueError('IntraClassContrastiveLoss: margin_threshold (δ) must be in '
-                             f'[-1, 1] (a margin of softmax probabilities), got {margin_threshold}')
+            raise ValueError(
+                'IntraClassContrastiveLoss: margin_threshold (δ) must be in '
+                f'[-1, 1] (a margin of softmax probabilities), got {margin_threshold}'
+            )
         self.margin_threshold = float(margin_threshold)
         self.temperature = check_temperature(temperature)
         self.normalize = bool(normalize)
@@ -136,60 +152,83 @@ class IntraClassContrastiveLoss(RoutedLoss, StatefulLoss):
         self.queue_size = None if queue_size is None else int(queue_size)
         if self.queue_size is not None:
             if self.queue_size < 2:
-                raise ValueError('IntraClassContrastiveLoss: queue_size must be >= 2 (a class '
-                                 f'needs an anchor and a negative) or None, got {queue_size}')
+                raise ValueError(
+                    'IntraClassContrastiveLoss: queue_size must be >= 2 (a class '
+                    f'needs an anchor and a negative) or None, got {queue_size}'
+                )
             dim = embed_dim if embed_dim is not None else (input_channels or {}).get('anchor')
             if dim is None:
-                raise ValueError('IntraClassContrastiveLoss: the pipeline needs the embedding '
-                                 'size: give embed_dim, or build the loss through an algorithm, '
-                                 'which probes the tensor `anchor` is wired to')
+                raise ValueError(
+                    'IntraClassContrastiveLoss: the pipeline needs the embedding '
+                    'size: give embed_dim, or build the loss through an algorithm, '
+                    'which probes the tensor `anchor` is wired to'
+                )
             shape = (self.num_classes, self.queue_size, int(dim))
             self.register_state('queue_anchor', torch.zeros(shape), 'class')
             self.register_state('queue_positive', torch.zeros(shape), 'class')
-            self.register_state('queue_count', torch.zeros(self.num_classes, dtype=torch.long),
-                                'class')
+            self.register_state(
+                'queue_count', torch.zeros(self.num_classes, dtype=torch.long), 'class'
+            )
 
-    def compute(self, anchor: torch.Tensor, positive: torch.Tensor, logits: torch.Tensor,
-                gt: torch.Tensor) -> torch.Tensor:
+    def compute(
+        self, anchor: torch.Tensor, positive: torch.Tensor, logits: torch.Tensor, gt: torch.Tensor
+    ) -> torch.Tensor:
         if anchor.dim() != 2 or positive.shape != anchor.shape:
-            raise ValueError(f'IntraClassContrastiveLoss: anchor and positive must be [B, D] of '
-                             f'one shape, got {tuple(anchor.shape)} and {tuple(positive.shape)}')
-        labels = single_label_index(gt)   # refuses multi-label targets, naming the rows
+            raise ValueError(
+                f'IntraClassContrastiveLoss: anchor and positive must be [B, D] of '
+                f'one shape, got {tuple(anchor.shape)} and {tuple(positive.shape)}'
+            )
+        labels = single_label_index(gt)  # refuses multi-label targets, naming the rows
         if self.normalize:
             anchor, positive = F.normalize(anchor, dim=1), F.normalize(positive, dim=1)
         qualifying = class_margins(logits, labels) > self.margin_threshold
         if self.queue_size is None:
-            negatives = qualifying if self.negatives == 'qualifying' else torch.ones_like(
-                qualifying)
-            losses = intra_class_tuplet_loss(anchor, positive, labels, qualifying, negatives,
-                                             self.temperature)
+            negatives = (
+                qualifying if self.negatives == 'qualifying' else torch.ones_like(qualifying)
+            )
+            losses = intra_class_tuplet_loss(
+                anchor, positive, labels, qualifying, negatives, self.temperature
+            )
             return self._reduce(losses.sum(), anchor, qualifying.sum())
         return self._pipeline(anchor, positive, labels, qualifying)
 
-    def _reduce(self, total: torch.Tensor, anchor: torch.Tensor,
-                num_anchors: torch.Tensor) -> torch.Tensor:
+    def _reduce(
+        self, total: torch.Tensor, anchor: torch.Tensor, num_anchors: torch.Tensor
+    ) -> torch.Tensor:
         # `anchor.sum() * 0` keeps the value connected to the graph when nothing counts.
         total = total + anchor.sum() * 0.0
         if self.reduction == 'batch':
             return total / anchor.shape[0]
         return total / num_anchors.clamp(min=1)
 
-    def _pipeline(self, anchor: torch.Tensor, positive: torch.Tensor, labels: torch.Tensor,
-                  qualifying: torch.Tensor) -> torch.Tensor:
+    def _pipeline(
+        self,
+        anchor: torch.Tensor,
+        positive: torch.Tensor,
+        labels: torch.Tensor,
+        qualifying: torch.Tensor,
+    ) -> torch.Tensor:
         """Loss of the classes whose queue fills this step; cache the others' new anchors."""
         count = self.queue_count
-        arriving = torch.bincount(labels[qualifying], minlength=self.num_classes)     # [C]
-        flush = (arriving > 0) & (count + arriving >= self.queue_size)                 # [C]
+        arriving = torch.bincount(labels[qualifying], minlength=self.num_classes)  # [C]
+        flush = (arriving > 0) & (count + arriving >= self.queue_size)  # [C]
         slots = torch.arange(self.queue_size, device=count.device)
-        cached = flush[:, None] & (slots[None, :] < count[:, None])                    # [C, Q]
+        cached = flush[:, None] & (slots[None, :] < count[:, None])  # [C, Q]
         now = qualifying & flush[labels]
         members_a = torch.cat([self.queue_anchor[cached], anchor[now]])
         members_p = torch.cat([self.queue_positive[cached], positive[now]])
-        members_y = torch.cat([torch.arange(self.num_classes, device=count.device)[:, None]
-                               .expand_as(cached)[cached], labels[now]])
+        members_y = torch.cat(
+            [
+                torch.arange(self.num_classes, device=count.device)[:, None].expand_as(cached)[
+                    cached
+                ],
+                labels[now],
+            ]
+        )
         every = torch.ones_like(members_y, dtype=torch.bool)
-        losses = intra_class_tuplet_loss(members_a, members_p, members_y, every, every,
-                                         self.temperature)
+        losses = intra_class_tuplet_loss(
+            members_a, members_p, members_y, every, every, self.temperature
+        )
         value = self._reduce(losses.sum(), anchor, every.sum())
         with torch.no_grad():
             stay = qualifying & ~flush[labels]
@@ -197,12 +236,13 @@ class IntraClassContrastiveLoss(RoutedLoss, StatefulLoss):
             slot = count[labels] + rank.gather(1, labels[:, None]).squeeze(1) - 1
             self.queue_anchor[labels[stay], slot[stay]] = anchor.detach()[stay]
             self.queue_positive[labels[stay], slot[stay]] = positive.detach()[stay]
-            self.queue_count.copy_(torch.where(flush, torch.zeros_like(count),
-                                               count + arriving))
+            self.queue_count.copy_(torch.where(flush, torch.zeros_like(count), count + arriving))
         return value
 
     def extra_repr(self) -> str:
-        return (f'margin_threshold={self.margin_threshold}, temperature={self.temperature}, '
-                f'normalize={self.normalize}, negatives={self.negatives!r}, '
-                f'reduction={self.reduction!r}, queue_size={self.queue_size}, '
-                f'{super().extra_repr()}')
+        return (
+            f'margin_threshold={self.margin_threshold}, temperature={self.temperature}, '
+            f'normalize={self.normalize}, negatives={self.negatives!r}, '
+            f'reduction={self.reduction!r}, queue_size={self.queue_size}, '
+            f'{super().extra_repr()}'
+        )

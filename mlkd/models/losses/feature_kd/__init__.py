@@ -1,4 +1,5 @@
 """Feature and relation distillation: FitNet, AT, OFD, ReviewKD, VID, CRD, RKD, PKT."""
+
 from .attention import ATLoss, attention_map, attention_transfer  # noqa: F401
 from .crd import CRDLoss, contrast_scores, momentum_update, nce_loss  # noqa: F401
 from .fitnet import FitNetLoss, hint_mse  # noqa: F401

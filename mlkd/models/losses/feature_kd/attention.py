@@ -2,14 +2,16 @@
 Improving the Performance of Convolutional Neural Networks via Attention Transfer", ICLR 2017;
 as mdistiller (``docs/methods.md`` §5.6.3).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 from ..utils import check_stage_counts, match_spatial, stage_list
 
@@ -23,9 +25,11 @@ def attention_map(feat: torch.Tensor, p: float = 2.0) -> torch.Tensor:
     return F.normalize(feat.pow(p).mean(dim=1).flatten(1), p=2, dim=1)
 
 
-def attention_transfer(s_feats: torch.Tensor | Sequence[torch.Tensor],
-                       t_feats: torch.Tensor | Sequence[torch.Tensor],
-                       p: float = 2.0) -> torch.Tensor:
+def attention_transfer(
+    s_feats: torch.Tensor | Sequence[torch.Tensor],
+    t_feats: torch.Tensor | Sequence[torch.Tensor],
+    p: float = 2.0,
+) -> torch.Tensor:
     """AT: ``Σ_stages mean_{b, hw} (Q^s_{b,hw} − Q^t_{b,hw})²``.
 
     Per stage the larger map is average-pooled to the smaller one's size first; the mean runs over
@@ -62,11 +66,14 @@ class ATLoss(RoutedLoss):
         super().__init__(loss_weight)
         self.p = float(p)
 
-    def compute(self, s_feats: torch.Tensor | Sequence[torch.Tensor],
-                t_feats: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
+    def compute(
+        self,
+        s_feats: torch.Tensor | Sequence[torch.Tensor],
+        t_feats: torch.Tensor | Sequence[torch.Tensor],
+    ) -> torch.Tensor:
         """Args:
-            s_feats: ``[B, C, H, W]`` student feature or list of stages.
-            t_feats: teacher feature(s), one per student stage.
+        s_feats: ``[B, C, H, W]`` student feature or list of stages.
+        t_feats: teacher feature(s), one per student stage.
         """
         return attention_transfer(s_feats, t_feats, self.p)
 

@@ -32,6 +32,7 @@ without communication. The generator state is part of the ``state_dict`` (extra 
 resumed run continues the same sequence. A sample index repeated within one batch (a padded last
 distributed batch) is updated once, from its last occurrence.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,6 +40,7 @@ import math
 import torch
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss, StatefulLoss
 from ..utils import check_temperature
 
@@ -60,15 +62,17 @@ def nce_loss(scores: torch.Tensor, num_samples: int, eps: float = 1e-7) -> torch
     return -(log_pos.sum() + log_neg.sum()) / scores.shape[0]
 
 
-def contrast_scores(memory: torch.Tensor, emb: torch.Tensor, idx: torch.Tensor,
-                    temperature: float) -> torch.Tensor:
+def contrast_scores(
+    memory: torch.Tensor, emb: torch.Tensor, idx: torch.Tensor, temperature: float
+) -> torch.Tensor:
     """Unnormalised ``exp(<memory[idx_ik], emb_i> / T)``: ``[N, D]``, ``[B, D]``, ``[B, K+1]``."""
     rows = memory[idx]  # [B, K + 1, D]
     return torch.exp(torch.einsum('bkd,bd->bk', rows, emb) / temperature)
 
 
-def momentum_update(memory: torch.Tensor, emb: torch.Tensor, idx: torch.Tensor,
-                    momentum: float) -> None:
+def momentum_update(
+    memory: torch.Tensor, emb: torch.Tensor, idx: torch.Tensor, momentum: float
+) -> None:
     """In place: ``memory[idx_i] ← normalise(μ·memory[idx_i] + (1 − μ)·emb_i)``.
 
     A repeated index is written once (its last occurrence), on every device the same way.
@@ -105,13 +109,23 @@ class CRDLoss(RoutedLoss, StatefulLoss):
 
     compares_samples = True
 
-    def __init__(self, num_samples: int, embed_dim: int = 128, num_negatives: int = 16384,
-                 temperature: float = 0.07, momentum: float = 0.5, eps: float = 1e-7,
-                 seed: int = 0, loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        num_samples: int,
+        embed_dim: int = 128,
+        num_negatives: int = 16384,
+        temperature: float = 0.07,
+        momentum: float = 0.5,
+        eps: float = 1e-7,
+        seed: int = 0,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         if num_samples <= 0 or embed_dim <= 0 or num_negatives <= 0:
-            raise ValueError(f'CRDLoss: num_samples, embed_dim and num_negatives must be > 0, got '
-                             f'{num_samples}, {embed_dim}, {num_negatives}')
+            raise ValueError(
+                f'CRDLoss: num_samples, embed_dim and num_negatives must be > 0, got '
+                f'{num_samples}, {embed_dim}, {num_negatives}'
+            )
         if not 0 <= momentum < 1:
             raise ValueError(f'CRDLoss: momentum must be in [0, 1), got {momentum}')
         self.num_samples = int(num_samples)
@@ -127,7 +141,7 @@ class CRDLoss(RoutedLoss, StatefulLoss):
             init = torch.rand(num_samples, embed_dim, generator=self.generator) * 2 * bound - bound
             self.register_state(name, init, 'sample')
         # Normalisers Z^s, Z^t; negative until fixed by the first call.
-        self.register_buffer('normalisers', torch.full((2, ), -1.0))
+        self.register_buffer('normalisers', torch.full((2,), -1.0))
 
     def draw_indices(self, sample_idx: torch.Tensor) -> torch.Tensor:
         """``[B, K + 1]`` indices: column 0 the sample itself, then ``K`` uniform negatives.
@@ -135,25 +149,31 @@ class CRDLoss(RoutedLoss, StatefulLoss):
         Drawn on the CPU from the loss's generator (identical on every rank), then moved to the
         device of ``sample_idx``.
         """
-        negatives = torch.randint(self.num_samples, (sample_idx.numel(), self.num_negatives),
-                                  generator=self.generator)
+        negatives = torch.randint(
+            self.num_samples, (sample_idx.numel(), self.num_negatives), generator=self.generator
+        )
         return torch.cat([sample_idx.view(-1, 1).cpu(), negatives], dim=1).to(sample_idx.device)
 
-    def compute(self, s_pooled: torch.Tensor, t_pooled: torch.Tensor,
-                sample_idx: torch.Tensor) -> torch.Tensor:
+    def compute(
+        self, s_pooled: torch.Tensor, t_pooled: torch.Tensor, sample_idx: torch.Tensor
+    ) -> torch.Tensor:
         """Args:
-            s_pooled: ``[B, D]`` student embedding (L2-normalised by its connector).
-            t_pooled: ``[B, D]`` teacher embedding (from a trainable connector; not detached).
-            sample_idx: ``[B]`` long dataset indices in ``[0, N)``.
+        s_pooled: ``[B, D]`` student embedding (L2-normalised by its connector).
+        t_pooled: ``[B, D]`` teacher embedding (from a trainable connector; not detached).
+        sample_idx: ``[B]`` long dataset indices in ``[0, N)``.
         """
         v_s, v_t = s_pooled, t_pooled
         if v_s.shape != v_t.shape or v_s.dim() != 2 or v_s.shape[1] != self.embed_dim:
-            raise ValueError(f'CRDLoss: embeddings must both be [B, {self.embed_dim}], got '
-                             f'{tuple(v_s.shape)} and {tuple(v_t.shape)}')
+            raise ValueError(
+                f'CRDLoss: embeddings must both be [B, {self.embed_dim}], got '
+                f'{tuple(v_s.shape)} and {tuple(v_t.shape)}'
+            )
         sample_idx = sample_idx.long().view(-1)
         if sample_idx.numel() != v_s.shape[0]:
-            raise ValueError(f'CRDLoss: sample_idx has {sample_idx.numel()} entries for a batch '
-                             f'of {v_s.shape[0]}')
+            raise ValueError(
+                f'CRDLoss: sample_idx has {sample_idx.numel()} entries for a batch '
+                f'of {v_s.shape[0]}'
+            )
         self.check_sample_idx(sample_idx, self.num_samples)
         idx = self.draw_indices(sample_idx)
         raw_t = contrast_scores(self.memory_s, v_t, idx, self.temperature)  # teacher vs M^s
@@ -162,8 +182,9 @@ class CRDLoss(RoutedLoss, StatefulLoss):
             if self.normalisers[0] < 0:
                 self.normalisers[0] = raw_s.mean() * self.num_samples
                 self.normalisers[1] = raw_t.mean() * self.num_samples
-        loss = (nce_loss(raw_s / self.normalisers[0], self.num_samples, self.eps)
-                + nce_loss(raw_t / self.normalisers[1], self.num_samples, self.eps))
+        loss = nce_loss(raw_s / self.normalisers[0], self.num_samples, self.eps) + nce_loss(
+            raw_t / self.normalisers[1], self.num_samples, self.eps
+        )
         with torch.no_grad():
             momentum_update(self.memory_s, v_s, sample_idx, self.momentum)
             momentum_update(self.memory_t, v_t, sample_idx, self.momentum)
@@ -177,6 +198,8 @@ class CRDLoss(RoutedLoss, StatefulLoss):
         self.generator.set_state(state)
 
     def extra_repr(self) -> str:
-        return (f'num_samples={self.num_samples}, embed_dim={self.embed_dim}, '
-                f'num_negatives={self.num_negatives}, temperature={self.temperature}, '
-                f'momentum={self.momentum}, {super().extra_repr()}')
+        return (
+            f'num_samples={self.num_samples}, embed_dim={self.embed_dim}, '
+            f'num_negatives={self.num_negatives}, temperature={self.temperature}, '
+            f'momentum={self.momentum}, {super().extra_repr()}'
+        )

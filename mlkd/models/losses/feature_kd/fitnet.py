@@ -3,22 +3,25 @@ mdistiller (``docs/methods.md`` §5.6.4). The hint regressor is a connector
 (:class:`~mlkd.models.connectors.HintConnector`); this loss only compares its output with the
 teacher feature.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 from ..utils import check_choice, check_stage_counts, current_epoch, stage_list
 
 FITNET_STAGES = ('joint', 'two_stage')
 
 
-def hint_mse(s_feats: torch.Tensor | Sequence[torch.Tensor],
-             t_feats: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
+def hint_mse(
+    s_feats: torch.Tensor | Sequence[torch.Tensor], t_feats: torch.Tensor | Sequence[torch.Tensor]
+) -> torch.Tensor:
     """FitNet hint loss: ``Σ_stages mean((r(F^s) − F^t)²)``, ``r`` the regressor (connector).
 
     Args:
@@ -30,9 +33,11 @@ def hint_mse(s_feats: torch.Tensor | Sequence[torch.Tensor],
     loss = s_list[0].new_zeros(())
     for s, t in zip(s_list, t_list):
         if s.shape != t.shape:
-            raise ValueError(f'hint_mse: connector output {tuple(s.shape)} does not match the '
-                             f'teacher feature {tuple(t.shape)}; size the hint connector by the '
-                             f'teacher feature')
+            raise ValueError(
+                f'hint_mse: connector output {tuple(s.shape)} does not match the '
+                f'teacher feature {tuple(t.shape)}; size the hint connector by the '
+                f'teacher feature'
+            )
         loss = loss + F.mse_loss(s, t.detach())
     return loss
 
@@ -59,13 +64,15 @@ class FitNetLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self, stage: str = 'joint', hint_epochs: int | None = None,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, stage: str = 'joint', hint_epochs: int | None = None, loss_weight: float = 1.0
+    ) -> None:
         super().__init__(loss_weight)
         self.stage = check_choice('stage', stage, FITNET_STAGES)
         if stage == 'two_stage' and (hint_epochs is None or hint_epochs <= 0):
-            raise ValueError(f"FitNetLoss: stage='two_stage' needs hint_epochs > 0, got "
-                             f'{hint_epochs}')
+            raise ValueError(
+                f"FitNetLoss: stage='two_stage' needs hint_epochs > 0, got {hint_epochs}"
+            )
         self.hint_epochs = hint_epochs
 
     def stage_weight(self, epoch: int | None = None) -> float:
@@ -80,11 +87,14 @@ class FitNetLoss(RoutedLoss):
         epoch = current_epoch() if epoch is None else epoch
         return 1.0 if epoch is None or epoch < self.hint_epochs else 0.0
 
-    def compute(self, s_feats: torch.Tensor | Sequence[torch.Tensor],
-                t_feats: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
+    def compute(
+        self,
+        s_feats: torch.Tensor | Sequence[torch.Tensor],
+        t_feats: torch.Tensor | Sequence[torch.Tensor],
+    ) -> torch.Tensor:
         """Args:
-            s_feats: hint connector output ``[B, C_t, H_t, W_t]`` (or a list).
-            t_feats: teacher feature(s) of the same shape.
+        s_feats: hint connector output ``[B, C_t, H_t, W_t]`` (or a list).
+        t_feats: teacher feature(s) of the same shape.
         """
         return hint_mse(s_feats, t_feats)
 
@@ -92,5 +102,4 @@ class FitNetLoss(RoutedLoss):
         return self.stage_weight()
 
     def extra_repr(self) -> str:
-        return (f'stage={self.stage!r}, hint_epochs={self.hint_epochs}, '
-                f'{super().extra_repr()}')
+        return f'stage={self.stage!r}, hint_epochs={self.hint_epochs}, {super().extra_repr()}'

@@ -15,16 +15,18 @@ Per stage: ``Σ_{c,h,w} mean_b d``, the teacher average-pooled to the student's 
 of ``n`` weighted ``1 / 2^(n−1−i)`` (the deepest stage 1). The student side is the output of the
 connector (:class:`~mlkd.models.connectors.OFDConnector`, 1×1 conv + BN).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 from ..utils import check_stage_counts, stage_list
 
@@ -52,8 +54,9 @@ def ofd_margin(bn_weight: torch.Tensor, bn_bias: torch.Tensor) -> torch.Tensor:
     return torch.where(tail > 1e-3, conditional, -3 * std).float()
 
 
-def ofd_partial_l2(s_feat: torch.Tensor, t_feat: torch.Tensor,
-                   margin: torch.Tensor) -> torch.Tensor:
+def ofd_partial_l2(
+    s_feat: torch.Tensor, t_feat: torch.Tensor, margin: torch.Tensor
+) -> torch.Tensor:
     """One stage of OFD: ``Σ_{c,h,w} mean_b d(s, t)`` (see the module docstring).
 
     Args:
@@ -63,37 +66,47 @@ def ofd_partial_l2(s_feat: torch.Tensor, t_feat: torch.Tensor,
     """
     t_feat = F.adaptive_avg_pool2d(t_feat.detach(), s_feat.shape[-2:])
     if s_feat.shape[1] != t_feat.shape[1] or margin.numel() != t_feat.shape[1]:
-        raise ValueError(f'ofd_partial_l2: connector output {tuple(s_feat.shape)}, teacher '
-                         f'{tuple(t_feat.shape)} and {margin.numel()} margins disagree on channels')
+        raise ValueError(
+            f'ofd_partial_l2: connector output {tuple(s_feat.shape)}, teacher '
+            f'{tuple(t_feat.shape)} and {margin.numel()} margins disagree on channels'
+        )
     m = margin.to(s_feat).view(1, -1, 1, 1)
     target = torch.maximum(t_feat, m)
     active = (s_feat > target) | (t_feat > 0)
     return ((s_feat - target).pow(2) * active).mean(dim=0).sum()
 
 
-def teacher_bn_margins(teacher: nn.Module | None, margin_bns: Sequence[str] | str
-                       ) -> list[torch.Tensor]:
+def teacher_bn_margins(
+    teacher: nn.Module | None, margin_bns: Sequence[str] | str
+) -> list[torch.Tensor]:
     """:func:`ofd_margin` of each BN at ``margin_bns`` (paths in ``teacher``, or ``'auto'``: its
     backbone's ``bn_before_relu_paths()``)."""
     if teacher is None:
-        raise ValueError('OFDLoss: margin_bns needs the teacher network; build the loss in a '
-                         'distiller (which injects it) or give margins')
+        raise ValueError(
+            'OFDLoss: margin_bns needs the teacher network; build the loss in a '
+            'distiller (which injects it) or give margins'
+        )
     if margin_bns == 'auto':
         backbone = getattr(teacher, 'backbone', None)
         if not hasattr(backbone, 'bn_before_relu_paths'):
-            raise ValueError(f'OFDLoss: margin_bns="auto" needs a teacher backbone with '
-                             f'bn_before_relu_paths(); {type(backbone).__name__} has none: list '
-                             'the BN module paths in margin_bns')
+            raise ValueError(
+                f'OFDLoss: margin_bns="auto" needs a teacher backbone with '
+                f'bn_before_relu_paths(); {type(backbone).__name__} has none: list '
+                'the BN module paths in margin_bns'
+            )
         margin_bns = [f'backbone.{path}' for path in backbone.bn_before_relu_paths()]
     elif isinstance(margin_bns, str):
         margin_bns = [margin_bns]
     from mlkd.models.algorithms.taps import resolve_module  # algorithms import the losses
+
     margins = []
     for path in margin_bns:
         bn = resolve_module(teacher, path, 'teacher')
         if not isinstance(bn, nn.modules.batchnorm._NormBase) or bn.weight is None:
-            raise ValueError(f'OFDLoss: teacher module {path!r} is a {type(bn).__name__}, not an '
-                             'affine BatchNorm')
+            raise ValueError(
+                f'OFDLoss: teacher module {path!r} is a {type(bn).__name__}, not an '
+                'affine BatchNorm'
+            )
         margins.append(ofd_margin(bn.weight, bn.bias))
     return margins
 
@@ -122,9 +135,13 @@ class OFDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self, margins: Sequence[torch.Tensor | Sequence[float]] | None = None,
-                 margin_bns: Sequence[str] | str | None = None, teacher: nn.Module | None = None,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        margins: Sequence[torch.Tensor | Sequence[float]] | None = None,
+        margin_bns: Sequence[str] | str | None = None,
+        teacher: nn.Module | None = None,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         if margin_bns is not None:
             if margins is not None:
@@ -132,16 +149,20 @@ class OFDLoss(RoutedLoss):
             margins = teacher_bn_margins(teacher, margin_bns)
         self.num_stages = 0 if margins is None else len(margins)
         for i, margin in enumerate(margins or ()):
-            self.register_buffer(f'margin_{i}', torch.as_tensor(margin, dtype=torch.float32)
-                                 .flatten().clone())
+            self.register_buffer(
+                f'margin_{i}', torch.as_tensor(margin, dtype=torch.float32).flatten().clone()
+            )
 
-    def compute(self, s_feats: torch.Tensor | Sequence[torch.Tensor],
-                t_feats: torch.Tensor | Sequence[torch.Tensor],
-                margins: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
+    def compute(
+        self,
+        s_feats: torch.Tensor | Sequence[torch.Tensor],
+        t_feats: torch.Tensor | Sequence[torch.Tensor],
+        margins: Sequence[torch.Tensor] | None = None,
+    ) -> torch.Tensor:
         """Args:
-            s_feats: connector output(s) ``[B, C_t, H, W]``, shallow to deep.
-            t_feats: teacher pre-ReLU feature(s), one per stage.
-            margins: per-stage ``[C_t]`` margins; default: the ones given at construction.
+        s_feats: connector output(s) ``[B, C_t, H, W]``, shallow to deep.
+        t_feats: teacher pre-ReLU feature(s), one per stage.
+        margins: per-stage ``[C_t]`` margins; default: the ones given at construction.
         """
         s_list, t_list = stage_list(s_feats), stage_list(t_feats)
         check_stage_counts(s_list, t_list, 'OFDLoss')
@@ -149,8 +170,10 @@ class OFDLoss(RoutedLoss):
             margins = [getattr(self, f'margin_{i}') for i in range(self.num_stages)]
         margins = stage_list(margins)
         if len(margins) != len(s_list):
-            raise ValueError(f'OFDLoss: {len(margins)} margin tensors for {len(s_list)} stages '
-                             f'(give margins at construction or in forward)')
+            raise ValueError(
+                f'OFDLoss: {len(margins)} margin tensors for {len(s_list)} stages '
+                f'(give margins at construction or in forward)'
+            )
         n = len(s_list)
         loss = s_list[0].new_zeros(())
         for i, (s, t, m) in enumerate(zip(s_list, t_list, margins)):

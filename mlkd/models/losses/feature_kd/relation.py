@@ -10,12 +10,14 @@ communication themselves.
 * PKT — Passalis and Tefas, "Learning Deep Representations with Probabilistic Knowledge Transfer",
   ECCV 2018; as mdistiller (§5.6.2).
 """
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 
 
@@ -46,8 +48,9 @@ def _angles(emb: torch.Tensor) -> torch.Tensor:
     return diff @ diff.transpose(1, 2)
 
 
-def rkd_distance(s_pooled: torch.Tensor, t_pooled: torch.Tensor, squared: bool = False,
-                 eps: float = 1e-12) -> torch.Tensor:
+def rkd_distance(
+    s_pooled: torch.Tensor, t_pooled: torch.Tensor, squared: bool = False, eps: float = 1e-12
+) -> torch.Tensor:
     """RKD-D: ``mean_{i,j} smoothL1(ψ_D(e^s_i, e^s_j), ψ_D(e^t_i, e^t_j))`` over all ``B²`` pairs.
 
     ``ψ_D(e_i, e_j) = ‖e_i − e_j‖ / μ``, ``μ`` the mean distance over the ``B(B−1)`` pairs
@@ -65,8 +68,9 @@ def rkd_distance(s_pooled: torch.Tensor, t_pooled: torch.Tensor, squared: bool =
     """
     s = s_pooled.flatten(1)
     t = t_pooled.detach().flatten(1)
-    return F.smooth_l1_loss(_normalised_distances(s, squared, eps),
-                            _normalised_distances(t, squared, eps))
+    return F.smooth_l1_loss(
+        _normalised_distances(s, squared, eps), _normalised_distances(t, squared, eps)
+    )
 
 
 def rkd_angle(s_pooled: torch.Tensor, t_pooled: torch.Tensor) -> torch.Tensor:
@@ -98,6 +102,7 @@ def pkt(s_pooled: torch.Tensor, t_pooled: torch.Tensor, eps: float = 1e-7) -> to
         t_pooled: ``[B, D']`` teacher embeddings (detached here).
         eps: ``ε`` of the norms and of the log ratio.
     """
+
     def kernel(emb: torch.Tensor) -> torch.Tensor:
         unit = emb / (emb.norm(dim=1, keepdim=True) + eps)
         sim = (unit @ unit.T + 1.0) / 2.0
@@ -126,8 +131,14 @@ class RKDLoss(RoutedLoss):
 
     compares_samples = True
 
-    def __init__(self, distance_weight: float = 25.0, angle_weight: float = 50.0,
-                 squared: bool = False, eps: float = 1e-12, loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        distance_weight: float = 25.0,
+        angle_weight: float = 50.0,
+        squared: bool = False,
+        eps: float = 1e-12,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         self.distance_weight = float(distance_weight)
         self.angle_weight = float(angle_weight)
@@ -136,8 +147,8 @@ class RKDLoss(RoutedLoss):
 
     def compute(self, s_pooled: torch.Tensor, t_pooled: torch.Tensor) -> torch.Tensor:
         """Args:
-            s_pooled: ``[B, D]`` student embeddings.
-            t_pooled: ``[B, D']`` teacher embeddings.
+        s_pooled: ``[B, D]`` student embeddings.
+        t_pooled: ``[B, D']`` teacher embeddings.
         """
         loss = self.distance_weight * rkd_distance(s_pooled, t_pooled, self.squared, self.eps)
         if self.angle_weight:
@@ -145,8 +156,10 @@ class RKDLoss(RoutedLoss):
         return loss
 
     def extra_repr(self) -> str:
-        return (f'distance_weight={self.distance_weight}, angle_weight={self.angle_weight}, '
-                f'squared={self.squared}, eps={self.eps}, {super().extra_repr()}')
+        return (
+            f'distance_weight={self.distance_weight}, angle_weight={self.angle_weight}, '
+            f'squared={self.squared}, eps={self.eps}, {super().extra_repr()}'
+        )
 
 
 @MODELS.register_module()
@@ -166,8 +179,8 @@ class PKTLoss(RoutedLoss):
 
     def compute(self, s_pooled: torch.Tensor, t_pooled: torch.Tensor) -> torch.Tensor:
         """Args:
-            s_pooled: ``[B, D]`` student embeddings.
-            t_pooled: ``[B, D']`` teacher embeddings.
+        s_pooled: ``[B, D]`` student embeddings.
+        t_pooled: ``[B, D']`` teacher embeddings.
         """
         return pkt(s_pooled, t_pooled, self.eps)
 

@@ -14,21 +14,25 @@ where ``pool_l`` is adaptive average pooling to ``l × l`` and ``j(l) = 1, 2, 3 
 pooled levels actually used (sizes ``≥ h`` are skipped, so a 1×1 map is just its MSE). The loss
 sums HCL over the levels and is scaled by ``min(epoch / warm-up, 1)``.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 from ..utils import check_stage_counts, stage_list, warmup_factor
 
 
-def hierarchical_context_loss(s_feats: torch.Tensor | Sequence[torch.Tensor],
-                              t_feats: torch.Tensor | Sequence[torch.Tensor],
-                              pool_sizes: Sequence[int] = (4, 2, 1)) -> torch.Tensor:
+def hierarchical_context_loss(
+    s_feats: torch.Tensor | Sequence[torch.Tensor],
+    t_feats: torch.Tensor | Sequence[torch.Tensor],
+    pool_sizes: Sequence[int] = (4, 2, 1),
+) -> torch.Tensor:
     """Σ over levels of HCL (module docstring).
 
     Args:
@@ -42,16 +46,19 @@ def hierarchical_context_loss(s_feats: torch.Tensor | Sequence[torch.Tensor],
     for s, t in zip(s_list, t_list):
         t = t.detach()
         if s.shape != t.shape:
-            raise ValueError(f'hierarchical_context_loss: fused student {tuple(s.shape)} vs '
-                             f'teacher {tuple(t.shape)}; set the ABF connector\'s out_channels '
-                             f'(and out_shapes) from the teacher')
+            raise ValueError(
+                f'hierarchical_context_loss: fused student {tuple(s.shape)} vs '
+                f"teacher {tuple(t.shape)}; set the ABF connector's out_channels "
+                f'(and out_shapes) from the teacher'
+            )
         loss, weight, weights = F.mse_loss(s, t), 1.0, 1.0
         for size in pool_sizes:
             if size >= s.shape[2]:
                 continue
             weight /= 2.0
-            loss = loss + weight * F.mse_loss(F.adaptive_avg_pool2d(s, size),
-                                              F.adaptive_avg_pool2d(t, size))
+            loss = loss + weight * F.mse_loss(
+                F.adaptive_avg_pool2d(s, size), F.adaptive_avg_pool2d(t, size)
+            )
             weights += weight
         total = total + loss / weights
     return total
@@ -73,24 +80,30 @@ class ReviewKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self, pool_sizes: Sequence[int] = (4, 2, 1), warmup_epochs: int = 20,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        pool_sizes: Sequence[int] = (4, 2, 1),
+        warmup_epochs: int = 20,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         self.pool_sizes = tuple(int(p) for p in pool_sizes)
         self.warmup_epochs = int(warmup_epochs)
 
-    def compute(self, s_feats: Sequence[torch.Tensor],
-                t_feats: Sequence[torch.Tensor]) -> torch.Tensor:
+    def compute(
+        self, s_feats: Sequence[torch.Tensor], t_feats: Sequence[torch.Tensor]
+    ) -> torch.Tensor:
         """Args:
-            s_feats: fused student features, shallow to deep.
-            t_feats: teacher features of the same shapes.
+        s_feats: fused student features, shallow to deep.
+        t_feats: teacher features of the same shapes.
         """
-        return hierarchical_context_loss(stage_list(s_feats), stage_list(t_feats),
-                                         self.pool_sizes)
+        return hierarchical_context_loss(stage_list(s_feats), stage_list(t_feats), self.pool_sizes)
 
     def weight_factor(self) -> float:
         return warmup_factor(self.warmup_epochs)
 
     def extra_repr(self) -> str:
-        return (f'pool_sizes={self.pool_sizes}, warmup_epochs={self.warmup_epochs}, '
-                f'{super().extra_repr()}')
+        return (
+            f'pool_sizes={self.pool_sizes}, warmup_epochs={self.warmup_epochs}, '
+            f'{super().extra_repr()}'
+        )

@@ -13,18 +13,25 @@ All logs come from log-sum-exps (``log p_g = z_g/T − LSE(z/T)``,
 ``log(1 − p_g) = LSE_{k≠g}(z/T) − LSE(z/T)``), so ±50 logits stay finite; mdistiller takes
 ``log`` of the softmax and removes the target with ``−1000``, equal away from saturation.
 """
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 from ..utils import check_temperature, masked_logsumexp, single_label_index, warmup_factor
 
 
-def decoupled_kd(s_logits: torch.Tensor, t_logits: torch.Tensor, target: torch.Tensor,
-                 alpha: float = 1.0, beta: float = 8.0,
-                 temperature: float = 4.0) -> tuple[torch.Tensor, torch.Tensor]:
+def decoupled_kd(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    target: torch.Tensor,
+    alpha: float = 1.0,
+    beta: float = 8.0,
+    temperature: float = 4.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``(α·TCKD, β·NCKD)`` (see the module docstring), each ``T²``-scaled and averaged over B.
 
     Args:
@@ -55,12 +62,13 @@ def decoupled_kd(s_logits: torch.Tensor, t_logits: torch.Tensor, target: torch.T
     t_target, t_other, t_hat = log_parts(t_logits.detach())
     has_other = (~is_target).any(dim=1)
     # A sample whose non-target set is empty has log(1 − p_g) = −inf on both sides: no term.
-    other_term = torch.where(has_other, t_other.exp() * (t_other - s_other),
-                             torch.zeros_like(t_other))
+    other_term = torch.where(
+        has_other, t_other.exp() * (t_other - s_other), torch.zeros_like(t_other)
+    )
     tckd = (t_target.exp() * (t_target - s_target) + other_term).sum()
     nckd_elem = t_hat.exp() * (t_hat - s_hat)
     nckd = torch.where(is_target, torch.zeros_like(nckd_elem), nckd_elem).sum()
-    scale = temperature ** 2 / batch
+    scale = temperature**2 / batch
     return alpha * tckd * scale, beta * nckd * scale
 
 
@@ -85,28 +93,38 @@ class DKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self, alpha: float = 1.0, beta: float = 8.0, temperature: float = 4.0,
-                 warmup_epochs: int = 20, loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        beta: float = 8.0,
+        temperature: float = 4.0,
+        warmup_epochs: int = 20,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         self.alpha = float(alpha)
         self.beta = float(beta)
         self.temperature = check_temperature(temperature)
         self.warmup_epochs = int(warmup_epochs)
 
-    def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor,
-                gt: torch.Tensor) -> torch.Tensor:
+    def compute(
+        self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
+    ) -> torch.Tensor:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
-            gt: ``[B, C]`` one-hot targets.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
+        gt: ``[B, C]`` one-hot targets.
         """
-        tckd, nckd = decoupled_kd(s_logits, t_logits, single_label_index(gt), self.alpha, self.beta,
-                                  self.temperature)
+        tckd, nckd = decoupled_kd(
+            s_logits, t_logits, single_label_index(gt), self.alpha, self.beta, self.temperature
+        )
         return tckd + nckd
 
     def weight_factor(self) -> float:
         return warmup_factor(self.warmup_epochs)
 
     def extra_repr(self) -> str:
-        return (f'alpha={self.alpha}, beta={self.beta}, temperature={self.temperature}, '
-                f'warmup_epochs={self.warmup_epochs}, {super().extra_repr()}')
+        return (
+            f'alpha={self.alpha}, beta={self.beta}, temperature={self.temperature}, '
+            f'warmup_epochs={self.warmup_epochs}, {super().extra_repr()}'
+        )

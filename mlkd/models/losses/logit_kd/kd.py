@@ -8,22 +8,26 @@ defaults from mdistiller (``docs/methods.md`` §5.1).
   ``T² · (1/B) Σ_{i,c} KLb(σ(z^t_ic/T) ‖ σ(z^s_ic/T))``. At ``T = 1`` without the ``T²`` factor it
   is exactly MLD (§4.1.1), and it is computed by MLD's function on tempered logits.
 """
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
-from .mld import multi_label_logit_distill
 from ..utils import REDUCTIONS, check_choice, check_temperature, reduce_loss
+from .mld import multi_label_logit_distill
 
 
-def multi_label_kd(s_logits: torch.Tensor,
-                   t_logits: torch.Tensor,
-                   temperature: float = 4.0,
-                   reduction: str = 'batchmean',
-                   temperature_squared: bool = True) -> torch.Tensor:
+def multi_label_kd(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    temperature: float = 4.0,
+    reduction: str = 'batchmean',
+    temperature_squared: bool = True,
+) -> torch.Tensor:
     """Per-class sigmoid KD: ``T² · reduce(KLb(σ(z^t/T) ‖ σ(z^s/T)))``.
 
     Args:
@@ -33,15 +37,18 @@ def multi_label_kd(s_logits: torch.Tensor,
         reduction: see :func:`~mlkd.models.losses.mld.multi_label_logit_distill`.
         temperature_squared: multiply by ``T²`` (keeps gradient magnitudes comparable across temperatures).
     """
-    loss = multi_label_logit_distill(s_logits / temperature, t_logits.detach() / temperature,
-                                     reduction)
-    return loss * (temperature ** 2) if temperature_squared else loss
+    loss = multi_label_logit_distill(
+        s_logits / temperature, t_logits.detach() / temperature, reduction
+    )
+    return loss * (temperature**2) if temperature_squared else loss
 
 
-def softmax_kd(s_logits: torch.Tensor,
-               t_logits: torch.Tensor,
-               temperature: float = 4.0,
-               reduction: str = 'batchmean') -> torch.Tensor:
+def softmax_kd(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    temperature: float = 4.0,
+    reduction: str = 'batchmean',
+) -> torch.Tensor:
     """Hinton KD over a softmax: ``T² · reduce(q^t (log q^t − log q^s))``, ``q = softmax(z/T)``.
 
     Args:
@@ -54,7 +61,7 @@ def softmax_kd(s_logits: torch.Tensor,
     log_q_s = F.log_softmax(s_logits / temperature, dim=-1)
     log_q_t = F.log_softmax(t_logits.detach() / temperature, dim=-1)
     elem = log_q_t.exp() * (log_q_t - log_q_s)
-    return reduce_loss(elem, reduction) * (temperature ** 2)
+    return reduce_loss(elem, reduction) * (temperature**2)
 
 
 @MODELS.register_module()
@@ -71,11 +78,13 @@ class MultiLabelKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self,
-                 temperature: float = 4.0,
-                 reduction: str = 'batchmean',
-                 temperature_squared: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        temperature: float = 4.0,
+        reduction: str = 'batchmean',
+        temperature_squared: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         self.temperature = check_temperature(temperature)
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
@@ -83,15 +92,18 @@ class MultiLabelKDLoss(RoutedLoss):
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
         """
-        return multi_label_kd(s_logits, t_logits, self.temperature, self.reduction,
-                                                 self.temperature_squared)
+        return multi_label_kd(
+            s_logits, t_logits, self.temperature, self.reduction, self.temperature_squared
+        )
 
     def extra_repr(self) -> str:
-        return (f'temperature={self.temperature}, reduction={self.reduction!r}, '
-                f'temperature_squared={self.temperature_squared}, {super().extra_repr()}')
+        return (
+            f'temperature={self.temperature}, reduction={self.reduction!r}, '
+            f'temperature_squared={self.temperature_squared}, {super().extra_repr()}'
+        )
 
 
 @MODELS.register_module()
@@ -104,21 +116,21 @@ class SoftmaxKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self,
-                 temperature: float = 4.0,
-                 reduction: str = 'batchmean',
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, temperature: float = 4.0, reduction: str = 'batchmean', loss_weight: float = 1.0
+    ) -> None:
         super().__init__(loss_weight)
         self.temperature = check_temperature(temperature)
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
         """
         return softmax_kd(s_logits, t_logits, self.temperature, self.reduction)
 
     def extra_repr(self) -> str:
-        return (f'temperature={self.temperature}, reduction={self.reduction!r}, '
-                f'{super().extra_repr()}')
+        return (
+            f'temperature={self.temperature}, reduction={self.reduction!r}, {super().extra_repr()}'
+        )

@@ -29,6 +29,7 @@ All sets are processed by one batched masked kernel (``[G, n, n]`` distance matr
 mask); there is no Python loop over classes or samples. Batch statistics are those of the local
 batch (no all-gather under DDP).
 """
+
 from __future__ import annotations
 
 import torch
@@ -36,12 +37,17 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 
 __all__ = [
-    'pairwise_huber_distance_loss', 'grouped_huber_distance_loss', 'class_aware_distance_loss',
-    'instance_aware_distance_loss', 'ClassAwareDistillLoss', 'InstanceAwareDistillLoss',
-    'LabelEmbeddingDistillLoss'
+    'pairwise_huber_distance_loss',
+    'grouped_huber_distance_loss',
+    'class_aware_distance_loss',
+    'instance_aware_distance_loss',
+    'ClassAwareDistillLoss',
+    'InstanceAwareDistillLoss',
+    'LabelEmbeddingDistillLoss',
 ]
 
 _SQ_EPS = 1e-12
@@ -68,8 +74,9 @@ def _gram_distances(x: Tensor, eps: float = _SQ_EPS) -> Tensor:
     return d2.clamp_min(eps).sqrt()
 
 
-def _normalised_distances(x: Tensor, pair_mask: Tensor, pair_count: Tensor,
-                          eps: float = _SQ_EPS) -> Tensor:
+def _normalised_distances(
+    x: Tensor, pair_mask: Tensor, pair_count: Tensor, eps: float = _SQ_EPS
+) -> Tensor:
     """Distances over valid pairs divided by their per-set mean; zero outside ``pair_mask``.
 
     Args:
@@ -81,15 +88,15 @@ def _normalised_distances(x: Tensor, pair_mask: Tensor, pair_count: Tensor,
     Returns:
         ``[G, n, n]`` normalised distances ``d̂`` (0 on invalid pairs and in empty sets).
     """
-    d = torch.where(pair_mask, _gram_distances(x, eps), torch.zeros((), dtype=x.dtype,
-                                                                    device=x.device))
+    d = torch.where(
+        pair_mask, _gram_distances(x, eps), torch.zeros((), dtype=x.dtype, device=x.device)
+    )
     mean = d.sum(dim=(1, 2)) / pair_count.clamp_min(1).to(d.dtype)
     mean = torch.where(pair_count > 0, mean, torch.ones_like(mean))
     return d / mean[:, None, None]
 
 
-def grouped_huber_distance_loss(s: Tensor, t: Tensor, mask: Tensor,
-                                eps: float = _SQ_EPS) -> Tensor:
+def grouped_huber_distance_loss(s: Tensor, t: Tensor, mask: Tensor, eps: float = _SQ_EPS) -> Tensor:
     """HuberDist of many sets at once (the vectorised kernel behind CD and ID).
 
     For each group ``g`` the set is ``{s[g, a] : mask[g, a]}`` (and the same rows of ``t``);
@@ -139,8 +146,9 @@ def pairwise_huber_distance_loss(s: Tensor, t: Tensor, eps: float = _SQ_EPS) -> 
     return grouped_huber_distance_loss(s.unsqueeze(0), t.unsqueeze(0), mask, eps)[0]
 
 
-def class_aware_distance_loss(s_emb: Tensor, t_emb: Tensor, gt: Tensor,
-                              eps: float = _SQ_EPS) -> Tensor:
+def class_aware_distance_loss(
+    s_emb: Tensor, t_emb: Tensor, gt: Tensor, eps: float = _SQ_EPS
+) -> Tensor:
     """L2D's CD: ``Σ_{c: n_c > 1} HuberDist`` over the samples positive for class ``c``.
 
     Args:
@@ -153,12 +161,14 @@ def class_aware_distance_loss(s_emb: Tensor, t_emb: Tensor, gt: Tensor,
         Scalar loss, summed over classes (not averaged).
     """
     mask = (gt == 1).transpose(0, 1)
-    return grouped_huber_distance_loss(s_emb.transpose(0, 1), t_emb.transpose(0, 1), mask,
-                                       eps).sum()
+    return grouped_huber_distance_loss(
+        s_emb.transpose(0, 1), t_emb.transpose(0, 1), mask, eps
+    ).sum()
 
 
-def instance_aware_distance_loss(s_emb: Tensor, t_emb: Tensor, gt: Tensor,
-                                 eps: float = _SQ_EPS) -> Tensor:
+def instance_aware_distance_loss(
+    s_emb: Tensor, t_emb: Tensor, gt: Tensor, eps: float = _SQ_EPS
+) -> Tensor:
     """L2D's ID: ``Σ_{b: m_b > 1} HuberDist`` over the positive classes of sample ``b``.
 
     Args:
@@ -234,8 +244,13 @@ class LabelEmbeddingDistillLoss(RoutedLoss):
     scale_exponents = (1.0, 0.0)  # both terms grow with the positives of the batch
     terms = ('cd', 'id')
 
-    def __init__(self, cd_weight: float = 100.0, id_weight: float = 1000.0,
-                 loss_weight: float = 1.0, weight_reference: dict | None = None) -> None:
+    def __init__(
+        self,
+        cd_weight: float = 100.0,
+        id_weight: float = 1000.0,
+        loss_weight: float = 1.0,
+        weight_reference: dict | None = None,
+    ) -> None:
         super().__init__(loss_weight, weight_reference)
         self.cd_weight = float(cd_weight)
         self.id_weight = float(id_weight)
@@ -243,12 +258,15 @@ class LabelEmbeddingDistillLoss(RoutedLoss):
     def extra_repr(self) -> str:
         return f'cd_weight={self.cd_weight}, id_weight={self.id_weight}, ' + super().extra_repr()
 
-    def compute(self, s_label_emb: Tensor, t_label_emb: Tensor,
-                gt: Tensor) -> dict[str, Tensor]:
+    def compute(self, s_label_emb: Tensor, t_label_emb: Tensor, gt: Tensor) -> dict[str, Tensor]:
         """``s_label_emb`` / ``t_label_emb`` ``[B, C, D]``, ``gt`` ``[B, C]`` → dict of scalars."""
         zero = s_label_emb.float().sum() * 0.0
-        cd = (class_aware_distance_loss(s_label_emb, t_label_emb, gt)
-              if self.cd_weight != 0 else zero)
-        id_ = (instance_aware_distance_loss(s_label_emb, t_label_emb, gt)
-               if self.id_weight != 0 else zero)
+        cd = (
+            class_aware_distance_loss(s_label_emb, t_label_emb, gt) if self.cd_weight != 0 else zero
+        )
+        id_ = (
+            instance_aware_distance_loss(s_label_emb, t_label_emb, gt)
+            if self.id_weight != 0
+            else zero
+        )
         return {'cd': self.cd_weight * cd, 'id': self.id_weight * id_}

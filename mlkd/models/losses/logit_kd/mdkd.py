@@ -40,6 +40,7 @@ every normalisation finite. ``S`` is a statistic of the **local batch** (no all-
 and with ``teacher_ema`` the EMA buffer is per rank (configs use ``broadcast_buffers=False``). All
 operations are batched matrix algebra; the only Python loop runs over the orders ``k = 2..K``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -48,12 +49,16 @@ import torch
 from torch import Tensor
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss, StatefulLoss
 from ..utils import check_temperature
 
 __all__ = [
-    'dependency_matrix', 'row_normalise', 'high_order_matrices', 'multi_order_dependency_terms',
-    'MultiOrderDependencyLoss'
+    'dependency_matrix',
+    'row_normalise',
+    'high_order_matrices',
+    'multi_order_dependency_terms',
+    'MultiOrderDependencyLoss',
 ]
 
 _DEPENDENCIES = ('gram', 'cosine', 'pearson')
@@ -83,8 +88,13 @@ def dependency_matrix(p: Tensor, kind: str = 'gram', eps: float = 1e-8) -> Tenso
     return q.transpose(0, 1) @ q
 
 
-def row_normalise(s: Tensor, mode: str = 'row_l1', valid: Tensor | None = None,
-                  exclude_diag: bool = False, eps: float = 1e-8) -> Tensor:
+def row_normalise(
+    s: Tensor,
+    mode: str = 'row_l1',
+    valid: Tensor | None = None,
+    exclude_diag: bool = False,
+    eps: float = 1e-8,
+) -> Tensor:
     """Row-normalise a dependency matrix over the kept entries; other entries are 0.
 
     Kept entries: ``valid_i ∧ valid_j`` (and ``i ≠ j`` when ``exclude_diag``). ``'row_l1'``:
@@ -117,8 +127,13 @@ def row_normalise(s: Tensor, mode: str = 'row_l1', valid: Tensor | None = None,
     raise ValueError(f'norm must be one of {_NORMS}, got {mode!r}')
 
 
-def high_order_matrices(a: Tensor, mode: str = 'power', max_order: int = 3,
-                        restart: float = 0.5, rwr_high_only: bool = True) -> Tensor:
+def high_order_matrices(
+    a: Tensor,
+    mode: str = 'power',
+    max_order: int = 3,
+    restart: float = 0.5,
+    rwr_high_only: bool = True,
+) -> Tensor:
     """Indirect (high-order) dependencies from a transition matrix.
 
     Args:
@@ -150,12 +165,18 @@ def high_order_matrices(a: Tensor, mode: str = 'power', max_order: int = 3,
     raise ValueError(f'high_order must be one of {_HIGH_ORDERS}, got {mode!r}')
 
 
-def multi_order_dependency_terms(s_dep: Tensor, t_dep: Tensor, valid: Tensor | None = None,
-                                 norm: str = 'row_l1', high_order: str = 'power',
-                                 max_order: int = 3,
-                                 order_weights: Sequence[float] | None = None,
-                                 restart: float = 0.5, rwr_high_only: bool = True,
-                                 eps: float = 1e-8) -> tuple[Tensor, Tensor]:
+def multi_order_dependency_terms(
+    s_dep: Tensor,
+    t_dep: Tensor,
+    valid: Tensor | None = None,
+    norm: str = 'row_l1',
+    high_order: str = 'power',
+    max_order: int = 3,
+    order_weights: Sequence[float] | None = None,
+    restart: float = 0.5,
+    rwr_high_only: bool = True,
+    eps: float = 1e-8,
+) -> tuple[Tensor, Tensor]:
     """Unweighted second-order and high-order MDKD terms from two dependency matrices.
 
     ``L₂ = ‖norm(S^s) − norm(S^t)‖²_F / |V|²`` and ``L_hi = Σ_k w_k ‖H^s_k − H^t_k‖²_F / |V|²``
@@ -178,17 +199,24 @@ def multi_order_dependency_terms(s_dep: Tensor, t_dep: Tensor, valid: Tensor | N
     """
     t_dep = t_dep.detach()
     c = s_dep.size(0)
-    n_valid = (valid.sum() if valid is not None
-               else torch.tensor(c, device=s_dep.device)).clamp_min(1).to(s_dep.dtype)
+    n_valid = (
+        (valid.sum() if valid is not None else torch.tensor(c, device=s_dep.device))
+        .clamp_min(1)
+        .to(s_dep.dtype)
+    )
     denom = n_valid * n_valid
 
-    second = (row_normalise(s_dep, norm, valid, False, eps)
-              - row_normalise(t_dep, norm, valid, False, eps)).pow(2).sum() / denom
+    second = (
+        row_normalise(s_dep, norm, valid, False, eps)
+        - row_normalise(t_dep, norm, valid, False, eps)
+    ).pow(2).sum() / denom
 
-    hs = high_order_matrices(row_normalise(s_dep, norm, valid, True, eps), high_order, max_order,
-                             restart, rwr_high_only)
-    ht = high_order_matrices(row_normalise(t_dep, norm, valid, True, eps), high_order, max_order,
-                             restart, rwr_high_only)
+    hs = high_order_matrices(
+        row_normalise(s_dep, norm, valid, True, eps), high_order, max_order, restart, rwr_high_only
+    )
+    ht = high_order_matrices(
+        row_normalise(t_dep, norm, valid, True, eps), high_order, max_order, restart, rwr_high_only
+    )
     if order_weights is None:
         w = torch.ones(hs.size(0), dtype=hs.dtype, device=hs.device)
     else:
@@ -229,13 +257,24 @@ class MultiOrderDependencyLoss(RoutedLoss, StatefulLoss):
     compares_samples = True  # pairs / statistics over the batch
     terms = ('second', 'high')
 
-    def __init__(self, temperature: float = 1.0, dependency: str = 'gram', norm: str = 'row_l1',
-                 high_order: str = 'power', max_order: int = 3,
-                 order_weights: Sequence[float] | None = None, restart: float = 0.5,
-                 rwr_high_only: bool = True, second_order_weight: float = 1.0,
-                 high_order_weight: float = 1.0, teacher_ema: float | None = None,
-                 num_classes: int | None = None, ignore_absent: bool = False,
-                 eps: float = 1e-8, loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        temperature: float = 1.0,
+        dependency: str = 'gram',
+        norm: str = 'row_l1',
+        high_order: str = 'power',
+        max_order: int = 3,
+        order_weights: Sequence[float] | None = None,
+        restart: float = 0.5,
+        rwr_high_only: bool = True,
+        second_order_weight: float = 1.0,
+        high_order_weight: float = 1.0,
+        teacher_ema: float | None = None,
+        num_classes: int | None = None,
+        ignore_absent: bool = False,
+        eps: float = 1e-8,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight=loss_weight)
         if dependency not in _DEPENDENCIES:
             raise ValueError(f'dependency must be one of {_DEPENDENCIES}, got {dependency!r}')
@@ -267,11 +306,13 @@ class MultiOrderDependencyLoss(RoutedLoss, StatefulLoss):
             self.register_buffer('t_dep_ema_steps', torch.zeros((), dtype=torch.long))
 
     def extra_repr(self) -> str:
-        return (f'temperature={self.temperature}, dependency={self.dependency!r}, '
-                f'norm={self.norm!r}, high_order={self.high_order!r}, max_order={self.max_order}, '
-                f'second_order_weight={self.second_order_weight}, '
-                f'high_order_weight={self.high_order_weight}, teacher_ema={self.teacher_ema}, '
-                f'ignore_absent={self.ignore_absent}, ' + super().extra_repr())
+        return (
+            f'temperature={self.temperature}, dependency={self.dependency!r}, '
+            f'norm={self.norm!r}, high_order={self.high_order!r}, max_order={self.max_order}, '
+            f'second_order_weight={self.second_order_weight}, '
+            f'high_order_weight={self.high_order_weight}, teacher_ema={self.teacher_ema}, '
+            f'ignore_absent={self.ignore_absent}, ' + super().extra_repr()
+        )
 
     def _teacher_dependency(self, t_dep: Tensor) -> Tensor:
         """Apply (and in training mode update) the optional EMA of the teacher's ``S``."""
@@ -289,16 +330,27 @@ class MultiOrderDependencyLoss(RoutedLoss, StatefulLoss):
     def compute(self, s_logits: Tensor, t_logits: Tensor, gt: Tensor) -> dict[str, Tensor]:
         """``s_logits`` / ``t_logits`` ``[B, C]``, ``gt`` ``[B, C]`` → ``{'second', 'high'}``."""
         t_logits = t_logits.detach()
-        s_dep = dependency_matrix(torch.sigmoid(s_logits / self.temperature), self.dependency,
-                                  self.eps)
+        s_dep = dependency_matrix(
+            torch.sigmoid(s_logits / self.temperature), self.dependency, self.eps
+        )
         with torch.no_grad():
-            t_dep = dependency_matrix(torch.sigmoid(t_logits / self.temperature),
-                                      self.dependency, self.eps)
+            t_dep = dependency_matrix(
+                torch.sigmoid(t_logits / self.temperature), self.dependency, self.eps
+            )
         t_dep = self._teacher_dependency(t_dep)
         valid = (gt == 1).any(dim=0) if self.ignore_absent else None
         second, high = multi_order_dependency_terms(
-            s_dep, t_dep, valid, self.norm, self.high_order, self.max_order, self.order_weights,
-            self.restart, self.rwr_high_only, self.eps)
+            s_dep,
+            t_dep,
+            valid,
+            self.norm,
+            self.high_order,
+            self.max_order,
+            self.order_weights,
+            self.restart,
+            self.rwr_high_only,
+            self.eps,
+        )
         return {
             'second': self.second_order_weight * second,
             'high': self.high_order_weight * high,

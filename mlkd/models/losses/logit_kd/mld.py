@@ -11,18 +11,20 @@ in fp32, so the loss is ``inf`` once ``σ(z^s)`` rounds to 1 (``z^s ≳ 16.6``) 
 teacher is saturated too. mlkd evaluates every log with ``logsigmoid``
 (:func:`~mlkd.models.losses.utils.binary_kl_with_logits`): identical elsewhere, finite at ±50.
 """
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 from ..utils import REDUCTIONS, binary_kl_with_logits, check_choice, reduce_loss
 
 
-def multi_label_logit_distill(s_logits: torch.Tensor,
-                              t_logits: torch.Tensor,
-                              reduction: str = 'batchmean') -> torch.Tensor:
+def multi_label_logit_distill(
+    s_logits: torch.Tensor, t_logits: torch.Tensor, reduction: str = 'batchmean'
+) -> torch.Tensor:
     """Per-class binary KL ``KLb(σ(t_logits) ‖ σ(s_logits))``, reduced.
 
     Args:
@@ -52,15 +54,19 @@ class MultiLabelLogitDistillLoss(RoutedLoss):
 
     scale_exponents = (0.0, 1.0)  # Σ over classes / B
 
-    def __init__(self, reduction: str = 'batchmean', loss_weight: float = 1.0,
-                 weight_reference: dict | None = None) -> None:
+    def __init__(
+        self,
+        reduction: str = 'batchmean',
+        loss_weight: float = 1.0,
+        weight_reference: dict | None = None,
+    ) -> None:
         super().__init__(loss_weight, weight_reference)
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
         """
         return multi_label_logit_distill(s_logits, t_logits, self.reduction)
 

@@ -26,17 +26,19 @@ w·Σ_T KD(strong)`` — is two instances of this loss: one on the weak view wit
 a quirk not reproduced). The CC and BC terms depend on the whole batch:
 ``compares_samples = True``.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
-from .kd import softmax_kd
 from ..utils import check_choice, check_temperature
+from .kd import softmax_kd
 
 MASK_MODES = ('scalar', 'per_sample', 'none')
 LEVELS = ('instance', 'class', 'batch')
@@ -50,10 +52,13 @@ def confidence_masks(t_logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor
     return confidence <= confidence.quantile(0.5), class_mass <= class_mass.quantile(0.5)
 
 
-def multi_level_logit_distill(s_logits: torch.Tensor, t_logits: torch.Tensor,
-                              temperatures: Sequence[float] = (4.0, 3.0, 5.0, 2.0, 6.0),
-                              levels: Sequence[str] = LEVELS,
-                              mask_mode: str = 'scalar') -> dict[str, torch.Tensor]:
+def multi_level_logit_distill(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    temperatures: Sequence[float] = (4.0, 3.0, 5.0, 2.0, 6.0),
+    levels: Sequence[str] = LEVELS,
+    mask_mode: str = 'scalar',
+) -> dict[str, torch.Tensor]:
     """MLLD's three levels summed over ``temperatures`` (see the module docstring).
 
     Args:
@@ -119,9 +124,13 @@ class MLLDLoss(RoutedLoss):
 
     compares_samples = True
 
-    def __init__(self, temperatures: Sequence[float] = (4.0, 3.0, 5.0, 2.0, 6.0),
-                 levels: Sequence[str] = LEVELS, mask_mode: str = 'scalar',
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        temperatures: Sequence[float] = (4.0, 3.0, 5.0, 2.0, 6.0),
+        levels: Sequence[str] = LEVELS,
+        mask_mode: str = 'scalar',
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         if not temperatures:
             raise ValueError('MLLDLoss: temperatures must not be empty')
@@ -134,12 +143,15 @@ class MLLDLoss(RoutedLoss):
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> dict[str, torch.Tensor]:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
         """
-        return multi_level_logit_distill(s_logits, t_logits, self.temperatures, self.levels,
-                                         self.mask_mode)
+        return multi_level_logit_distill(
+            s_logits, t_logits, self.temperatures, self.levels, self.mask_mode
+        )
 
     def extra_repr(self) -> str:
-        return (f'temperatures={self.temperatures}, levels={self.levels}, '
-                f'mask_mode={self.mask_mode!r}, {super().extra_repr()}')
+        return (
+            f'temperatures={self.temperatures}, levels={self.levels}, '
+            f'mask_mode={self.mask_mode!r}, {super().extra_repr()}'
+        )

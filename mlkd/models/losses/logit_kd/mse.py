@@ -10,21 +10,22 @@ which list an "MSE" baseline without defining it (``docs/methods.md`` §4.4.5, o
 The default reduction ``'mean'`` averages over all ``B·C`` entries (``F.mse_loss``'s default).
 Targets are not used.
 """
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 from ..utils import REDUCTIONS, check_choice, reduce_loss
 
 SPACES = ('prob', 'logit')
 
 
-def mse_distill(s_logits: torch.Tensor,
-                t_logits: torch.Tensor,
-                space: str = 'prob',
-                reduction: str = 'mean') -> torch.Tensor:
+def mse_distill(
+    s_logits: torch.Tensor, t_logits: torch.Tensor, space: str = 'prob', reduction: str = 'mean'
+) -> torch.Tensor:
     """Squared error between student and teacher in probability (sigmoid) or logit space.
 
     Args:
@@ -52,21 +53,19 @@ class MSEDistillLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self,
-                 space: str = 'prob',
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, space: str = 'prob', reduction: str = 'mean', loss_weight: float = 1.0
+    ) -> None:
         super().__init__(loss_weight)
         self.space = check_choice('space', space, SPACES)
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
         """
         return mse_distill(s_logits, t_logits, self.space, self.reduction)
 
     def extra_repr(self) -> str:
-        return (f'space={self.space!r}, reduction={self.reduction!r}, '
-                f'{super().extra_repr()}')
+        return f'space={self.space!r}, reduction={self.reduction!r}, {super().extra_repr()}'

@@ -48,11 +48,13 @@ both, with probabilities ``p̃`` restricted to those labels and ``ρ = p̃_1 −
 
 An empty ``Ω`` (B = 1, or no label negative in two samples) gives 0, still connected to the graph.
 """
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
 from ..utils import check_choice, check_temperature
 
@@ -67,14 +69,16 @@ def _masked_mean(values: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     return total / valid.sum().clamp(min=1)
 
 
-def negative_discrepancy(s_logits: torch.Tensor,
-                         t_logits: torch.Tensor,
-                         gt: torch.Tensor,
-                         form: str = 'bound',
-                         pair_norm: str = 'per_pair',
-                         aux_form: str = 'bound_exact',
-                         gamma_b: float = 2.0,
-                         prob_temperature: float = 1.0) -> torch.Tensor:
+def negative_discrepancy(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    gt: torch.Tensor,
+    form: str = 'bound',
+    pair_norm: str = 'per_pair',
+    aux_form: str = 'bound_exact',
+    gamma_b: float = 2.0,
+    prob_temperature: float = 1.0,
+) -> torch.Tensor:
     """``L_NDD`` over all ordered sample pairs of the batch (see the module docstring).
 
     Args:
@@ -155,14 +159,16 @@ class NegativeDiscrepancyLoss(RoutedLoss):
     compares_samples = True  # pairs / statistics over the batch
     scale_exponents = (0.0, 0.0)  # a mean over pairs and labels
 
-    def __init__(self,
-                 form: str = 'bound',
-                 pair_norm: str = 'per_pair',
-                 aux_form: str = 'bound_exact',
-                 gamma_b: float = 2.0,
-                 prob_temperature: float = 1.0,
-                 loss_weight: float = 1.0,
-                 weight_reference: dict | None = None) -> None:
+    def __init__(
+        self,
+        form: str = 'bound',
+        pair_norm: str = 'per_pair',
+        aux_form: str = 'bound_exact',
+        gamma_b: float = 2.0,
+        prob_temperature: float = 1.0,
+        loss_weight: float = 1.0,
+        weight_reference: dict | None = None,
+    ) -> None:
         super().__init__(loss_weight, weight_reference)
         self.form = check_choice('form', form, FORMS)
         self.pair_norm = check_choice('pair_norm', pair_norm, PAIR_NORMS)
@@ -170,17 +176,28 @@ class NegativeDiscrepancyLoss(RoutedLoss):
         self.gamma_b = float(gamma_b)
         self.prob_temperature = check_temperature(prob_temperature, 'prob_temperature')
 
-    def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor,
-                gt: torch.Tensor) -> torch.Tensor:
+    def compute(
+        self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
+    ) -> torch.Tensor:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
-            gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
+        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
         """
-        return negative_discrepancy(s_logits, t_logits, gt, self.form, self.pair_norm, self.aux_form,
-                                    self.gamma_b, self.prob_temperature)
+        return negative_discrepancy(
+            s_logits,
+            t_logits,
+            gt,
+            self.form,
+            self.pair_norm,
+            self.aux_form,
+            self.gamma_b,
+            self.prob_temperature,
+        )
 
     def extra_repr(self) -> str:
-        return (f'form={self.form!r}, pair_norm={self.pair_norm!r}, '
-                f'aux_form={self.aux_form!r}, gamma_b={self.gamma_b}, '
-                f'prob_temperature={self.prob_temperature}, {super().extra_repr()}')
+        return (
+            f'form={self.form!r}, pair_norm={self.pair_norm!r}, '
+            f'aux_form={self.aux_form!r}, gamma_b={self.gamma_b}, '
+            f'prob_temperature={self.prob_temperature}, {super().extra_repr()}'
+        )

@@ -29,23 +29,32 @@ mask; ``log π`` and ``log(1 − π)`` go through ``logsigmoid``.
 Edge cases: ``P_i = ∅`` → no term (the sample still counts in ``B``); ``N_i = ∅`` → 1-way softmaxes,
 KL = 0 (the empty LSE is guarded, value and gradient finite).
 """
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss
-from ..utils import (binary_kl_with_logits, check_choice, check_temperature, label_masks,
-                    masked_logsumexp)
+from ..utils import (
+    binary_kl_with_logits,
+    check_choice,
+    check_temperature,
+    label_masks,
+    masked_logsumexp,
+)
 
 NORMALIZATIONS = ('batch', 'num_positives')
 
 
-def partial_softmax_kl(s_logits: torch.Tensor,
-                       t_logits: torch.Tensor,
-                       gt: torch.Tensor,
-                       temperature: float = 1.0,
-                       normalize: str = 'batch') -> torch.Tensor:
+def partial_softmax_kl(
+    s_logits: torch.Tensor,
+    t_logits: torch.Tensor,
+    gt: torch.Tensor,
+    temperature: float = 1.0,
+    normalize: str = 'batch',
+) -> torch.Tensor:
     """``(1/Z) Σ_i Σ_{k∈P_i} KL(q^{t,(k)} ‖ q^{s,(k)})`` by the O(B·C) closed form (no ``τ²``).
 
     Args:
@@ -98,26 +107,27 @@ class PartialSoftmaxLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self,
-                 temperature: float = 1.0,
-                 normalize: str = 'batch',
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, temperature: float = 1.0, normalize: str = 'batch', loss_weight: float = 1.0
+    ) -> None:
         super().__init__(loss_weight)
         self.temperature = check_temperature(temperature)
         self.normalize = check_choice('normalize', normalize, NORMALIZATIONS)
 
-    def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor,
-                gt: torch.Tensor) -> torch.Tensor:
+    def compute(
+        self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
+    ) -> torch.Tensor:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
-            gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
+        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
         """
         return partial_softmax_kl(s_logits, t_logits, gt, self.temperature, self.normalize)
 
     def extra_repr(self) -> str:
-        return (f'temperature={self.temperature}, normalize={self.normalize!r}, '
-                f'{super().extra_repr()}')
+        return (
+            f'temperature={self.temperature}, normalize={self.normalize!r}, {super().extra_repr()}'
+        )
 
 
 @MODELS.register_module()
@@ -138,30 +148,35 @@ class PositiveDivideLoss(RoutedLoss):
 
     scale_exponents = (0.0, 0.0)  # Σ over a sample's positives / B; no growth with C
 
-    def __init__(self,
-                 temperature: float = 4.0,
-                 temperature_squared: bool = True,
-                 normalize: str = 'batch',
-                 loss_weight: float = 1.0,
-                 weight_reference: dict | None = None) -> None:
+    def __init__(
+        self,
+        temperature: float = 4.0,
+        temperature_squared: bool = True,
+        normalize: str = 'batch',
+        loss_weight: float = 1.0,
+        weight_reference: dict | None = None,
+    ) -> None:
         super().__init__(loss_weight, weight_reference)
         self.temperature = check_temperature(temperature)
         self.temperature_squared = bool(temperature_squared)
         self.normalize = check_choice('normalize', normalize, NORMALIZATIONS)
 
-    def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor,
-                gt: torch.Tensor) -> torch.Tensor:
+    def compute(
+        self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
+    ) -> torch.Tensor:
         """Args:
-            s_logits: ``[B, C]`` student logits.
-            t_logits: ``[B, C]`` teacher logits.
-            gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
+        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
         """
         loss = partial_softmax_kl(s_logits, t_logits, gt, self.temperature, self.normalize)
         if self.temperature_squared:
-            loss = loss * (self.temperature ** 2)
+            loss = loss * (self.temperature**2)
         return loss
 
     def extra_repr(self) -> str:
-        return (f'temperature={self.temperature}, '
-                f'temperature_squared={self.temperature_squared}, normalize={self.normalize!r}, '
-                f'{super().extra_repr()}')
+        return (
+            f'temperature={self.temperature}, '
+            f'temperature_squared={self.temperature_squared}, normalize={self.normalize!r}, '
+            f'{super().extra_repr()}'
+        )

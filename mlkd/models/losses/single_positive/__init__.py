@@ -1,16 +1,31 @@
 """Single-positive and partial-label training: AN, AN-LS, WAN, EPR, ROLE, EM, EN, CL, SCL."""
-from .assume_negative import (AssumeNegativeLoss, WeakAssumeNegativeLoss,  # noqa: F401
-                              assume_negative)
+
+from .assume_negative import (
+    AssumeNegativeLoss,
+    WeakAssumeNegativeLoss,  # noqa: F401
+    assume_negative,
+)
 from .common import LOG_EPSILON, neg_log, observation_masks  # noqa: F401
-from .consistency import (ConsistencyLoss, consistency_distance,  # noqa: F401
-                          consistency_loss)
-from .entropy_maximisation import (EntropyMaximisationLoss, binary_entropy,  # noqa: F401
-                                   entropy_maximisation)
+from .consistency import (
+    ConsistencyLoss,
+    consistency_distance,  # noqa: F401
+    consistency_loss,
+)
+from .entropy_maximisation import (
+    EntropyMaximisationLoss,
+    binary_entropy,  # noqa: F401
+    entropy_maximisation,
+)
 from .expected_negative import ExpectedNegativeLoss, expected_negative_loss  # noqa: F401
 from .expected_positives import ExpectedPositivesLoss, expected_positives_loss  # noqa: F401
 from .role import ROLELoss, role_loss  # noqa: F401
-from .spatial_consistency import (SpatialConsistencyLoss, crop_grid,  # noqa: F401
-                                  heatmap_cell_grid, read_heatmaps, write_heatmaps)
+from .spatial_consistency import (
+    SpatialConsistencyLoss,
+    crop_grid,  # noqa: F401
+    heatmap_cell_grid,
+    read_heatmaps,
+    write_heatmaps,
+)
 
 __all__ = [
     'AssumeNegativeLoss',

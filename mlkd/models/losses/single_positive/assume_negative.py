@@ -4,17 +4,23 @@ Source: E. Cole et al., "Multi-Label Learning from Single Positive Labels", CVPR
 
 See :mod:`.common` for the label convention and the reference numerics.
 """
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from .common import SinglePositiveTaskLoss, neg_log, observation_masks
 
 
-def assume_negative(logits: torch.Tensor, gt: torch.Tensor, label_smoothing: float = 0.0,
-                    unobserved_weight: float = 1.0, observed_negatives: bool = False
-                    ) -> torch.Tensor:
+def assume_negative(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    label_smoothing: float = 0.0,
+    unobserved_weight: float = 1.0,
+    observed_negatives: bool = False,
+) -> torch.Tensor:
     """AN, AN-LS and WAN: binary cross-entropy that takes unobserved labels as negatives.
 
     Per entry (``ε`` = ``label_smoothing``, ``γ`` = ``unobserved_weight``):
@@ -41,13 +47,16 @@ def assume_negative(logits: torch.Tensor, gt: torch.Tensor, label_smoothing: flo
     return matrix.sum() / logits.numel()
 
 
-
 @MODELS.register_module()
 class AssumeNegativeLoss(SinglePositiveTaskLoss):
     """AN (``label_smoothing=0``), AN-LS (``label_smoothing=0.1``): :func:`assume_negative`."""
 
-    def __init__(self, label_smoothing: float = 0.0, observed_negatives: bool = False,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        label_smoothing: float = 0.0,
+        observed_negatives: bool = False,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(observed_negatives, loss_weight)
         if not 0.0 <= label_smoothing < 0.5:
             raise ValueError(f'label_smoothing must be in [0, 0.5), got {label_smoothing}')
@@ -61,8 +70,9 @@ class AssumeNegativeLoss(SinglePositiveTaskLoss):
 class WeakAssumeNegativeLoss(SinglePositiveTaskLoss):
     """WAN: AN with the unobserved labels weighted ``γ = 1/(C−1)`` (``num_classes`` injected)."""
 
-    def __init__(self, num_classes: int, observed_negatives: bool = False,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, num_classes: int, observed_negatives: bool = False, loss_weight: float = 1.0
+    ) -> None:
         super().__init__(observed_negatives, loss_weight)
         if num_classes < 2:
             raise ValueError(f'WeakAssumeNegativeLoss needs num_classes >= 2, got {num_classes}')

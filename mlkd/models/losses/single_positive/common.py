@@ -15,6 +15,7 @@ Numerics as the reference code: ``p = σ(z)``, ``nl(u) = −log(u + 1e−5)``, a
 reduced as ``Σ M / (B·C)`` (the mean over **all** entries, observed or not: the task-loss reduction
 ``'mean'`` of these losses), a regulariser added without that division.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,9 @@ def neg_log(u: torch.Tensor) -> torch.Tensor:
     return -torch.log(u + LOG_EPSILON)
 
 
-def observation_masks(gt: torch.Tensor, observed_negatives: bool = False
-                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def observation_masks(
+    gt: torch.Tensor, observed_negatives: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(positive, negative, unobserved)`` bool ``[B, C]`` masks of a target (see module doc)."""
     positive = gt == 1
     if observed_negatives:
@@ -59,7 +61,6 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-
 class SinglePositiveTaskLoss(TaskLoss):
     """Base of the single-positive task losses: ``observed_negatives`` and the reference reduction.
 
@@ -70,7 +71,7 @@ class SinglePositiveTaskLoss(TaskLoss):
         loss_weight: factor applied to the loss.
     """
 
-    reductions = ('mean', )
+    reductions = ('mean',)
 
     def __init__(self, observed_negatives: bool = False, loss_weight: float = 1.0) -> None:
         super().__init__(loss_weight=loss_weight)

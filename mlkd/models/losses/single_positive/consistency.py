@@ -20,12 +20,13 @@ State under DDP: CL and SCL are stateful (:class:`~mlkd.models.losses.base.State
 every rank sees the global batch (``sample_idx``, ``crop_box``, ``flip`` and the predictions) and
 applies the same update to its copy.
 """
+
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss, StatefulLoss
 from ..utils import check_choice
 
@@ -46,6 +47,7 @@ def consistency_distance(pred: torch.Tensor, target: torch.Tensor, distance: str
 
     def kl(a, b):
         return a * (a / b).log() + (1 - a) * ((1 - a) / (1 - b)).log()
+
     return 0.5 * kl(p, mid) + 0.5 * kl(t, mid)
 
 
@@ -56,20 +58,21 @@ def last_occurrence(sample_idx: torch.Tensor, num_samples: int) -> torch.Tensor:
     ``num_samples`` rather than by the largest index, so nothing is read back to the host.
     """
     order = torch.arange(sample_idx.numel(), device=sample_idx.device)
-    last = torch.full((max(int(num_samples), 1), ), -1, dtype=torch.long,
-                      device=sample_idx.device)
+    last = torch.full((max(int(num_samples), 1),), -1, dtype=torch.long, device=sample_idx.device)
     last.scatter_reduce_(0, sample_idx, order, reduce='amax', include_self=True)
     return last[sample_idx] == order
 
 
-def ema_update(old: torch.Tensor, new: torch.Tensor, known: torch.Tensor,
-               momentum: float) -> torch.Tensor:
+def ema_update(
+    old: torch.Tensor, new: torch.Tensor, known: torch.Tensor, momentum: float
+) -> torch.Tensor:
     """``μ·old + (1−μ)·new`` where ``known``, else ``new`` (broadcast)."""
     return torch.where(known, momentum * old + (1 - momentum) * new, new)
 
 
-def consistency_loss(probs: torch.Tensor, targets: torch.Tensor, known: torch.Tensor,
-                     distance: str = 'l2') -> torch.Tensor:
+def consistency_loss(
+    probs: torch.Tensor, targets: torch.Tensor, known: torch.Tensor, distance: str = 'l2'
+) -> torch.Tensor:
     """CL / SCL value: ``Σ_{known} d(p, t) / numel(p)``; ``known`` broadcasts against ``probs``."""
     return (consistency_distance(probs, targets, distance) * known).sum() / probs.numel()
 
@@ -94,8 +97,14 @@ class ConsistencyLoss(RoutedLoss, StatefulLoss):
         distance: ``'l2'`` (default), ``'l1'``, ``'jsd'`` or ``'bce'``.
     """
 
-    def __init__(self, num_samples: int, num_classes: int, momentum: float = 0.9,
-                 distance: str = 'l2', loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        num_samples: int,
+        num_classes: int,
+        momentum: float = 0.9,
+        distance: str = 'l2',
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         self.num_samples = int(num_samples)
         self.momentum = check_momentum(momentum)
@@ -111,7 +120,8 @@ class ConsistencyLoss(RoutedLoss, StatefulLoss):
         with torch.no_grad():
             keep = last_occurrence(sample_idx, self.num_samples)
             rows = sample_idx[keep]
-            self.ema[rows] = ema_update(self.ema[rows], probs.detach()[keep],
-                                        seen[keep, None], self.momentum)
+            self.ema[rows] = ema_update(
+                self.ema[rows], probs.detach()[keep], seen[keep, None], self.momentum
+            )
             self.seen[rows] = True
         return loss

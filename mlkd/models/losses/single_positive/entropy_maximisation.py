@@ -4,11 +4,13 @@ Zhou et al., "Acknowledging the Unknown for Multi-label Learning with Single Pos
 ECCV 2022 (``Correr-Zhou/SPML-AckTheUnknown``, ``loss_EM``). See :mod:`.common` for the label
 convention and the reference numerics.
 """
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from .common import SinglePositiveTaskLoss, neg_log, observation_masks
 
 
@@ -17,8 +19,9 @@ def binary_entropy(p: torch.Tensor) -> torch.Tensor:
     return p * neg_log(p) + (1 - p) * neg_log(1 - p)
 
 
-def entropy_maximisation(logits: torch.Tensor, gt: torch.Tensor, alpha: float = 0.1,
-                         observed_negatives: bool = False) -> torch.Tensor:
+def entropy_maximisation(
+    logits: torch.Tensor, gt: torch.Tensor, alpha: float = 0.1, observed_negatives: bool = False
+) -> torch.Tensor:
     """EN (Zhou et al.'s "EM" loss): BCE on the positives, maximal entropy on unobserved labels.
 
     ``M = o⁺·nl(p) + o⁻·nl(1−p) − α·[unobserved]·H(p)``, reduced ``Σ M / (B·C)``. Minimising
@@ -27,18 +30,19 @@ def entropy_maximisation(logits: torch.Tensor, gt: torch.Tensor, alpha: float = 
     """
     positive, negative, unobserved = observation_masks(gt, observed_negatives)
     p = torch.sigmoid(logits)
-    matrix = (positive * neg_log(p) + negative * neg_log(1 - p)
-              - alpha * unobserved * binary_entropy(p))
+    matrix = (
+        positive * neg_log(p) + negative * neg_log(1 - p) - alpha * unobserved * binary_entropy(p)
+    )
     return matrix.sum() / logits.numel()
-
 
 
 @MODELS.register_module()
 class EntropyMaximisationLoss(SinglePositiveTaskLoss):
     """EN: :func:`entropy_maximisation`; ``alpha`` as the reference (COCO / NUS 0.1, VOC 0.2)."""
 
-    def __init__(self, alpha: float = 0.1, observed_negatives: bool = False,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, alpha: float = 0.1, observed_negatives: bool = False, loss_weight: float = 1.0
+    ) -> None:
         super().__init__(observed_negatives, loss_weight)
         if alpha < 0:
             raise ValueError(f'alpha must be >= 0, got {alpha}')

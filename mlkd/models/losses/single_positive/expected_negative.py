@@ -24,6 +24,7 @@ every open choice a switch (defaults first):
 Zhou et al.'s entropy-maximisation loss, which mlkd registered under this name before, is
 :class:`~.entropy_maximisation.EntropyMaximisationLoss`.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import StatefulLoss
 from ..utils import check_choice
 from .common import SinglePositiveTaskLoss, check_expected_positives, observation_masks
@@ -57,9 +59,13 @@ def per_image_left_out(scores: torch.Tensor, candidates: torch.Tensor, k: int) -
     return chosen & candidates
 
 
-def expected_negative_loss(logits: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor,
-                           normaliser: str = 'all',
-                           log_epsilon: float | None = 1e-5) -> torch.Tensor:
+def expected_negative_loss(
+    logits: torch.Tensor,
+    positive: torch.Tensor,
+    negative: torch.Tensor,
+    normaliser: str = 'all',
+    log_epsilon: float | None = 1e-5,
+) -> torch.Tensor:
     """``Σ_{P} −log σ(z) + Σ_{E} −log(1 − σ(z))``, normalised by ``B·C`` or by ``|P| + |E|``.
 
     Args:
@@ -97,11 +103,20 @@ class ExpectedNegativeLoss(SinglePositiveTaskLoss, StatefulLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self, num_samples: int, num_classes: int, expected_positives: float,
-                 momentum: float = 0.9, en_mode: str = 'per_image_topk',
-                 k_rounding: str = 'round', unseen: str = 'assume_negative',
-                 normaliser: str = 'all', log_epsilon: float | None = 1e-5,
-                 observed_negatives: bool = False, loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        num_samples: int,
+        num_classes: int,
+        expected_positives: float,
+        momentum: float = 0.9,
+        en_mode: str = 'per_image_topk',
+        k_rounding: str = 'round',
+        unseen: str = 'assume_negative',
+        normaliser: str = 'all',
+        log_epsilon: float | None = 1e-5,
+        observed_negatives: bool = False,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(observed_negatives, loss_weight)
         self.num_samples = int(num_samples)
         self.expected_positives = check_expected_positives(expected_positives)
@@ -117,8 +132,9 @@ class ExpectedNegativeLoss(SinglePositiveTaskLoss, StatefulLoss):
         self.register_state('scores', torch.zeros(self.num_samples, num_classes), 'sample')
         self.register_state('seen', torch.zeros(self.num_samples, dtype=torch.bool), 'sample')
         if self.en_mode == 'global_quota':
-            self.register_state('annotated', torch.zeros(self.num_samples, num_classes,
-                                                         dtype=torch.bool), 'sample')
+            self.register_state(
+                'annotated', torch.zeros(self.num_samples, num_classes, dtype=torch.bool), 'sample'
+            )
 
     def expected_negatives(self, gt: torch.Tensor, sample_idx: torch.Tensor) -> torch.Tensor:
         """Bool ``[B, C]``: the batch's expected (and annotated) negatives, from the state."""
@@ -143,25 +159,31 @@ class ExpectedNegativeLoss(SinglePositiveTaskLoss, StatefulLoss):
         # quota 0 leaves nothing out: a threshold above every score
         return torch.where(quota > 0, values[index], values.new_tensor(float('inf')))
 
-    def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str,
-                sample_idx: torch.Tensor) -> torch.Tensor:
+    def compute(
+        self, logits: torch.Tensor, gt: torch.Tensor, reduction: str, sample_idx: torch.Tensor
+    ) -> torch.Tensor:
         self.check_sample_idx(sample_idx, self.num_samples)
         positive = observation_masks(gt, self.observed_negatives)[0]
         negative = self.expected_negatives(gt, sample_idx)
-        loss = expected_negative_loss(logits, positive, negative, self.normaliser,
-                                      self.log_epsilon)
+        loss = expected_negative_loss(logits, positive, negative, self.normaliser, self.log_epsilon)
         with torch.no_grad():
             keep = last_occurrence(sample_idx, self.num_samples)
             rows = sample_idx[keep]
-            self.scores[rows] = ema_update(self.scores[rows], torch.sigmoid(logits)[keep],
-                                           self.seen[rows][:, None], self.momentum)
+            self.scores[rows] = ema_update(
+                self.scores[rows],
+                torch.sigmoid(logits)[keep],
+                self.seen[rows][:, None],
+                self.momentum,
+            )
             self.seen[rows] = True
             if self.en_mode == 'global_quota':
                 self.annotated[rows] = positive[keep]
         return loss
 
     def extra_repr(self) -> str:
-        return (f'expected_positives={self.expected_positives} (k={self.k}), '
-                f'momentum={self.momentum}, en_mode={self.en_mode!r}, unseen={self.unseen!r}, '
-                f'normaliser={self.normaliser!r}, log_epsilon={self.log_epsilon}, '
-                f'{super().extra_repr()}')
+        return (
+            f'expected_positives={self.expected_positives} (k={self.k}), '
+            f'momentum={self.momentum}, en_mode={self.en_mode!r}, unseen={self.unseen!r}, '
+            f'normaliser={self.normaliser!r}, log_epsilon={self.log_epsilon}, '
+            f'{super().extra_repr()}'
+        )

@@ -4,19 +4,32 @@ Source: E. Cole et al., "Multi-Label Learning from Single Positive Labels", CVPR
 
 See :mod:`.common` for the label convention and the reference numerics.
 """
+
 from __future__ import annotations
 
 import torch
 from torch import nn
 
 from mlkd.registry import MODELS
+
 from ..base import StatefulLoss
-from .common import (SinglePositiveTaskLoss, check_expected_positives,
-                     expected_positives_regulariser, logit, neg_log, observation_masks)
+from .common import (
+    SinglePositiveTaskLoss,
+    check_expected_positives,
+    expected_positives_regulariser,
+    logit,
+    neg_log,
+    observation_masks,
+)
 
 
-def role_loss(logits: torch.Tensor, label_logits: torch.Tensor, gt: torch.Tensor,
-              expected_positives: float, observed_negatives: bool = False) -> torch.Tensor:
+def role_loss(
+    logits: torch.Tensor,
+    label_logits: torch.Tensor,
+    gt: torch.Tensor,
+    expected_positives: float,
+    observed_negatives: bool = False,
+) -> torch.Tensor:
     """ROLE: the network and per-sample label estimates ``ŷ = σ(Θ_n)`` supervise each other.
 
     With ``o⁺`` the observed positives (and ``o⁻`` observed negatives, if any), ``sg`` stop-gradient:
@@ -34,13 +47,19 @@ def role_loss(logits: torch.Tensor, label_logits: torch.Tensor, gt: torch.Tensor
 
     def side(prob: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
         other = other.detach()
-        return (positive * neg_log(prob) + negative * neg_log(1 - prob)
-                + other * neg_log(prob) + (1 - other) * neg_log(1 - prob))
-    matrix = 0.5 * side(p, estimate) + 0.5 * side(estimate, p)
-    regulariser = 0.5 * (expected_positives_regulariser(p, expected_positives)
-                         + expected_positives_regulariser(estimate, expected_positives))
-    return matrix.sum() / logits.numel() + regulariser
+        return (
+            positive * neg_log(prob)
+            + negative * neg_log(1 - prob)
+            + other * neg_log(prob)
+            + (1 - other) * neg_log(1 - prob)
+        )
 
+    matrix = 0.5 * side(p, estimate) + 0.5 * side(estimate, p)
+    regulariser = 0.5 * (
+        expected_positives_regulariser(p, expected_positives)
+        + expected_positives_regulariser(estimate, expected_positives)
+    )
+    return matrix.sum() / logits.numel() + regulariser
 
 
 @MODELS.register_module()
@@ -69,8 +88,15 @@ class ROLELoss(SinglePositiveTaskLoss, StatefulLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self, num_samples: int, num_classes: int, expected_positives: float,
-                 observed_negatives: bool = False, seed: int = 0, loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        num_samples: int,
+        num_classes: int,
+        expected_positives: float,
+        observed_negatives: bool = False,
+        seed: int = 0,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(observed_negatives, loss_weight)
         self.num_samples = int(num_samples)
         self.expected_positives = check_expected_positives(expected_positives)
@@ -91,9 +117,15 @@ class ROLELoss(SinglePositiveTaskLoss, StatefulLoss):
         self.label_logits[sample_idx] = values
         self.seen[sample_idx] = True
 
-    def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str,
-                sample_idx: torch.Tensor) -> torch.Tensor:
+    def compute(
+        self, logits: torch.Tensor, gt: torch.Tensor, reduction: str, sample_idx: torch.Tensor
+    ) -> torch.Tensor:
         self.check_sample_idx(sample_idx, self.num_samples)
         self._initialise_observed(gt, sample_idx)
-        return role_loss(logits, self.label_logits[sample_idx], gt, self.expected_positives,
-                         self.observed_negatives)
+        return role_loss(
+            logits,
+            self.label_logits[sample_idx],
+            gt,
+            self.expected_positives,
+            self.observed_negatives,
+        )

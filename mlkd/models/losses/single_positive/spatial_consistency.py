@@ -11,6 +11,7 @@ onto the class-map grid to give the target (:func:`read_heatmaps`); after the co
 maps are resampled back onto the heatmap cells inside the crop, which are updated by the EMA
 (:func:`write_heatmaps`). Cells never seen give no loss.
 """
+
 from __future__ import annotations
 
 import torch
@@ -18,10 +19,10 @@ import torch.nn.functional as F
 from mmengine.logging import MMLogger
 
 from mlkd.registry import MODELS
+
 from ..base import RoutedLoss, StatefulLoss
 from ..utils import check_choice
-from .consistency import (DISTANCES, check_momentum, consistency_loss, ema_update,
-                          last_occurrence)
+from .consistency import DISTANCES, check_momentum, consistency_loss, ema_update, last_occurrence
 
 
 def crop_grid(crop_box: torch.Tensor, flip: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
@@ -38,18 +39,19 @@ def crop_grid(crop_box: torch.Tensor, flip: torch.Tensor, size: tuple[int, int])
     """
     h, w = size
     device = crop_box.device
-    u = (torch.arange(w, device=device, dtype=torch.float32) + 0.5) / w        # [w]
-    v = (torch.arange(h, device=device, dtype=torch.float32) + 0.5) / h        # [h]
-    u = torch.where(flip[:, None], 1 - u[None], u[None])                       # [B, w]
+    u = (torch.arange(w, device=device, dtype=torch.float32) + 0.5) / w  # [w]
+    v = (torch.arange(h, device=device, dtype=torch.float32) + 0.5) / h  # [h]
+    u = torch.where(flip[:, None], 1 - u[None], u[None])  # [B, w]
     x1, y1, x2, y2 = crop_box.float().unbind(1)
-    x = x1[:, None] + u * (x2 - x1)[:, None]                                   # [B, w]
-    y = y1[:, None] + v[None] * (y2 - y1)[:, None]                             # [B, h]
+    x = x1[:, None] + u * (x2 - x1)[:, None]  # [B, w]
+    y = y1[:, None] + v[None] * (y2 - y1)[:, None]  # [B, h]
     grid = torch.stack(torch.broadcast_tensors(x[:, None, :], y[:, :, None]), dim=-1)
     return grid * 2 - 1
 
 
-def heatmap_cell_grid(crop_box: torch.Tensor, flip: torch.Tensor, size: tuple[int, int]
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
+def heatmap_cell_grid(
+    crop_box: torch.Tensor, flip: torch.Tensor, size: tuple[int, int]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Where each heatmap cell falls in the crop's output: ``(grid [B, H, W, 2], inside [B, H, W])``.
 
     The inverse of :func:`crop_grid`: heatmap cell ``(a, b)`` (centre at full-image
@@ -61,16 +63,21 @@ def heatmap_cell_grid(crop_box: torch.Tensor, flip: torch.Tensor, size: tuple[in
     x = (torch.arange(w, device=device, dtype=torch.float32) + 0.5) / w
     y = (torch.arange(h, device=device, dtype=torch.float32) + 0.5) / h
     x1, y1, x2, y2 = crop_box.float().unbind(1)
-    u = (x[None] - x1[:, None]) / (x2 - x1)[:, None]                           # [B, W]
-    v = (y[None] - y1[:, None]) / (y2 - y1)[:, None]                           # [B, H]
+    u = (x[None] - x1[:, None]) / (x2 - x1)[:, None]  # [B, W]
+    v = (y[None] - y1[:, None]) / (y2 - y1)[:, None]  # [B, H]
     inside = ((u >= 0) & (u <= 1))[:, None, :] & ((v >= 0) & (v <= 1))[:, :, None]
     u = torch.where(flip[:, None], 1 - u, u)
     grid = torch.stack(torch.broadcast_tensors(u[:, None, :], v[:, :, None]), dim=-1)
     return grid * 2 - 1, inside
 
 
-def read_heatmaps(heatmaps: torch.Tensor, known: torch.Tensor, crop_box: torch.Tensor,
-                  flip: torch.Tensor, size: tuple[int, int]) -> tuple[torch.Tensor, torch.Tensor]:
+def read_heatmaps(
+    heatmaps: torch.Tensor,
+    known: torch.Tensor,
+    crop_box: torch.Tensor,
+    flip: torch.Tensor,
+    size: tuple[int, int],
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Target maps of a batch: the heatmap region under each crop, on the class-map grid.
 
     Args:
@@ -84,16 +91,23 @@ def read_heatmaps(heatmaps: torch.Tensor, known: torch.Tensor, crop_box: torch.T
         class-map cell is known when every heatmap cell it interpolates from is.
     """
     grid = crop_grid(crop_box, flip, size).to(heatmaps.device)
-    targets = F.grid_sample(heatmaps.float() / 255, grid, mode='bilinear', padding_mode='border',
-                            align_corners=False)
-    coverage = F.grid_sample(known[:, None].float(), grid, mode='bilinear',
-                             padding_mode='border', align_corners=False)
+    targets = F.grid_sample(
+        heatmaps.float() / 255, grid, mode='bilinear', padding_mode='border', align_corners=False
+    )
+    coverage = F.grid_sample(
+        known[:, None].float(), grid, mode='bilinear', padding_mode='border', align_corners=False
+    )
     return targets, coverage > 1 - 1e-4
 
 
-def write_heatmaps(heatmaps: torch.Tensor, known: torch.Tensor, probs: torch.Tensor,
-                   crop_box: torch.Tensor, flip: torch.Tensor, momentum: float
-                   ) -> tuple[torch.Tensor, torch.Tensor]:
+def write_heatmaps(
+    heatmaps: torch.Tensor,
+    known: torch.Tensor,
+    probs: torch.Tensor,
+    crop_box: torch.Tensor,
+    flip: torch.Tensor,
+    momentum: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """EMA-update the heatmap cells inside each crop with the crop's class maps.
 
     Args:
@@ -105,8 +119,9 @@ def write_heatmaps(heatmaps: torch.Tensor, known: torch.Tensor, probs: torch.Ten
         The new ``(heatmaps, known)`` rows (uint8 rounded to nearest, bool).
     """
     grid, inside = heatmap_cell_grid(crop_box, flip, tuple(heatmaps.shape[-2:]))
-    new = F.grid_sample(probs.float(), grid, mode='bilinear', padding_mode='border',
-                        align_corners=False).to(heatmaps.device)
+    new = F.grid_sample(
+        probs.float(), grid, mode='bilinear', padding_mode='border', align_corners=False
+    ).to(heatmaps.device)
     inside = inside.to(heatmaps.device)
     old = heatmaps.float() / 255
     updated = ema_update(old, new, known[:, None], momentum)
@@ -146,10 +161,18 @@ class SpatialConsistencyLoss(RoutedLoss, StatefulLoss):
         select_after: visits after which the top-k classes are chosen.
     """
 
-    def __init__(self, num_samples: int, num_classes: int, shapes: dict | None = None,
-                 heatmap_size: int | tuple[int, int] | None = None, momentum: float = 0.9,
-                 distance: str = 'l2', top_k: int | None = None, select_after: int = 5,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        num_samples: int,
+        num_classes: int,
+        shapes: dict | None = None,
+        heatmap_size: int | tuple[int, int] | None = None,
+        momentum: float = 0.9,
+        distance: str = 'l2',
+        top_k: int | None = None,
+        select_after: int = 5,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(loss_weight)
         self.num_samples, self.num_classes = int(num_samples), int(num_classes)
         self.momentum = check_momentum(momentum)
@@ -161,20 +184,23 @@ class SpatialConsistencyLoss(RoutedLoss, StatefulLoss):
         self.select_after = int(select_after)
         stored = self.top_k or self.num_classes
         height, width = self.heatmap_size
-        store = dict(heatmaps=torch.zeros(self.num_samples, stored, height, width,
-                                          dtype=torch.uint8),
-                     known=torch.zeros(self.num_samples, height, width, dtype=torch.bool))
+        store = dict(
+            heatmaps=torch.zeros(self.num_samples, stored, height, width, dtype=torch.uint8),
+            known=torch.zeros(self.num_samples, height, width, dtype=torch.bool),
+        )
         if self.top_k is not None:
             store.update(
                 scores=torch.zeros(self.num_samples, self.num_classes, dtype=torch.float16),
                 visits=torch.zeros(self.num_samples, dtype=torch.int32),
-                heatmap_classes=torch.full((self.num_samples, stored), -1, dtype=torch.long))
+                heatmap_classes=torch.full((self.num_samples, stored), -1, dtype=torch.long),
+            )
         for name, value in store.items():
             self.register_state(name, value, 'sample', host=True)
-        megabytes = sum(v.numel() * v.element_size() for v in store.values()) / 2 ** 20
+        megabytes = sum(v.numel() * v.element_size() for v in store.values()) / 2**20
         MMLogger.get_current_instance().info(
             f'SpatialConsistencyLoss: heatmap store {self.num_samples} images x {stored} classes '
-            f'x {height}x{width} uint8 ({megabytes:.1f} MiB with its masks) in host memory')
+            f'x {height}x{width} uint8 ({megabytes:.1f} MiB with its masks) in host memory'
+        )
 
     @staticmethod
     def _size(heatmap_size, shapes) -> tuple[int, int]:
@@ -182,19 +208,29 @@ class SpatialConsistencyLoss(RoutedLoss, StatefulLoss):
             size = (heatmap_size, heatmap_size) if isinstance(heatmap_size, int) else heatmap_size
             return int(size[0]), int(size[1])
         feats = (shapes or {}).get('feats')
-        if feats and isinstance(feats[0], tuple):   # a backbone returning a tuple of stages
+        if feats and isinstance(feats[0], tuple):  # a backbone returning a tuple of stages
             feats = feats[-1]
         if not feats or len(feats) != 4:
-            raise ValueError('SpatialConsistencyLoss: heatmap_size not given and no probed 4-D '
-                             f'`feats` shape to derive it from (got {feats!r}); set heatmap_size')
+            raise ValueError(
+                'SpatialConsistencyLoss: heatmap_size not given and no probed 4-D '
+                f'`feats` shape to derive it from (got {feats!r}); set heatmap_size'
+            )
         return 2 * feats[2], 2 * feats[3]
 
-    def compute(self, class_maps: torch.Tensor, sample_idx: torch.Tensor, crop_box: torch.Tensor,
-                flip: torch.Tensor, logits: torch.Tensor | None = None) -> torch.Tensor:
+    def compute(
+        self,
+        class_maps: torch.Tensor,
+        sample_idx: torch.Tensor,
+        crop_box: torch.Tensor,
+        flip: torch.Tensor,
+        logits: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         self.check_sample_idx(sample_idx, self.num_samples)
         if class_maps.dim() != 4 or class_maps.shape[1] != self.num_classes:
-            raise ValueError(f'SpatialConsistencyLoss: class_maps must be [B, {self.num_classes}, '
-                             f'h, w], got {tuple(class_maps.shape)}')
+            raise ValueError(
+                f'SpatialConsistencyLoss: class_maps must be [B, {self.num_classes}, '
+                f'h, w], got {tuple(class_maps.shape)}'
+            )
         probs = torch.sigmoid(class_maps)
         rows = sample_idx.cpu()
         box, flipped = crop_box.detach().float().cpu(), flip.detach().bool().cpu()
@@ -205,8 +241,9 @@ class SpatialConsistencyLoss(RoutedLoss, StatefulLoss):
             self._select_classes(rows, torch.sigmoid(logits).detach().cpu())
         targets, known = read_heatmaps(self.heatmaps[rows], self.known[rows], box, flipped, size)
         targets, known = self._full_classes(rows, targets, known)
-        loss = consistency_loss(probs, targets.to(probs.device), known.to(probs.device),
-                                self.distance)
+        loss = consistency_loss(
+            probs, targets.to(probs.device), known.to(probs.device), self.distance
+        )
         with torch.no_grad():
             self._write(rows, probs.detach().cpu(), box, flipped)
         return loss
@@ -215,38 +252,48 @@ class SpatialConsistencyLoss(RoutedLoss, StatefulLoss):
         """Top-k mode: scatter the k maps into ``[B, C, h, w]``; unchosen classes read 0."""
         if self.top_k is None:
             return targets, known
-        classes = self.heatmap_classes[rows]                                  # [B, K]
-        chosen = classes[:, :1] >= 0                                          # [B, 1]
+        classes = self.heatmap_classes[rows]  # [B, K]
+        chosen = classes[:, :1] >= 0  # [B, 1]
         full = targets.new_zeros(targets.shape[0], self.num_classes, *targets.shape[-2:])
         full.scatter_(1, classes.clamp(min=0)[:, :, None, None].expand_as(targets), targets)
         class_known = torch.ones_like(full, dtype=torch.bool)
-        class_known.scatter_(1, classes.clamp(min=0)[:, :, None, None].expand_as(targets),
-                             known.expand_as(targets))
+        class_known.scatter_(
+            1, classes.clamp(min=0)[:, :, None, None].expand_as(targets), known.expand_as(targets)
+        )
         return full, class_known & chosen[:, :, None, None]
 
     def _select_classes(self, rows: torch.Tensor, probs: torch.Tensor) -> None:
         keep = last_occurrence(rows, self.num_samples)
         rows, probs = rows[keep], probs[keep]
         visits = self.visits[rows]
-        self.scores[rows] = ema_update(self.scores[rows].float(), probs, (visits > 0)[:, None],
-                                       self.momentum).half()
+        self.scores[rows] = ema_update(
+            self.scores[rows].float(), probs, (visits > 0)[:, None], self.momentum
+        ).half()
         self.visits[rows] = visits + 1
         due = (visits + 1 == self.select_after) & (self.heatmap_classes[rows, 0] < 0)
         if due.any():
             top = self.scores[rows[due]].float().topk(self.top_k, dim=1).indices
             self.heatmap_classes[rows[due]] = top
 
-    def _write(self, rows: torch.Tensor, probs: torch.Tensor, box: torch.Tensor,
-               flipped: torch.Tensor) -> None:
+    def _write(
+        self, rows: torch.Tensor, probs: torch.Tensor, box: torch.Tensor, flipped: torch.Tensor
+    ) -> None:
         keep = last_occurrence(rows, self.num_samples)
         if self.top_k is not None:
             classes = self.heatmap_classes[rows]
             keep &= classes[:, 0] >= 0
-            probs = probs.gather(1, classes.clamp(min=0)[:, :, None, None].expand(
-                -1, -1, *probs.shape[-2:]))
+            probs = probs.gather(
+                1, classes.clamp(min=0)[:, :, None, None].expand(-1, -1, *probs.shape[-2:])
+            )
         rows = rows[keep]
         if not rows.numel():
             return
-        heatmaps, known = write_heatmaps(self.heatmaps[rows], self.known[rows], probs[keep],
-                                         box[keep], flipped[keep], self.momentum)
+        heatmaps, known = write_heatmaps(
+            self.heatmaps[rows],
+            self.known[rows],
+            probs[keep],
+            box[keep],
+            flipped[keep],
+            self.momentum,
+        )
         self.heatmaps[rows], self.known[rows] = heatmaps, known

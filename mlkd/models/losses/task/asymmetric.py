@@ -14,6 +14,7 @@ Negatives with ``p ≤ m`` have zero loss and zero gradient ("hard thresholding"
 negatives). The paper's setting is ``γ+ = 0, γ− = 4, m = 0.05`` (the official ``train.py``; the
 official class defaults to ``γ+ = 1``).
 """
+
 from __future__ import annotations
 
 import math
@@ -22,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
+
 from ..base import TaskLoss
 from ..utils import check_choice, reduce_valid
 
@@ -52,14 +54,16 @@ def _clipped_focal_weight(base: torch.Tensor, gamma: float) -> torch.Tensor:
     return torch.where(positive, safe.pow(gamma), torch.zeros_like(base))
 
 
-def asymmetric_loss(logits: torch.Tensor,
-                    gt: torch.Tensor,
-                    gamma_pos: float = 0.0,
-                    gamma_neg: float = 4.0,
-                    clip: float = 0.05,
-                    clamp_eps: float | None = 1e-8,
-                    detach_focal_weight: bool = True,
-                    reduction: str = 'sum') -> torch.Tensor:
+def asymmetric_loss(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    gamma_pos: float = 0.0,
+    gamma_neg: float = 4.0,
+    clip: float = 0.05,
+    clamp_eps: float | None = 1e-8,
+    detach_focal_weight: bool = True,
+    reduction: str = 'sum',
+) -> torch.Tensor:
     """ASL (Ridnik et al., ICCV 2021) on logits, skipping ignored (``-1``) targets.
 
     ``−Σ [y (1−p)^{γ+} log max(p, ε) + (1−y) p_m^{γ−} log max(1−p_m, ε)]``,
@@ -97,8 +101,8 @@ def asymmetric_loss(logits: torch.Tensor,
     log_prob = F.logsigmoid(logits)
     log_not_prob = F.logsigmoid(-logits)
     if clip > 0:
-        shifted = (torch.sigmoid(logits) - clip).clamp(min=0)   # p_m
-        log_not_shifted = torch.log1p(-shifted)                  # 1 − p_m ≥ m > 0
+        shifted = (torch.sigmoid(logits) - clip).clamp(min=0)  # p_m
+        log_not_shifted = torch.log1p(-shifted)  # 1 − p_m ≥ m > 0
         weight_neg = _clipped_focal_weight(shifted, gamma_neg)
     else:
         log_not_shifted = log_not_prob
@@ -137,15 +141,17 @@ class AsymmetricMultiLabelLoss(TaskLoss):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self,
-                 gamma_pos: float = 0.0,
-                 gamma_neg: float = 4.0,
-                 clip: float = 0.05,
-                 clamp_eps: float | None = 1e-8,
-                 detach_focal_weight: bool = True,
-                 reduction: str = 'sum',
-                 scale_by_world_size: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        gamma_pos: float = 0.0,
+        gamma_neg: float = 4.0,
+        clip: float = 0.05,
+        clamp_eps: float | None = 1e-8,
+        detach_focal_weight: bool = True,
+        reduction: str = 'sum',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
         for name, value in (('gamma_pos', gamma_pos), ('gamma_neg', gamma_neg), ('clip', clip)):
             if not float(value) >= 0:
@@ -157,10 +163,20 @@ class AsymmetricMultiLabelLoss(TaskLoss):
         self.detach_focal_weight = bool(detach_focal_weight)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
-        return asymmetric_loss(logits, gt, self.gamma_pos, self.gamma_neg, self.clip,
-                               self.clamp_eps, self.detach_focal_weight, reduction)
+        return asymmetric_loss(
+            logits,
+            gt,
+            self.gamma_pos,
+            self.gamma_neg,
+            self.clip,
+            self.clamp_eps,
+            self.detach_focal_weight,
+            reduction,
+        )
 
     def extra_repr(self) -> str:
-        return (f'gamma_pos={self.gamma_pos}, gamma_neg={self.gamma_neg}, clip={self.clip}, '
-                f'clamp_eps={self.clamp_eps}, detach_focal_weight={self.detach_focal_weight}, '
-                f'{super().extra_repr()}')
+        return (
+            f'gamma_pos={self.gamma_pos}, gamma_neg={self.gamma_neg}, clip={self.clip}, '
+            f'clamp_eps={self.clamp_eps}, detach_focal_weight={self.detach_focal_weight}, '
+            f'{super().extra_repr()}'
+        )

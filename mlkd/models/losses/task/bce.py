@@ -7,20 +7,21 @@ Paper / code: Yang et al., "Multi-Label Knowledge Distillation", ICCV 2023 (L2D,
 reduction is the reference one: L2D's distillation weights (10·MLD, 100·CD, 1000·ID) and its coupled
 weight decay are tuned against this scale.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
 from mlkd.registry import MODELS
+
 from ..base import TaskLoss
 from ..utils import check_choice, reduce_valid
 
 
-def binary_cross_entropy_sum(logits: torch.Tensor,
-                             gt: torch.Tensor,
-                             clamp_eps: float | None = None,
-                             reduction: str = 'sum') -> torch.Tensor:
+def binary_cross_entropy_sum(
+    logits: torch.Tensor, gt: torch.Tensor, clamp_eps: float | None = None, reduction: str = 'sum'
+) -> torch.Tensor:
     """Multi-label BCE on logits, ignoring entries whose target is negative (``-1``).
 
     Two evaluations:
@@ -49,8 +50,10 @@ def binary_cross_entropy_sum(logits: torch.Tensor,
         elem = F.binary_cross_entropy_with_logits(logits, target, reduction='none')
     else:
         prob = torch.sigmoid(logits)
-        elem = -(target * prob.clamp(min=clamp_eps).log()
-                 + (1.0 - target) * (1.0 - prob).clamp(min=clamp_eps).log())
+        elem = -(
+            target * prob.clamp(min=clamp_eps).log()
+            + (1.0 - target) * (1.0 - prob).clamp(min=clamp_eps).log()
+        )
     return reduce_valid(elem, valid, reduction)
 
 
@@ -79,11 +82,13 @@ class BinaryCrossEntropySumLoss(TaskLoss):
 
     reductions = ('sum', 'mean', 'none')
 
-    def __init__(self,
-                 clamp_eps: float | None = None,
-                 reduction: str = 'sum',
-                 scale_by_world_size: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        clamp_eps: float | None = None,
+        reduction: str = 'sum',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
         self.clamp_eps = None if clamp_eps is None else float(clamp_eps)
 

@@ -9,22 +9,26 @@
 They differ in α, in the reduction and in whether the focal weight carries gradient, so a
 paper's "Focal" baseline must be matched to the right one.
 """
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
-from .asymmetric import AsymmetricMultiLabelLoss, focal_weight
+
 from ..base import TaskLoss
 from ..utils import check_choice, reduce_valid
+from .asymmetric import AsymmetricMultiLabelLoss, focal_weight
 
 
-def sigmoid_focal_loss(logits: torch.Tensor,
-                       gt: torch.Tensor,
-                       alpha: float = 0.25,
-                       gamma: float = 2.0,
-                       reduction: str = 'mean') -> torch.Tensor:
+def sigmoid_focal_loss(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    alpha: float = 0.25,
+    gamma: float = 2.0,
+    reduction: str = 'mean',
+) -> torch.Tensor:
     """RetinaNet focal loss (Lin et al., ICCV 2017) on logits, skipping ignored targets.
 
     ``FL = α_t (1 − p_t)^γ · BCE(z, y)`` with ``p = σ(z)``, ``p_t = p`` for positives and
@@ -46,8 +50,8 @@ def sigmoid_focal_loss(logits: torch.Tensor,
     """
     check_choice('reduction', reduction, TaskLoss.reductions)
     pos, valid = gt == 1, gt >= 0
-    signed = torch.where(pos, logits, -logits)          # z for positives, −z for negatives
-    bce = -F.logsigmoid(signed)                          # −log p_t
+    signed = torch.where(pos, logits, -logits)  # z for positives, −z for negatives
+    bce = -F.logsigmoid(signed)  # −log p_t
     elem = focal_weight(F.logsigmoid(-signed), gamma) * bce
     if alpha >= 0:
         elem = elem * torch.where(pos, alpha, 1.0 - alpha)
@@ -71,16 +75,19 @@ class SigmoidFocalLoss(TaskLoss):
 
     reductions = ('mean', 'sum', 'batchmean', 'none')
 
-    def __init__(self,
-                 alpha: float = 0.25,
-                 gamma: float = 2.0,
-                 reduction: str = 'mean',
-                 scale_by_world_size: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        alpha: float = 0.25,
+        gamma: float = 2.0,
+        reduction: str = 'mean',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
         if alpha > 1:
-            raise ValueError(f'SigmoidFocalLoss: alpha must be <= 1 (or < 0 to disable), '
-                             f'got {alpha}')
+            raise ValueError(
+                f'SigmoidFocalLoss: alpha must be <= 1 (or < 0 to disable), got {alpha}'
+            )
         if not gamma >= 0:
             raise ValueError(f'SigmoidFocalLoss: gamma must be >= 0, got {gamma}')
         self.alpha, self.gamma = float(alpha), float(gamma)

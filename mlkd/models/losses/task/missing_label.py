@@ -9,15 +9,17 @@ All three sum over the ``B·C`` entries (reference) and carry gradient through t
 weights. Logarithms go through ``logsigmoid``: the reference's ``log(sigmoid(·))`` in Hill is
 ``−inf`` (and ``0 · −inf = NaN`` on the other side's entries) once the sigmoid underflows.
 """
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
 from mlkd.registry import MODELS
-from .asymmetric import focal_weight
+
 from ..base import TaskLoss
 from ..utils import check_choice, current_epoch, reduce_valid
+from .asymmetric import focal_weight
 
 _REDUCTIONS = ('sum', 'mean', 'none')
 
@@ -32,11 +34,13 @@ def _focal_bce(shifted: torch.Tensor, pos: torch.Tensor, gamma: float) -> torch.
     return -focal_weight(F.logsigmoid(-signed), gamma) * F.logsigmoid(signed)
 
 
-def focal_margin_loss(logits: torch.Tensor,
-                      gt: torch.Tensor,
-                      margin: float = 1.0,
-                      gamma: float = 2.0,
-                      reduction: str = 'sum') -> torch.Tensor:
+def focal_margin_loss(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    margin: float = 1.0,
+    gamma: float = 2.0,
+    reduction: str = 'sum',
+) -> torch.Tensor:
     """Focal margin loss (Zhang et al.): focal loss with the logit margin ``m`` on positives.
 
     ``z' = z − m`` on positives, ``z`` elsewhere; ``ℓ+ = −(1 − σ(z'))^γ log σ(z')``,
@@ -52,14 +56,16 @@ def focal_margin_loss(logits: torch.Tensor,
     return splc_loss(logits, gt, epoch=None, margin=margin, gamma=gamma, reduction=reduction)
 
 
-def splc_loss(logits: torch.Tensor,
-              gt: torch.Tensor,
-              epoch: int | None,
-              threshold: float = 0.6,
-              change_epoch: int = 1,
-              margin: float = 1.0,
-              gamma: float = 2.0,
-              reduction: str = 'sum') -> torch.Tensor:
+def splc_loss(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    epoch: int | None,
+    threshold: float = 0.6,
+    change_epoch: int = 1,
+    margin: float = 1.0,
+    gamma: float = 2.0,
+    reduction: str = 'sum',
+) -> torch.Tensor:
     """Self-paced loss correction (SPLC, Zhang et al.) on the focal margin loss.
 
     1. ``z' = z − m`` on the annotated positives;
@@ -87,12 +93,14 @@ def splc_loss(logits: torch.Tensor,
     return reduce_valid(_focal_bce(shifted, pos, gamma), valid, reduction)
 
 
-def hill_loss(logits: torch.Tensor,
-              gt: torch.Tensor,
-              hill_lambda: float = 1.5,
-              margin: float = 1.0,
-              gamma: float = 2.0,
-              reduction: str = 'sum') -> torch.Tensor:
+def hill_loss(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    hill_lambda: float = 1.5,
+    margin: float = 1.0,
+    gamma: float = 2.0,
+    reduction: str = 'sum',
+) -> torch.Tensor:
     """Hill loss (Zhang et al.): focal margin on positives, a hill-shaped loss on negatives.
 
     * positives ``ℓ+ = −(1 − σ(z − m))^γ log σ(z − m)``;
@@ -121,8 +129,14 @@ class _MarginFocalBase(TaskLoss):
 
     reductions = _REDUCTIONS
 
-    def __init__(self, margin: float, gamma: float, reduction: str, scale_by_world_size: bool,
-                 loss_weight: float) -> None:
+    def __init__(
+        self,
+        margin: float,
+        gamma: float,
+        reduction: str,
+        scale_by_world_size: bool,
+        loss_weight: float,
+    ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
         if not gamma >= 0:
             raise ValueError(f'{type(self).__name__}: gamma must be >= 0, got {gamma}')
@@ -147,9 +161,15 @@ class HillLoss(_MarginFocalBase):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self, hill_lambda: float = 1.5, margin: float = 1.0, gamma: float = 2.0,
-                 reduction: str = 'sum', scale_by_world_size: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        hill_lambda: float = 1.5,
+        margin: float = 1.0,
+        gamma: float = 2.0,
+        reduction: str = 'sum',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(margin, gamma, reduction, scale_by_world_size, loss_weight)
         self.hill_lambda = float(hill_lambda)
 
@@ -168,8 +188,14 @@ class FocalMarginLoss(_MarginFocalBase):
     Arguments as :class:`HillLoss` without ``hill_lambda`` (``gamma`` focuses both sides here).
     """
 
-    def __init__(self, margin: float = 1.0, gamma: float = 2.0, reduction: str = 'sum',
-                 scale_by_world_size: bool = True, loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        margin: float = 1.0,
+        gamma: float = 2.0,
+        reduction: str = 'sum',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(margin, gamma, reduction, scale_by_world_size, loss_weight)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
@@ -195,18 +221,34 @@ class SPLCLoss(_MarginFocalBase):
         loss_weight: factor applied to the loss.
     """
 
-    def __init__(self, threshold: float = 0.6, change_epoch: int = 1, margin: float = 1.0,
-                 gamma: float = 2.0, reduction: str = 'sum', scale_by_world_size: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        threshold: float = 0.6,
+        change_epoch: int = 1,
+        margin: float = 1.0,
+        gamma: float = 2.0,
+        reduction: str = 'sum',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(margin, gamma, reduction, scale_by_world_size, loss_weight)
         if not 0 < threshold < 1:
             raise ValueError(f'SPLCLoss: threshold must be in (0, 1), got {threshold}')
         self.threshold, self.change_epoch = float(threshold), int(change_epoch)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
-        return splc_loss(logits, gt, current_epoch(), self.threshold, self.change_epoch,
-                         self.margin, self.gamma, reduction)
+        return splc_loss(
+            logits,
+            gt,
+            current_epoch(),
+            self.threshold,
+            self.change_epoch,
+            self.margin,
+            self.gamma,
+            reduction,
+        )
 
     def extra_repr(self) -> str:
-        return (f'threshold={self.threshold}, change_epoch={self.change_epoch}, '
-                f'{super().extra_repr()}')
+        return (
+            f'threshold={self.threshold}, change_epoch={self.change_epoch}, {super().extra_repr()}'
+        )

@@ -18,6 +18,7 @@ reconstructed.
 Entries with target ``-1`` are in neither set: they are never ranked, never counted in a rank and
 get no gradient.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,6 +29,7 @@ from mmengine.dist import get_rank
 from mmengine.logging import MessageHub
 
 from mlkd.registry import MODELS
+
 from ..base import TaskLoss
 from ..utils import check_choice, label_masks, reduce_loss
 
@@ -54,8 +56,9 @@ def harmonic_weights(rank: torch.Tensor, num_classes: int) -> torch.Tensor:
     return table[rank.long()].float()
 
 
-def sampled_ranks(violators: torch.Tensor, num_negatives: torch.Tensor, num_classes: int,
-                  uniform: torch.Tensor) -> torch.Tensor:
+def sampled_ranks(
+    violators: torch.Tensor, num_negatives: torch.Tensor, num_classes: int, uniform: torch.Tensor
+) -> torch.Tensor:
     """WARP's sampled rank ``⌊(c − 1)/s⌋`` of every positive (Gong et al. §3.3, after WSABIE).
 
     Negatives are drawn uniformly, with replacement, until one violates the margin; ``s`` is the
@@ -85,8 +88,13 @@ def sampled_ranks(violators: torch.Tensor, num_negatives: torch.Tensor, num_clas
     return torch.where(found, rank, torch.zeros_like(rank)).float()
 
 
-def warp_loss(logits: torch.Tensor, gt: torch.Tensor, margin: float = 1.0,
-              uniform: torch.Tensor | None = None, reduction: str = 'sum') -> torch.Tensor:
+def warp_loss(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    margin: float = 1.0,
+    uniform: torch.Tensor | None = None,
+    reduction: str = 'sum',
+) -> torch.Tensor:
     """WARP: ``Σ_b Σ_{j∈P_b} Σ_{k∈N_b} L(r_j) · max(0, margin − f_j + f_k)``.
 
     ``r_j`` is the exact rank — the number of negatives violating the margin against ``j``,
@@ -103,13 +111,13 @@ def warp_loss(logits: torch.Tensor, gt: torch.Tensor, margin: float = 1.0,
             ``'none'`` (``[B, C]``: each positive's ``L(r_j) Σ_k hinge``, 0 elsewhere).
     """
     pos, neg, pairs = pair_masks(gt)
-    hinge = F.relu(pairwise_margins(logits, margin)) * pairs                  # [B, C, C]
-    violators = ((hinge > 0) & pairs).sum(-1)                                  # [B, C]
+    hinge = F.relu(pairwise_margins(logits, margin)) * pairs  # [B, C, C]
+    violators = ((hinge > 0) & pairs).sum(-1)  # [B, C]
     if uniform is None:
         rank = violators
     else:
         rank = sampled_ranks(violators, neg.sum(1, keepdim=True), gt.shape[1], uniform)
-    per_positive = harmonic_weights(rank, gt.shape[1]) * hinge.sum(-1) * pos    # [B, C]
+    per_positive = harmonic_weights(rank, gt.shape[1]) * hinge.sum(-1) * pos  # [B, C]
     return _reduce_pairs(per_positive, pairs, reduction)
 
 
@@ -130,9 +138,14 @@ def ramp(t: torch.Tensor, ramp_start: float) -> torch.Tensor:
     return torch.clamp(1 - t, min=0, max=1 - ramp_start)
 
 
-def robust_ramp_loss(logits: torch.Tensor, gt: torch.Tensor, ramp_start: float = -1.0,
-                     classwise_weight: float = 1.0, pair_normalise: bool = False,
-                     reduction: str = 'sum') -> torch.Tensor:
+def robust_ramp_loss(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    ramp_start: float = -1.0,
+    classwise_weight: float = 1.0,
+    pair_normalise: bool = False,
+    reduction: str = 'sum',
+) -> torch.Tensor:
     """RML as mlkd reconstructs it: a pairwise ramp ranking term plus a class-wise ramp term.
 
     For a sample with positives ``P``, negatives ``N`` and ``y_c = +1`` on ``P``, ``−1`` on ``N``:
@@ -161,17 +174,18 @@ def robust_ramp_loss(logits: torch.Tensor, gt: torch.Tensor, ramp_start: float =
     """
     pos, neg, pairs = pair_masks(gt)
     valid = pos | neg
-    pair_ramps = ramp(-pairwise_margins(logits, 0.0), ramp_start) * pairs       # R_s(f_j − f_k)
-    ranking = pair_ramps.sum(-1)                                                # [B, C] on P
+    pair_ramps = ramp(-pairwise_margins(logits, 0.0), ramp_start) * pairs  # R_s(f_j − f_k)
+    ranking = pair_ramps.sum(-1)  # [B, C] on P
     if pair_normalise:
         ranking = ranking / pairs.flatten(1).sum(1).clamp(min=1)[:, None]
     signs = torch.where(pos, 1.0, -1.0)
-    classwise = ramp(signs * logits, ramp_start) * valid                        # [B, C]
+    classwise = ramp(signs * logits, ramp_start) * valid  # [B, C]
     if reduction == 'mean':
         # Normalised rows already average their pairs: then average over the rows with a pair.
-        pair_count = (pairs.flatten(1).any(1).sum() if pair_normalise else pairs.sum())
-        return (ranking.sum() / pair_count.clamp(min=1)
-                + classwise_weight * classwise.sum() / valid.sum().clamp(min=1))
+        pair_count = pairs.flatten(1).any(1).sum() if pair_normalise else pairs.sum()
+        return ranking.sum() / pair_count.clamp(
+            min=1
+        ) + classwise_weight * classwise.sum() / valid.sum().clamp(min=1)
     return reduce_loss(ranking + classwise_weight * classwise, reduction)
 
 
@@ -206,9 +220,15 @@ class WARPLoss(TaskLoss):
 
     reductions = RANKING_REDUCTIONS
 
-    def __init__(self, margin: float = 1.0, rank_estimate: str = 'exact', seed: int = 0,
-                 reduction: str = 'sum', scale_by_world_size: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        margin: float = 1.0,
+        rank_estimate: str = 'exact',
+        seed: int = 0,
+        reduction: str = 'sum',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
         self.margin = float(margin)
         if not self.margin > 0:
@@ -224,7 +244,8 @@ class WARPLoss(TaskLoss):
             step, self._calls = self._calls, self._calls + 1
         key = f'{self.seed}/{step}/{get_rank()}'.encode()
         generator = torch.Generator().manual_seed(
-            int.from_bytes(hashlib.sha256(key).digest()[:8], 'little') & (2 ** 63 - 1))
+            int.from_bytes(hashlib.sha256(key).digest()[:8], 'little') & (2**63 - 1)
+        )
         return 1 - torch.rand(shape, generator=generator, dtype=torch.float64)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
@@ -234,8 +255,10 @@ class WARPLoss(TaskLoss):
         return warp_loss(logits, gt, self.margin, uniform, reduction)
 
     def extra_repr(self) -> str:
-        return (f'margin={self.margin}, rank_estimate={self.rank_estimate!r}, seed={self.seed}, '
-                f'{super().extra_repr()}')
+        return (
+            f'margin={self.margin}, rank_estimate={self.rank_estimate!r}, seed={self.seed}, '
+            f'{super().extra_repr()}'
+        )
 
 
 @MODELS.register_module()
@@ -256,24 +279,36 @@ class RobustMultiLabelLoss(TaskLoss):
 
     reductions = RANKING_REDUCTIONS
 
-    def __init__(self, ramp_start: float = -1.0, classwise_weight: float = 1.0,
-                 pair_normalise: bool = False, reduction: str = 'sum',
-                 scale_by_world_size: bool = True, loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        ramp_start: float = -1.0,
+        classwise_weight: float = 1.0,
+        pair_normalise: bool = False,
+        reduction: str = 'sum',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
         self.ramp_start = float(ramp_start)
         if not self.ramp_start < 1:
-            raise ValueError(f'RobustMultiLabelLoss: ramp_start must be < 1 (the ramp is capped '
-                             f'at 1 - ramp_start > 0), got {ramp_start}')
+            raise ValueError(
+                f'RobustMultiLabelLoss: ramp_start must be < 1 (the ramp is capped '
+                f'at 1 - ramp_start > 0), got {ramp_start}'
+            )
         self.classwise_weight = float(classwise_weight)
         if not self.classwise_weight >= 0:
-            raise ValueError('RobustMultiLabelLoss: classwise_weight must be >= 0, got '
-                             f'{classwise_weight}')
+            raise ValueError(
+                f'RobustMultiLabelLoss: classwise_weight must be >= 0, got {classwise_weight}'
+            )
         self.pair_normalise = bool(pair_normalise)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
-        return robust_ramp_loss(logits, gt, self.ramp_start, self.classwise_weight,
-                                self.pair_normalise, reduction)
+        return robust_ramp_loss(
+            logits, gt, self.ramp_start, self.classwise_weight, self.pair_normalise, reduction
+        )
 
     def extra_repr(self) -> str:
-        return (f'ramp_start={self.ramp_start}, classwise_weight={self.classwise_weight}, '
-                f'pair_normalise={self.pair_normalise}, {super().extra_repr()}')
+        return (
+            f'ramp_start={self.ramp_start}, classwise_weight={self.classwise_weight}, '
+            f'pair_normalise={self.pair_normalise}, {super().extra_repr()}'
+        )

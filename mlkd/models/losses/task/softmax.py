@@ -16,17 +16,20 @@ normalised over the image's labels). For a sample with positives ``P`` and label
 Ignored (``-1``) entries are left out of the softmax's normaliser as well; a sample without a
 positive has no target distribution and counts nowhere. ``docs/methods.md`` §2.3.
 """
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from ..base import TaskLoss
 from ..utils import label_masks, masked_logsumexp
 
 
-def multilabel_softmax_loss(logits: torch.Tensor, gt: torch.Tensor,
-                            reduction: str = 'mean') -> torch.Tensor:
+def multilabel_softmax_loss(
+    logits: torch.Tensor, gt: torch.Tensor, reduction: str = 'mean'
+) -> torch.Tensor:
     """Softmax cross-entropy against the uniform distribution over each sample's positives.
 
     Args:
@@ -36,9 +39,9 @@ def multilabel_softmax_loss(logits: torch.Tensor, gt: torch.Tensor,
             positive's ``−log softmax_V(z)_p / |P|``, 0 elsewhere; a row sums to its ``ℓ``).
     """
     pos, neg = label_masks(gt)
-    log_partition = masked_logsumexp(logits, pos | neg, dim=1)                 # [B]
+    log_partition = masked_logsumexp(logits, pos | neg, dim=1)  # [B]
     num_pos = pos.sum(1, keepdim=True)
-    per_entry = (log_partition[:, None] - logits) * pos / num_pos.clamp(min=1)   # [B, C]
+    per_entry = (log_partition[:, None] - logits) * pos / num_pos.clamp(min=1)  # [B, C]
     if reduction == 'none':
         return per_entry
     total = per_entry.sum()
@@ -62,8 +65,9 @@ class MultiLabelSoftmaxLoss(TaskLoss):
 
     reductions = ('mean', 'sum', 'none')
 
-    def __init__(self, reduction: str = 'mean', scale_by_world_size: bool = True,
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self, reduction: str = 'mean', scale_by_world_size: bool = True, loss_weight: float = 1.0
+    ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:

@@ -11,21 +11,23 @@ For a set ``S`` of logits split into positives ``S⁺`` and negatives ``S⁻``:
 column of the ``B × C`` logits, its set made of the batch's samples) and the mean over the
 samples (each a row, its set made of the classes), paper eq. 17, with ``T_P = 4``, ``T_N = 1``.
 """
+
 from __future__ import annotations
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from mlkd.registry import MODELS
 from mlkd.models.algorithms.global_batch import gather_batch
+from mlkd.registry import MODELS
+
 from ..base import TaskLoss
 from ..utils import check_temperature, label_masks, masked_logsumexp
 
 
-def two_way_set_losses(logits: torch.Tensor, gt: torch.Tensor, dim: int,
-                       pos_temperature: float, neg_temperature: float
-                       ) -> tuple[torch.Tensor, torch.Tensor]:
+def two_way_set_losses(
+    logits: torch.Tensor, gt: torch.Tensor, dim: int, pos_temperature: float, neg_temperature: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``ℓ`` of every set along ``dim`` (``dim=0``: one set per class; ``1``: per sample).
 
     Excluded entries (the other side's members, ignored targets) are masked with ``−inf``, so
@@ -47,12 +49,14 @@ def two_way_set_losses(logits: torch.Tensor, gt: torch.Tensor, dim: int,
     return torch.where(valid & has_neg, losses, torch.zeros_like(losses)), valid
 
 
-def two_way_loss(logits: torch.Tensor,
-                 gt: torch.Tensor,
-                 pos_temperature: float = 4.0,
-                 neg_temperature: float = 1.0,
-                 classwise: bool = True,
-                 samplewise: bool = True) -> torch.Tensor:
+def two_way_loss(
+    logits: torch.Tensor,
+    gt: torch.Tensor,
+    pos_temperature: float = 4.0,
+    neg_temperature: float = 1.0,
+    classwise: bool = True,
+    samplewise: bool = True,
+) -> torch.Tensor:
     """Two-way loss of a batch: ``mean_{valid c} ℓ(column c) + mean_{valid i} ℓ(row i)``.
 
     Valid sets have at least one positive; ignored (``-1``) entries belong to neither side.
@@ -105,34 +109,45 @@ class TwoWayMultiLabelLoss(TaskLoss):
         loss_weight: factor applied to the loss.
     """
 
-    reductions = ('mean', )
+    reductions = ('mean',)
 
-    def __init__(self,
-                 pos_temperature: float = 4.0,
-                 neg_temperature: float = 1.0,
-                 classwise: bool = True,
-                 samplewise: bool = True,
-                 global_batch: bool = True,
-                 reduction: str = 'mean',
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        pos_temperature: float = 4.0,
+        neg_temperature: float = 1.0,
+        classwise: bool = True,
+        samplewise: bool = True,
+        global_batch: bool = True,
+        reduction: str = 'mean',
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__(reduction, scale_by_world_size=False, loss_weight=loss_weight)
         if not (classwise or samplewise):
-            raise ValueError('TwoWayMultiLabelLoss: classwise and samplewise are both False; '
-                             'enable at least one term')
+            raise ValueError(
+                'TwoWayMultiLabelLoss: classwise and samplewise are both False; '
+                'enable at least one term'
+            )
         self.pos_temperature = check_temperature(pos_temperature, 'pos_temperature')
         self.neg_temperature = check_temperature(neg_temperature, 'neg_temperature')
         self.classwise, self.samplewise = bool(classwise), bool(samplewise)
         self.global_batch = bool(global_batch)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
-        if self.global_batch and dist.is_available() and dist.is_initialized() \
-                and dist.get_world_size() > 1:
+        if (
+            self.global_batch
+            and dist.is_available()
+            and dist.is_initialized()
+            and dist.get_world_size() > 1
+        ):
             batch_size = logits.shape[0]
             logits, gt = gather_batch(logits, batch_size), gather_batch(gt, batch_size)
-        return two_way_loss(logits, gt, self.pos_temperature, self.neg_temperature,
-                            self.classwise, self.samplewise)
+        return two_way_loss(
+            logits, gt, self.pos_temperature, self.neg_temperature, self.classwise, self.samplewise
+        )
 
     def extra_repr(self) -> str:
-        return (f'pos_temperature={self.pos_temperature}, neg_temperature={self.neg_temperature}, '
-                f'classwise={self.classwise}, samplewise={self.samplewise}, '
-                f'global_batch={self.global_batch}, {super().extra_repr()}')
+        return (
+            f'pos_temperature={self.pos_temperature}, neg_temperature={self.neg_temperature}, '
+            f'classwise={self.classwise}, samplewise={self.samplewise}, '
+            f'global_batch={self.global_batch}, {super().extra_repr()}'
+        )

@@ -1,9 +1,11 @@
 """A wrapper that reads unobserved labels as negatives ("assume negative") for any task loss."""
+
 from __future__ import annotations
 
 import torch
 
 from mlkd.registry import MODELS
+
 from ..base import TaskLoss
 
 
@@ -31,11 +33,14 @@ class UnobservedAsNegative(TaskLoss):
         super().__init__(inner.reduction)
         self.loss = inner
 
-    def forward(self,
-                logits: torch.Tensor,
-                gt: torch.Tensor,
-                avg_factor: float | None = None,
-                reduction_override: str | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        logits: torch.Tensor,
+        gt: torch.Tensor,
+        avg_factor: float | None = None,
+        reduction_override: str | None = None,
+    ) -> torch.Tensor:
         """``logits`` / ``gt``: ``[B, C]``; ``gt`` 1 / 0 / -1, the -1 entries become 0."""
-        return self.loss(logits, gt.clamp(min=0), avg_factor=avg_factor,
-                         reduction_override=reduction_override)
+        return self.loss(
+            logits, gt.clamp(min=0), avg_factor=avg_factor, reduction_override=reduction_override
+        )
