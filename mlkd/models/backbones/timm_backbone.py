@@ -1,17 +1,15 @@
 """Any timm network as an mmpretrain backbone: its feature stages as a tuple of maps and as taps.
 
-mlkd wraps timm itself instead of using mmpretrain's ``TIMMBackbone`` because that class cannot
-do what a teacher or student from timm needs here:
+mlkd wraps timm itself instead of using mmpretrain's ``TIMMBackbone``, which does not give what a
+teacher or student from timm needs here:
 
-* weights from a local file: ``TIMMBackbone`` hands ``checkpoint_path`` to timm, whose loader
-  fails for a ``features_only`` network (pytorch-image-models#488) and is not the strict,
-  weights-only loading mlkd uses everywhere else; without ``features_only`` it returns only the
-  last map;
-* initialisation: mmengine's ``init_weights`` calls the ``init_weights`` methods it finds on its
-  children, so a timm ViT inside ``TIMMBackbone`` re-draws its weights after a checkpoint was
-  loaded into it;
+* stage maps: without ``features_only`` it returns only the last output (a ViT's tokens); with
+  ``features_only`` its ``checkpoint_path`` fails (pytorch-image-models#488, as its own warning
+  says), so the stages and a weights file do not go together;
 * taps: mlkd's taps are forward hooks on module paths; a ViT's blocks give ``[B, 1 + N, D]``
-  tokens, not the maps that FitNet or ReviewKD connectors take.
+  tokens, not the maps that FitNet or ReviewKD connectors take;
+* errors: a weights file of another network should fail naming the file and the keys, as every
+  other checkpoint mlkd loads (:func:`mlkd.models.weights.load_state_strictly`).
 
 :class:`TimmBackbone` builds the timm classifier without its classifier layer
 (``pretrained=False``: timm never downloads anything here), prunes what comes after the last
@@ -145,8 +143,8 @@ class TimmBackbone(BaseModule):
         self.model = timm.create_model(model_name, pretrained=False, num_classes=0, **timm_kwargs)
         if not hasattr(self.model, 'forward_intermediates'):
             raise ValueError(
-                f'TimmBackbone: timm model {model_name!r} has no forward_intermediates (timm '
-                "'s feature API), so its stages cannot be returned"
+                f'TimmBackbone: timm model {model_name!r} has no forward_intermediates '
+                "(timm's feature API), so its stages cannot be returned"
             )
         stages = len(self.model.feature_info)
         absolute = []
@@ -172,9 +170,9 @@ class TimmBackbone(BaseModule):
     def init_weights(self) -> None:
         """Load ``weights`` (strictly), if any.
 
-        timm initialised the network when it was built; it is not initialised again (mmengine's
-        default would call the ``init_weights`` methods of timm's modules, which re-draw a ViT's
-        weights). As with mmpretrain's ``init_cfg``, the file is read here, not when the model is
+        timm initialised the network when it was built; it is not initialised a second time
+        (mmengine's default would call the ``init_weights`` methods of timm's modules, which
+        re-draw a ViT's weights). As with mmpretrain's ``init_cfg``, the file is read here, not when the model is
         built, so a distiller's teacher, whose weights come from ``teacher_ckpt`` and which is
         never initialised, does not read (or download) it.
         """

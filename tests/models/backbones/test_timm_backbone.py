@@ -155,3 +155,28 @@ def test_out_indices_out_of_range_are_refused():
     name, kwargs = RESNET
     with pytest.raises(ValueError, match=r"out index 5 is out of range.*'layer4'"):
         TimmBackbone(name, out_indices=(1, 5), **kwargs)
+
+
+def test_a_linear_head_on_a_timm_backbone_reads_its_last_map():
+    """mmpretrain's ImageClassifier over TimmBackbone: GAP of the last map, then the linear head."""
+    from mmengine.registry import DefaultScope
+
+    import mlkd
+    from mlkd.registry import MODELS
+
+    name, kwargs = RESNET
+    mlkd.register_all_modules()
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        classifier = MODELS.build(
+            dict(
+                type='ImageClassifier',
+                backbone=dict(type='TimmBackbone', model_name=name, **kwargs),
+                neck=dict(type='GlobalAveragePooling'),
+                head=dict(type='MultiLabelLinearClsHead', num_classes=5, in_channels=64),
+            )
+        ).eval()
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        pooled = classifier.backbone(x)[-1].mean(dim=(2, 3))
+        expected = pooled @ classifier.head.fc.weight.T + classifier.head.fc.bias
+        torch.testing.assert_close(classifier(x, mode='tensor'), expected)
