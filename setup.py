@@ -1,4 +1,5 @@
-"""Install mlkd: ``pip install -e .`` (add ``.[tests]`` for the test suite).
+"""Install mlkd: ``pip install -e .`` (add ``.[tests]`` for the test suite, ``.[timm]`` for timm
+networks and safetensors files).
 
 Besides the ``mlkd`` package this installs, as mim does, ``configs/``, ``tools/`` and a model index
 under ``mlkd/.mim/`` (copied at build time, no symlinks), and the ``mlkd`` console command.
@@ -117,6 +118,7 @@ setup(
     extras_require={
         'tests': read_requirements('tests.txt'),
         'optional': read_requirements('optional.txt'),
+        'timm': read_requirements('timm.txt'),
     },
     classifiers=[
         'Programming Language :: Python :: 3',

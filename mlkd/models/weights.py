@@ -4,6 +4,9 @@ The one place that knows mlkd's state-dict layouts: a distiller checkpoint store
 under :data:`STUDENT_PREFIX` (and its teacher under ``teacher.``), a ``ClassifierWithLosses``
 checkpoint (a classifier trained with extra losses, e.g. the intra-class contrastive teacher) its
 network under :data:`CLASSIFIER_PREFIX` next to the losses' state, DDP wrappers add ``module.``.
+Files from elsewhere are read too: a plain state dict (``torch.save(model.state_dict())``), a
+``.safetensors`` file, and, with a key layout named (:mod:`mlkd.models.weight_layouts`), the state
+dict of a torchvision ResNet classifier.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import torch
 from mmengine.logging import MMLogger
 from mmengine.runner.checkpoint import CheckpointLoader
 from torch import nn
+
+from .weight_layouts import convert_layout, guess_layout
 
 #: State-dict prefix of a distiller's student (what ``tools/export_student.py`` extracts).
 STUDENT_PREFIX = 'student.'
@@ -90,13 +95,13 @@ def network_state(state: Mapping[str, torch.Tensor]) -> OrderedDict:
 
 
 def load_state_strictly(
-    net: nn.Module, state: Mapping[str, torch.Tensor], source: str, role: str
+    net: nn.Module, state: Mapping[str, torch.Tensor], source: str, role: str, hint: str = ''
 ) -> None:
     """``net.load_state_dict(state, strict=True)`` that lists every misfit before failing.
 
     Raises:
         ValueError: naming ``role`` and ``source`` with the missing, unexpected and
-            shape-mismatched keys (the first ten of each).
+            shape-mismatched keys (the first ten of each), then ``hint`` if given.
     """
     own = net.state_dict()
     wrong_shape = [
@@ -112,22 +117,42 @@ def load_state_strictly(
             + (f'\n  missing keys: {show_keys(missing)}' if missing else '')
             + (f'\n  unexpected keys: {show_keys(unexpected)}' if unexpected else '')
             + (f'\n  shape mismatches: {show_keys(wrong_shape)}' if wrong_shape else '')
+            + (f'\n  {hint}' if hint else '')
         )
     net.load_state_dict(state, strict=True)
 
 
-def load_network_checkpoint(net: nn.Module, path: str, role: str) -> dict:
-    """Load a classifier's weights strictly from an mlkd, mmpretrain or distiller checkpoint.
+def read_state_dict(path: str, role: str) -> OrderedDict:
+    """The tensors of a weights file, read without running code hidden in it.
 
-    ``path`` may be a work dir (its last checkpoint). A distiller checkpoint contributes its
-    student (a distilled student reused as a teacher). Returns the loaded checkpoint.
+    ``.safetensors`` files are read with safetensors; anything else with mmengine's loader,
+    which mlkd points at ``weights_only=True`` loading for local files
+    (:mod:`mlkd.utils.checkpoint`). A checkpoint dict is unwrapped (its ``state_dict``, else its
+    ``model`` entry: mmengine's and torchvision's training scripts), ``module.`` is stripped.
+
+    Raises:
+        ValueError: naming ``role`` and ``path`` when the file holds no state dict, or holds NaN
+            or infinite weights (naming them).
     """
-    path = resolve_checkpoint(path, role)
-    checkpoint = CheckpointLoader.load_checkpoint(path, map_location='cpu')
-    state = checkpoint.get('state_dict', checkpoint) if isinstance(checkpoint, dict) else None
-    if not isinstance(state, dict):
+    if path.endswith('.safetensors'):
+        try:
+            from safetensors.torch import load_file
+        except ImportError as error:
+            raise ImportError(
+                f'{role}: {path!r} is a safetensors file: pip install safetensors'
+            ) from error
+        state = load_file(path, device='cpu')
+    else:
+        checkpoint = CheckpointLoader.load_checkpoint(path, map_location='cpu')
+        state = checkpoint
+        if isinstance(checkpoint, dict):
+            for entry in ('state_dict', 'model'):
+                if isinstance(checkpoint.get(entry), dict):
+                    state = checkpoint[entry]
+                    break
+    if not isinstance(state, dict) or not any(isinstance(v, torch.Tensor) for v in state.values()):
         raise ValueError(f'{role}: checkpoint {path!r} holds no state_dict')
-    state = network_state(state)
+    state = OrderedDict((re.sub(r'^module\.', '', k), v) for k, v in state.items())
     bad = non_finite_keys(state)
     if bad:
         raise ValueError(
@@ -135,8 +160,48 @@ def load_network_checkpoint(net: nn.Module, path: str, role: str) -> dict:
             f'{show_keys(bad)}; it comes from a diverged run and would make every '
             'loss NaN'
         )
-    load_state_strictly(net, state, path, role)
+    return state
+
+
+def load_network_checkpoint(net: nn.Module, source: str | Mapping, role: str) -> dict:
+    """Load a classifier's weights strictly from a checkpoint or weights file.
+
+    ``source`` is a path, or ``dict(path=PATH, layout=NAME)`` for a file whose keys follow
+    another library's layout (:data:`~mlkd.models.weight_layouts.LAYOUTS`, e.g.
+    ``'torchvision_resnet'``). The path may be an mlkd, mmpretrain or distiller checkpoint (a
+    distiller contributes its student: a distilled student reused as a teacher), a work dir (its
+    last checkpoint), a plain state dict of the whole classifier (``.pth``, ``.bin``) or a
+    ``.safetensors`` file. Returns the state dict that was loaded.
+
+    Raises:
+        ValueError: the weights do not fit ``net``: the message names the file and the
+            missing, unexpected and mis-shaped keys (and a layout to try when the keys look like
+            one), or the source is malformed.
+    """
+    layout = None
+    if isinstance(source, Mapping):
+        unknown = set(source) - {'path', 'layout'}
+        if 'path' not in source or unknown:
+            raise ValueError(
+                f'{role}: a checkpoint given as a dict takes path= and layout=, got '
+                f'{dict(source)!r}'
+            )
+        path, layout = source['path'], source.get('layout')
+    else:
+        path = source
+    path = resolve_checkpoint(path, role)
+    state = network_state(read_state_dict(path, role))
+    hint = ''
+    if layout is not None:
+        state = convert_layout(state, layout, path)
+    elif guessed := guess_layout(state):
+        hint = (
+            f'Its keys look like a {guessed} state dict: name that layout, '
+            f'dict(path={path!r}, layout={guessed!r}).'
+        )
+    load_state_strictly(net, state, path, role, hint)
     MMLogger.get_current_instance().info(
-        f'Loaded {role} weights from {path} ({len(state)} tensors, strict)'
+        f'Loaded {role} weights from {path} ({len(state)} tensors, strict'
+        + (f', {layout} layout)' if layout else ')')
     )
-    return checkpoint
+    return state

@@ -9,12 +9,15 @@ from mlkd.registry import HOOKS
 
 
 def class_count_mismatches(model, num_dataset_classes: int) -> list[str]:
-    """Module paths (``head``, ``student.head``, ...) whose ``num_classes`` differs."""
+    """Module paths (``head``, ``student.head``, ...) whose ``num_classes`` differs.
+
+    ``num_classes = 0`` marks a network without a classifier (timm's convention: the timm model
+    inside a ``TimmBackbone``), which predicts no classes to check."""
     model = unwrap_model(model)
     wrong = []
     for path, module in model.named_modules():
         count = getattr(module, 'num_classes', None)
-        if isinstance(count, int) and count != num_dataset_classes:
+        if isinstance(count, int) and count != 0 and count != num_dataset_classes:
             wrong.append(f'model.{path}.num_classes = {count}')
     return wrong
 

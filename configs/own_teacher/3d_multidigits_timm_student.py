@@ -1,0 +1,2 @@
+_base_ = ['../_base_/pairs/own_teacher/multidigits_timm_student.py', '../_base_/methods/3d.py']
+model = _base_.method
