@@ -55,7 +55,7 @@ for path in (ROOT, osp.join(ROOT, 'tools')):  # the package, and cache_teacher's
 from mmengine.config import Config, DictAction  # noqa: E402
 
 import mlkd  # noqa: E402,F401
-from mlkd.engine.runs import (  # noqa: E402
+from mlkd.apis.runs import (  # noqa: E402
     METRICS,
     evaluate_checkpoint,
     set_run_seed,

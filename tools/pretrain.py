@@ -31,7 +31,7 @@ if ROOT not in sys.path:
 import torch  # noqa: E402
 
 import mlkd  # noqa: E402,F401
-from mlkd.engine.runs import train_and_evaluate, write_json_atomic  # noqa: E402
+from mlkd.apis.runs import train_and_evaluate, write_json_atomic  # noqa: E402
 from mlkd.models.bundled_weights import (  # noqa: E402
     BUNDLED_DIR,
     MANIFEST,

@@ -113,7 +113,7 @@ def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monke
     import pytest
     from conftest import load_tool
 
-    from mlkd.engine.runs import save_finished_run
+    from mlkd.apis.runs import save_finished_run
     from mlkd.utils.config_fingerprint import flatten_config
 
     monkeypatch.chdir(REPO)

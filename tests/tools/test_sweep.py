@@ -195,7 +195,7 @@ def test_list_index_keys_are_accepted_and_another_configs_cell_is_never_reused(
 ):
     """``param_scheduler.0.eta_max`` was called "not a key"; a finished cell made with other
     options (here another teacher) was taken as this sweep's."""
-    from mlkd.engine.runs import StaleResultError, save_finished_run
+    from mlkd.apis.runs import StaleResultError, save_finished_run
     from mlkd.utils.cli import load_config
     from mlkd.utils.config_fingerprint import flatten_config
 

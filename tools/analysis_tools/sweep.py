@@ -9,7 +9,7 @@
 Every cell (x value, y value, seed) is one ordinary training run of the config with the two keys
 set (as ``--cfg-options`` would set them; list entries by index, ``model.losses.0.loss_weight``)
 and the seed (``randomness.seed``, or the key the config's ``seed_key`` names:
-:func:`mlkd.engine.runs.set_run_seed`); cells run one after the other, and a value given twice
+:func:`mlkd.apis.runs.set_run_seed`); cells run one after the other, and a value given twice
 is refused. Its validation metrics are written atomically to ``<work-dir>/results/<cell>.json``
 with a fingerprint of the cell's config when it ends, so an interrupted sweep started again with
 the same arguments skips the finished cells; a finished cell of another config is refused
@@ -45,7 +45,7 @@ from mmengine.config import DictAction  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
-from mlkd.engine.runs import (  # noqa: E402
+from mlkd.apis.runs import (  # noqa: E402
     METRICS,
     load_finished_run,
     save_finished_run,  # noqa: E402
