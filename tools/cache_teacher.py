@@ -38,7 +38,7 @@ from mmengine.runner import Runner, set_random_seed  # noqa: E402
 import mlkd  # noqa: E402,F401
 from mlkd.models.algorithms.base import sample_indices  # noqa: E402
 from mlkd.models.distillers.teacher_cache import (  # noqa: E402
-    TeacherCacheError,  # noqa: E402
+    TeacherCacheError,
     TeacherOutputCache,
     run_fingerprint,
     teacher_precision,

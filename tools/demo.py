@@ -59,14 +59,14 @@ from mlkd.apis.runs import (  # noqa: E402
     METRICS,
     evaluate_checkpoint,
     set_run_seed,
-    train_and_evaluate,  # noqa: E402
+    train_and_evaluate,
     write_json_atomic,
 )
 from mlkd.models.distillers import teacher_cache as cache_format  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.output_policy import (  # noqa: E402
     add_overwrite_argument,
-    check_outputs,  # noqa: E402
+    check_outputs,
     save_figure,
 )
 

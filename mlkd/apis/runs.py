@@ -195,14 +195,14 @@ def load_finished_run(
     path: str, values: dict[str, str], *, what: str, overwrite: bool = False
 ) -> dict | None:
     """The result stored at ``path`` by :func:`save_finished_run` for the flattened config
-    ``values`` (:func:`~mlkd.utils.config_fingerprint.flatten_config`), or ``None`` when there is
+    ``values`` (:func:`~mlkd.utils.fingerprint.flatten_config`), or ``None`` when there is
     none, or when it was made by another config and ``overwrite`` allows replacing it.
 
     Raises:
         StaleResultError: the stored result was made by another config (or by an mlkd that did
             not record it), naming ``what``, the file and the keys that differ.
     """
-    from mlkd.utils.config_fingerprint import config_differences, fingerprint
+    from mlkd.utils.fingerprint import config_differences, fingerprint
 
     if not osp.isfile(path):
         return None
@@ -227,7 +227,7 @@ def load_finished_run(
 
 def save_finished_run(path: str, result: dict, values: dict[str, str]) -> None:
     """Store ``result`` at ``path`` with the fingerprint of the config that made it."""
-    from mlkd.utils.config_fingerprint import fingerprint
+    from mlkd.utils.fingerprint import fingerprint
 
     write_json_atomic(path, dict(result, config_sha256=fingerprint(values), config_values=values))
 

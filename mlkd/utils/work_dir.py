@@ -4,7 +4,7 @@ mmengine writes checkpoints (``epoch_N.pth``, ``last_checkpoint``) at the root o
 logs into a ``<timestamp>/`` folder. Training a second, different config into the same work dir
 replaced the first run's checkpoints and mixed both runs' logs, which ``--resume`` and the results
 collector then took for one run. :func:`claim_work_dir` records a fingerprint of the resolved
-config (:mod:`mlkd.utils.config_fingerprint`) in ``<work_dir>/mlkd_run_config.json`` and, when the
+config (:mod:`mlkd.utils.fingerprint`) in ``<work_dir>/mlkd_run_config.json`` and, when the
 work dir already holds a run:
 
 * of a different (or unrecorded) config: refuses, unless ``resume`` or ``overwrite`` says what
@@ -23,7 +23,7 @@ import time
 
 from mmengine.config import Config
 
-from mlkd.utils.config_fingerprint import config_differences, fingerprint, flatten_config
+from mlkd.utils.fingerprint import config_differences, fingerprint, flatten_config
 from mlkd.utils.output_policy import write_text
 
 #: The record of the config that trained in a work dir.

@@ -114,7 +114,7 @@ def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monke
     from conftest import load_tool
 
     from mlkd.apis.runs import save_finished_run
-    from mlkd.utils.config_fingerprint import flatten_config
+    from mlkd.utils.fingerprint import flatten_config
 
     monkeypatch.chdir(REPO)
     demo = load_tool('demo')

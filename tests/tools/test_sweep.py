@@ -197,7 +197,7 @@ def test_list_index_keys_are_accepted_and_another_configs_cell_is_never_reused(
     options (here another teacher) was taken as this sweep's."""
     from mlkd.apis.runs import StaleResultError, save_finished_run
     from mlkd.utils.cli import load_config
-    from mlkd.utils.config_fingerprint import flatten_config
+    from mlkd.utils.fingerprint import flatten_config
 
     sweep = _sweep_tool(monkeypatch)
     work = tmp_path / 'sweep'

@@ -21,11 +21,10 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass
 
-from run_logs import RunLog, dumped_config_path, find_work_dirs, read_run_log
-from table_format import TABLE_STYLES, format_mean_std, mean_std, render_table, write_csv
-
-from mlkd.utils.config_fingerprint import LOCATION_KEYS, config_differences, flatten_config
+from mlkd.utils.fingerprint import LOCATION_KEYS, config_differences, flatten_config
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, open_output
+from mlkd.utils.run_logs import RunLog, dumped_config_path, find_work_dirs, read_run_log
+from mlkd.utils.tables import TABLE_STYLES, format_mean_std, mean_std, render_table, write_csv
 
 NONE = '-'
 

@@ -44,23 +44,23 @@ if ROOT not in sys.path:
 from mmengine.config import DictAction  # noqa: E402
 
 import mlkd  # noqa: E402,F401
-from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
 from mlkd.apis.runs import (  # noqa: E402
     METRICS,
     load_finished_run,
-    save_finished_run,  # noqa: E402
+    save_finished_run,
     seed_key_of,
     seed_written_key,
     set_run_seed,
     train_and_evaluate,
     write_json_atomic,
 )
+from mlkd.engine.hooks.progress import format_seconds  # noqa: E402
 from mlkd.models.distillers.teacher_cache import written_epochs  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
-from mlkd.utils.config_fingerprint import flatten_config  # noqa: E402
+from mlkd.utils.fingerprint import flatten_config  # noqa: E402
 from mlkd.utils.output_policy import (  # noqa: E402
     add_overwrite_argument,
-    check_outputs,  # noqa: E402
+    check_outputs,
     open_output,
     save_figure,
     write_text,
