@@ -1,16 +1,30 @@
-"""What a run computes, as comparable data: a resolved config flattened to ``key path -> value``.
+"""Which config made a result: :func:`fingerprint`, the one digest of a resolved config.
 
-Used wherever results of different runs could be taken for each other: training into a work dir
-that holds another config's run, the sweep and the demo reusing finished runs, the results
-collector averaging runs as seeds of one setting.
+A config is flattened to ``key path -> repr(value)`` (:func:`flatten_config`) and the sorted pairs
+are hashed. Every place where results of different configs could be taken for each other uses it:
+
+* a training work dir's record (:mod:`mlkd.utils.work_dir`): another config never trains over a
+  run;
+* the sweep's finished cells (:func:`mlkd.apis.runs.load_finished_run`) and a benchmark's
+  protocol (:mod:`mlkd.apis.benchmark`): a result is reused only for the config that made it;
+* the results collector (:mod:`mlkd.apis.results`): runs are averaged as seeds only when their
+  configs differ in nothing but the seed;
+* the config part of a teacher cache's manifest (``dataset_sha256`` in
+  :mod:`mlkd.models.distillers.teacher_cache`).
+
+Standard library only, and nothing from mlkd: any layer may import it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import os.path as osp
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+__all__ = ['LOCATION_KEYS', 'config_differences', 'config_leaves', 'fingerprint', 'flatten_config']
 
 #: Keys that say where and how a run is launched or named, not what it computes.
 LOCATION_KEYS = ('work_dir', 'experiment_name', 'launcher', 'resume', 'load_from', 'filename')
@@ -45,13 +59,61 @@ def config_leaves(cfg: Mapping | Any, ignore: Iterable[str] = LOCATION_KEYS) -> 
     return flat
 
 
-def flatten_config(cfg: Mapping | Any, ignore: Iterable[str] = LOCATION_KEYS) -> dict[str, str]:
-    """:func:`config_leaves` with every value as its ``repr`` (comparable, JSON-serialisable)."""
-    return {key: repr(value) for key, value in config_leaves(cfg, ignore).items()}
+def _relocated(value: str, places: list[tuple[str, str]]) -> str:
+    """``value`` with a leading folder of ``places`` replaced by its placeholder."""
+    for folder, placeholder in places:
+        if value == folder or value.startswith(folder + os.sep):
+            return placeholder + value[len(folder) :]
+    return value
 
 
-def fingerprint(flat: Mapping[str, str]) -> str:
-    """SHA-256 (hex) of a flattened config."""
+def _spellings(places: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(folder as written, placeholder) for every folder of ``places``, absolute and as given,
+    the deepest first (a work dir inside the repository is matched before the repository)."""
+    pairs = []
+    for folder, placeholder in places.items():
+        pairs.append((osp.abspath(folder), placeholder))
+        if folder not in ('', '.') and folder != osp.abspath(folder):
+            pairs.append((folder.rstrip(os.sep), placeholder))
+    return sorted(pairs, key=lambda pair: len(osp.abspath(pair[0])), reverse=True)
+
+
+def flatten_config(
+    cfg: Mapping | Any,
+    ignore: Iterable[str] = LOCATION_KEYS,
+    places: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """:func:`config_leaves` with every value as its ``repr`` (comparable, JSON-serialisable).
+
+    Args:
+        cfg: a Config or a (nested) dict.
+        ignore: dotted keys left out, with everything below them.
+        places: ``{folder: placeholder}``: a string value that is a path in ``folder`` (absolute,
+            or as written) is written with the placeholder instead, so that the result does not
+            depend on where the repository or a work dir is (``{'/home/me/mlkd': '<repo>'}``
+            turns ``'/home/me/mlkd/configs/x.py'`` into ``'<repo>/configs/x.py'``).
+    """
+    spellings = _spellings(places or {})
+    flat = {}
+    for key, value in config_leaves(cfg, ignore).items():
+        if spellings and isinstance(value, str):
+            value = _relocated(value, spellings)
+        flat[key] = repr(value)
+    return flat
+
+
+def fingerprint(
+    cfg: Mapping | Any,
+    ignore: Iterable[str] = LOCATION_KEYS,
+    places: Mapping[str, str] | None = None,
+) -> str:
+    """SHA-256 (hex) of ``cfg`` flattened by :func:`flatten_config` (same arguments): equal for
+    two configs exactly when every leaf outside ``ignore`` has the same ``repr``.
+
+    The digest is that of the sorted ``(key, repr)`` pairs as ASCII JSON, the format the work-dir
+    records and the sweep's results were written with since they exist: those stay valid.
+    """
+    flat = flatten_config(cfg, ignore, places)
     text = json.dumps(sorted(flat.items()), ensure_ascii=True)
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
