@@ -5,6 +5,46 @@ a benchmark (a task graph of stages over seeds) or a sweep, collect results. Lib
 
 from mlkd.utils.fingerprint import fingerprint
 
+from .benchmark import (
+    Benchmark,
+    BenchmarkRequestError,
+    ProtocolError,
+    protocol_of,
+    run_benchmark,
+)
+from .demo import DEMO
+from .runs import (
+    METRICS,
+    StaleResultError,
+    evaluate_checkpoint,
+    load_finished_run,
+    save_finished_run,
+    set_run_seed,
+    train_and_evaluate,
+    write_json_atomic,
+)
+from .tasks import Task, run_tasks
 from .teacher_cache import AMP_DTYPES, TeacherCacheWriter, fill_teacher_cache
 
-__all__ = ['AMP_DTYPES', 'TeacherCacheWriter', 'fill_teacher_cache', 'fingerprint']
+__all__ = [
+    'AMP_DTYPES',
+    'DEMO',
+    'METRICS',
+    'Benchmark',
+    'BenchmarkRequestError',
+    'ProtocolError',
+    'StaleResultError',
+    'Task',
+    'TeacherCacheWriter',
+    'evaluate_checkpoint',
+    'fill_teacher_cache',
+    'fingerprint',
+    'load_finished_run',
+    'protocol_of',
+    'run_benchmark',
+    'run_tasks',
+    'save_finished_run',
+    'set_run_seed',
+    'train_and_evaluate',
+    'write_json_atomic',
+]
