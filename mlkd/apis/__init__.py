@@ -23,6 +23,7 @@ from .runs import (
     train_and_evaluate,
     write_json_atomic,
 )
+from .sweep import SweepRequestError, run_sweep
 from .tasks import Task, run_tasks
 from .teacher_cache import AMP_DTYPES, TeacherCacheWriter, fill_teacher_cache
 
@@ -34,6 +35,7 @@ __all__ = [
     'BenchmarkRequestError',
     'ProtocolError',
     'StaleResultError',
+    'SweepRequestError',
     'Task',
     'TeacherCacheWriter',
     'evaluate_checkpoint',
@@ -42,6 +44,7 @@ __all__ = [
     'load_finished_run',
     'protocol_of',
     'run_benchmark',
+    'run_sweep',
     'run_tasks',
     'save_finished_run',
     'set_run_seed',

@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mmengine.config import Config
+from mmengine.registry import DefaultScope
 
 from mlkd.apis.benchmark_report import plot_results, results_table, validate_results
 from mlkd.apis.runs import (
@@ -45,6 +46,9 @@ from mlkd.apis.runs import (
     write_json_atomic,
 )
 from mlkd.apis.tasks import Task, run_tasks
+from mlkd.apis.teacher_cache import fill_teacher_cache
+from mlkd.models.distillers import teacher_cache as teacher_cache_format
+from mlkd.registry import MODELS
 from mlkd.utils.cli import load_config
 from mlkd.utils.config_paths import source_checkout_root
 from mlkd.utils.fingerprint import fingerprint
@@ -84,6 +88,7 @@ class Benchmark:
         teacher: the stage that trains the teacher (with the first seed only).
         metrics: the val / test metrics every stage reports (``MultiLabelMetric`` keys).
         distill_hooks: custom hooks added to every distilled stage (e.g. loss diagnostics).
+        chart: the file name of the bar chart in the call's work dir (beside ``results.json``).
     """
 
     name: str
@@ -92,6 +97,7 @@ class Benchmark:
     teacher: str = 'teacher'
     metrics: tuple[str, ...] = METRICS
     distill_hooks: tuple[dict, ...] = ()
+    chart: str = 'benchmark.png'
 
     def stage_config(
         self,
@@ -263,7 +269,7 @@ def fill_seed_cache(job: dict, needs: dict, live_progress: bool) -> str:
     outputs in the seed's teacher cache, which that seed's distilled stages read (bit-identically
     to a live teacher, docs/teacher_cache.md). Several tasks fill disjoint epochs of one cache
     at once (the cache locks its manifest). It holds the outputs of the stage that reads the most
-    of them (L2D also reads the label embeddings), so every stage finds its own.
+    of them (the demo's L2D also reads the label embeddings), so every stage finds its own.
 
     ``job``: ``benchmark``, ``seed``, ``root``, ``teacher`` / ``teacher_task`` (as for
     :func:`run_stage`), ``options``, ``stages`` (the distilled ones), ``epochs`` (the epoch numbers
@@ -273,11 +279,6 @@ def fill_seed_cache(job: dict, needs: dict, live_progress: bool) -> str:
         ValueError: no stage reads every teacher output the others read (the benchmark's
             distilled stages cannot share one cache).
     """
-    from mmengine.registry import DefaultScope
-
-    from mlkd.apis.teacher_cache import fill_teacher_cache
-    from mlkd.registry import MODELS
-
     seed_dir = osp.join(job['root'], f'seed{job["seed"]}')
     configs = {
         name: job['benchmark'].stage_config(
@@ -323,9 +324,7 @@ def _teacher(job: dict, needs: dict) -> str | None:
 def cache_writers(jobs: int, epochs: int) -> int:
     """How many tasks fill one seed's cache side by side: one per job, at most one per epoch.
     Without ``fcntl`` (Windows) a cache takes one writer process (teacher_cache's module doc)."""
-    from mlkd.models.distillers import teacher_cache
-
-    return max(min(jobs, epochs), 1) if teacher_cache.fcntl is not None else 1
+    return max(min(jobs, epochs), 1) if teacher_cache_format.fcntl is not None else 1
 
 
 def _stage_report(seed: int, name: str) -> Callable[[dict, float], str]:
@@ -488,7 +487,7 @@ def run_benchmark(
             f'{done[0]}): pass --resume to reuse them or --overwrite to retrain them'
         )
     started = time.perf_counter()
-    outputs = [osp.join(work_dir, name) for name in ('demo.png', 'results.json')]
+    outputs = [osp.join(work_dir, name) for name in (benchmark.chart, 'results.json')]
     # What an earlier call left is replaced only with overwrite; resume reuses its finished
     # stages (of the same protocol) and summarises them again in the chart and results.json.
     policy = dict(overwrite=overwrite or resume, inputs=[teacher_ckpt])
@@ -534,8 +533,5 @@ def run_benchmark(
     validate_results(summary, benchmark.metrics, teacher)
     check_outputs(outputs[1:], **policy)
     write_json_atomic(outputs[1], summary)
-    log(
-        f'total wall time: {time.perf_counter() - started:.0f} s; '
-        f'bar chart: {osp.join(work_dir, "demo.png")}'
-    )
+    log(f'total wall time: {time.perf_counter() - started:.0f} s; bar chart: {outputs[0]}')
     return summary

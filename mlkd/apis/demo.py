@@ -29,4 +29,5 @@ DEMO = Benchmark(
     default_stages=('teacher', 'student', 'KD', 'MSE', 'PS', 'MLD', 'MDKD', '3D', 'L2D'),
     # Per-term diagnostics of the distilled stages, once per epoch (MultiDigits: 24 iterations).
     distill_hooks=(dict(type='LossDiagnosticsHook', interval=24),),
+    chart='demo.png',
 )
