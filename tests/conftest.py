@@ -7,12 +7,10 @@ import sys
 import uuid
 
 import pytest
+import tool_server  # noqa: F401  (records the environment the session started with)
 
+#: The checkout under test (pytest.ini's ``pythonpath`` puts it first on ``sys.path``).
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
-
-import tool_server  # noqa: E402,F401  (records the environment the session started with)
 
 # Keep the 2-core CI machine responsive: tests, and the tools they run, are single-threaded
 # (pytest-xdist runs one test process per core).
@@ -165,6 +163,34 @@ TOOL_RUN_OPTIONS = [
     'model.teacher_ckpt=None',
     'model.allow_random_teacher=True',
 ]
+
+#: A distillation config whose teacher cache fills in about a second: KD on MultiDigits with an
+#: untrained teacher, two epochs of two shuffled batches each (so that a cache can be extended by
+#: an epoch, and a read run has to find every sample of every epoch's own order).
+CACHE_RUN_CONFIG = 'configs/kd/kd_multidigits.py'
+CACHE_RUN_OPTIONS = [
+    *SMALL_TOOL_RUN,
+    'train_cfg.max_epochs=2',
+    'train_cfg.val_interval=2',
+    'train_dataloader.dataset.num_samples=32',
+    'val_dataloader.dataset.num_samples=16',
+    'train_dataloader.batch_size=16',
+    'default_hooks.logger.interval=1',
+    'model.teacher_ckpt=None',
+    'model.allow_random_teacher=True',
+    'randomness.seed=4',
+]
+
+
+def parsed_cfg_options(*options: str) -> dict:
+    """``--cfg-options OPTIONS`` parsed as the tools' command lines parse them."""
+    import argparse
+
+    from mmengine.config import DictAction
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    return parser.parse_args(['--cfg-options', *options]).cfg_options
 
 
 @pytest.fixture(scope='session')

@@ -1,7 +1,7 @@
 """The 'add a new distillation method' tutorial, run exactly as written (small data)."""
 
+import importlib
 import os.path as osp
-import sys
 
 import pytest
 import torch
@@ -11,34 +11,34 @@ from mmengine.runner import Runner
 TUTORIAL = osp.join(REPO, 'docs', 'tutorials', 'new_method')
 
 
-def test_user_loss_outside_the_package_trains_from_its_config(tmp_work_dir):
-    sys.path.insert(0, TUTORIAL)
-    try:
-        cfg = small_run_cfg(
-            osp.join(TUTORIAL, 'standardized_logit_multidigits.py'),
-            tmp_work_dir,
-            epochs=1,
-            train_samples=64,
-            val_samples=32,
-        )
-        cfg.model.teacher_ckpt = None  # a random teacher: this test checks the plumbing
-        cfg.model.allow_random_teacher = True
-        runner = Runner.from_cfg(cfg)
-        runner.train()
-        loss = runner.model.distill_losses['std_logit']
-        assert type(loss).__name__ == 'StandardizedLogitLoss'
-        assert runner.message_hub.get_scalar('train/loss_std_logit') is not None
-        assert runner.message_hub.get_scalar('val/mAP').current() >= 0
-    finally:
-        sys.path.remove(TUTORIAL)
+@pytest.fixture
+def tutorial_importable(monkeypatch):
+    """The tutorial's folder importable, as the user's PYTHONPATH makes it (undone after the
+    test). In this process: the tests inspect the runner and the loss objects it built."""
+    monkeypatch.syspath_prepend(TUTORIAL)
 
 
-def test_tutorial_loss_matches_a_hand_computation():
-    sys.path.insert(0, TUTORIAL)
-    try:
-        from standardized_logit_loss import standardized_logit_mse
-    finally:
-        sys.path.remove(TUTORIAL)
+def test_user_loss_outside_the_package_trains_from_its_config(tmp_work_dir, tutorial_importable):
+    cfg = small_run_cfg(
+        osp.join(TUTORIAL, 'standardized_logit_multidigits.py'),
+        tmp_work_dir,
+        epochs=1,
+        train_samples=64,
+        val_samples=32,
+    )
+    cfg.model.teacher_ckpt = None  # a random teacher: this test checks the plumbing
+    cfg.model.allow_random_teacher = True
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    loss = runner.model.distill_losses['std_logit']
+    assert type(loss).__name__ == 'StandardizedLogitLoss'
+    assert runner.message_hub.get_scalar('train/loss_std_logit') is not None
+    assert runner.message_hub.get_scalar('val/mAP').current() >= 0
+
+
+def test_tutorial_loss_matches_a_hand_computation(tutorial_importable):
+    from standardized_logit_loss import standardized_logit_mse
+
     s = torch.tensor([[1.0, 2.0, 3.0]])
     t = torch.tensor([[10.0, 30.0, 20.0]])
     # z-scores (sample std, n-1 = 2): s -> [-1, 0, 1]; t -> [-1, 1, 0]; squared diffs 0, 1, 1.
@@ -61,16 +61,8 @@ def test_each_contract_example_is_one_file_under_80_lines():
             assert len(f.read().splitlines()) < 80, loss_file
 
 
-def _import_tutorial(module):
-    sys.path.insert(0, TUTORIAL)
-    try:
-        return __import__(module)
-    finally:
-        sys.path.remove(TUTORIAL)
-
-
-def test_poly_bce_matches_a_hand_computation():
-    poly = _import_tutorial('poly_bce_loss')
+def test_poly_bce_matches_a_hand_computation(tutorial_importable):
+    poly = importlib.import_module('poly_bce_loss')
     logits = torch.tensor([[0.0, 2.0, -1.0]])
     gt = torch.tensor([[1.0, 0.0, -1.0]])
     # entry 0: BCE log 2, p_t 0.5 -> + 0.5; entry 1: BCE softplus(2), p_t = σ(−2) -> + σ(2);
@@ -87,8 +79,8 @@ def test_poly_bce_matches_a_hand_computation():
     )  # ε = 0: BCE
 
 
-def test_progressive_targets_follow_the_previous_visit():
-    module = _import_tutorial('progressive_targets_loss')
+def test_progressive_targets_follow_the_previous_visit(tutorial_importable):
+    module = importlib.import_module('progressive_targets_loss')
     loss = module.ProgressiveTargetLoss(num_samples=4, num_classes=2, alpha=0.5)
     logits, gt, idx = torch.tensor([[1.0, -1.0]]), torch.tensor([[1.0, 0.0]]), torch.tensor([2])
     first = loss(logits, gt, sample_idx=idx, reduction_override='sum')
@@ -101,22 +93,18 @@ def test_progressive_targets_follow_the_previous_visit():
 
 
 @pytest.mark.parametrize('loss_file', ['poly_bce_loss.py', 'progressive_targets_loss.py'])
-def test_contract_example_trains_from_its_config(loss_file, tmp_work_dir):
-    sys.path.insert(0, TUTORIAL)
-    try:
-        cfg = small_run_cfg(
-            osp.join(TUTORIAL, CONTRACT_EXAMPLES[loss_file]),
-            tmp_work_dir,
-            epochs=1,
-            train_samples=64,
-            val_samples=32,
-        )
-        runner = Runner.from_cfg(cfg)
-        runner.train()
-        assert runner.message_hub.get_scalar('val/mAP').current() >= 0
-        if loss_file == 'progressive_targets_loss.py':
-            state = runner.model.losses['ps_kd']
-            assert int(state.seen.sum()) == 64
-            assert runner.message_hub.get_scalar('train/loss_ps_kd') is not None
-    finally:
-        sys.path.remove(TUTORIAL)
+def test_contract_example_trains_from_its_config(loss_file, tmp_work_dir, tutorial_importable):
+    cfg = small_run_cfg(
+        osp.join(TUTORIAL, CONTRACT_EXAMPLES[loss_file]),
+        tmp_work_dir,
+        epochs=1,
+        train_samples=64,
+        val_samples=32,
+    )
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert runner.message_hub.get_scalar('val/mAP').current() >= 0
+    if loss_file == 'progressive_targets_loss.py':
+        state = runner.model.losses['ps_kd']
+        assert int(state.seen.sum()) == 64
+        assert runner.message_hub.get_scalar('train/loss_ps_kd') is not None

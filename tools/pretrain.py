@@ -24,25 +24,23 @@ import shutil
 import sys
 from collections import OrderedDict
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+import torch
 
-import torch  # noqa: E402
-
-import mlkd  # noqa: E402,F401
-from mlkd.engine.runs import train_and_evaluate, write_json_atomic  # noqa: E402
-from mlkd.models.bundled_weights import (  # noqa: E402
+import mlkd  # noqa: F401
+from mlkd.apis.runs import train_and_evaluate, write_json_atomic
+from mlkd.models.bundled_weights import (
     BUNDLED_DIR,
     MANIFEST,
-    bundled_manifest,  # noqa: E402
+    bundled_manifest,
     file_sha256,
 )
-from mlkd.models.weights import resolve_checkpoint  # noqa: E402
-from mlkd.utils.checkpoint import load_local_checkpoint  # noqa: E402
-from mlkd.utils.cli import load_config  # noqa: E402
-from mlkd.utils.output_policy import add_overwrite_argument, check_outputs  # noqa: E402
+from mlkd.models.weights import resolve_checkpoint
+from mlkd.utils.checkpoint import load_local_checkpoint
+from mlkd.utils.cli import load_config
+from mlkd.utils.output_policy import add_overwrite_argument, check_outputs
 
+#: The repository (or the installed ``mlkd/.mim``): the manifest names configs relative to it.
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 BACKBONE_PREFIX = 'backbone.'
 
 

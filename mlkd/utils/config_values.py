@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from mlkd.utils.config_fingerprint import config_leaves
+from mlkd.utils.fingerprint import config_leaves
 
 _LOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 

@@ -3,9 +3,9 @@
 mmengine writes checkpoints (``epoch_N.pth``, ``last_checkpoint``) at the root of the work dir and
 logs into a ``<timestamp>/`` folder. Training a second, different config into the same work dir
 replaced the first run's checkpoints and mixed both runs' logs, which ``--resume`` and the results
-collector then took for one run. :func:`claim_work_dir` records a fingerprint of the resolved
-config (:mod:`mlkd.utils.config_fingerprint`) in ``<work_dir>/mlkd_run_config.json`` and, when the
-work dir already holds a run:
+collector then took for one run. :func:`claim_work_dir` records the fingerprint of the resolved
+config (:func:`mlkd.utils.fingerprint.fingerprint`) in ``<work_dir>/mlkd_run_config.json`` and,
+when the work dir already holds a run:
 
 * of a different (or unrecorded) config: refuses, unless ``resume`` or ``overwrite`` says what
   to do;
@@ -23,7 +23,7 @@ import time
 
 from mmengine.config import Config
 
-from mlkd.utils.config_fingerprint import config_differences, fingerprint, flatten_config
+from mlkd.utils.fingerprint import config_differences, fingerprint, flatten_config
 from mlkd.utils.output_policy import write_text
 
 #: The record of the config that trained in a work dir.
@@ -70,8 +70,7 @@ def claim_work_dir(
             a config not recorded), naming the work dir, the keys that differ and the flags.
     """
     work_dir = cfg.work_dir
-    values = flatten_config(cfg)
-    digest = fingerprint(values)
+    values, digest = flatten_config(cfg), fingerprint(cfg)
     if holds_a_run(work_dir) and not (resume or overwrite):
         record = read_record(work_dir)
         if record is None or record.get('sha256') != digest:

@@ -5,12 +5,11 @@ import json
 import os
 import os.path as osp
 import shutil
-import sys
 from collections import OrderedDict
 
 import pytest
 import torch
-from conftest import REPO
+from conftest import REPO, load_tool
 
 from mlkd.models.bundled_weights import (
     BUNDLED_DIR,
@@ -94,11 +93,7 @@ def test_bundled_pretrained_refuses_a_zero_init_residual_resnet_and_a_misfit():
 
 
 def test_pretrain_tool_writes_the_same_bytes_for_the_same_tensors(tmp_path):
-    sys.path.insert(0, osp.join(REPO, 'tools'))
-    try:
-        from pretrain import save_reproducibly
-    finally:
-        sys.path.remove(osp.join(REPO, 'tools'))
+    save_reproducibly = load_tool('pretrain').save_reproducibly
     state = OrderedDict(conv=torch.arange(12.0).reshape(3, 4), bn=torch.ones(3))
     digests = set()
     for name in ('a.pth', 'other_name.pth'):

@@ -1,43 +1,27 @@
 """tools/cache_teacher.py fills a cache that a training run reads bit-identically to live."""
 
-import glob
 import json
 import os.path as osp
 
 import pytest
 import torch
-from conftest import SMALL_TOOL_RUN, load_tool, read_scalars
+from conftest import (
+    CACHE_RUN_CONFIG,
+    CACHE_RUN_OPTIONS,
+    load_tool,
+    parsed_cfg_options,
+    read_scalars,
+)
 from mmengine.runner import Runner
 
 from mlkd.models.distillers.teacher_cache import TeacherCacheError
 from mlkd.utils.cli import load_config
 
-CONFIG = 'configs/kd/kd_multidigits.py'
-#: Two epochs of two shuffled batches each: the cache is extended by an epoch, and a read run has
-#: to find every sample of every epoch's own order; more batches would check nothing more.
-OPTIONS = [
-    *SMALL_TOOL_RUN,
-    'train_cfg.max_epochs=2',
-    'train_cfg.val_interval=2',
-    'train_dataloader.dataset.num_samples=32',
-    'val_dataloader.dataset.num_samples=16',
-    'train_dataloader.batch_size=16',
-    'default_hooks.logger.interval=1',
-    'model.teacher_ckpt=None',
-    'model.allow_random_teacher=True',
-    'randomness.seed=4',
-]
+CONFIG, OPTIONS = CACHE_RUN_CONFIG, CACHE_RUN_OPTIONS
 
 
 def _parsed(*extra):
-    """``--cfg-options`` parsed as the command line parses them."""
-    import argparse
-
-    from mmengine.config import DictAction
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
-    return parser.parse_args(['--cfg-options', *OPTIONS, *extra]).cfg_options
+    return parsed_cfg_options(*OPTIONS, *extra)
 
 
 def _train(work_dir, *extra):
@@ -141,28 +125,3 @@ def test_unseeded_config_is_refused(tmp_path):
                 'randomness.seed=None',
             ]
         )
-
-
-def test_epochs_filled_out_of_order_hold_the_bytes_of_a_fill_in_order(tmp_path):
-    """tools/demo.py fills the epochs of a cache in shards (1, 3, ... beside 0, 2, ...): an epoch
-    written without those before it must hold the same bytes."""
-    tool = load_tool('cache_teacher')
-    cfg = load_config(CONFIG, _parsed())
-    in_order, shards = str(tmp_path / 'in_order'), str(tmp_path / 'shards')
-    tool.fill_cache(cfg, in_order, 2, log=lambda text: None)
-    tool.fill_cache(cfg, shards, [1], log=lambda text: None)
-    logged = []
-    tool.fill_cache(cfg, shards, [1, 0], log=logged.append)
-    assert 'for epochs [0]' in logged[0]  # epoch 1 is there already
-    names = sorted(
-        osp.relpath(p, in_order) for p in glob.glob(osp.join(in_order, 'epoch_*', '*', '*.bin'))
-    )
-    assert len(names) == 4  # index.bin and t_logits.bin of two epochs
-    for name in names:
-        with open(osp.join(in_order, name), 'rb') as a, open(osp.join(shards, name), 'rb') as b:
-            assert a.read() == b.read(), name
-    assert json.load(open(osp.join(in_order, 'manifest.json'))) == json.load(
-        open(osp.join(shards, 'manifest.json'))
-    )
-    with pytest.raises(ValueError, match=r'non-negative epoch numbers, got \[-1\]'):
-        tool.fill_cache(cfg, shards, [-1])

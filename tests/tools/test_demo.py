@@ -112,36 +112,23 @@ def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monke
     ``--resume`` as this protocol's result."""
     import pytest
     from conftest import load_tool
-
-    from mlkd.engine.runs import save_finished_run
-    from mlkd.utils.config_fingerprint import flatten_config
-
-    monkeypatch.chdir(REPO)
-    demo = load_tool('demo')
-    work = tmp_path / 'demo'
     from mmengine.config import DictAction
 
+    from mlkd.apis import DEMO, protocol_of, write_json_atomic
+
+    monkeypatch.chdir(REPO)
+    work = str(tmp_path / 'demo')
     options = {
         k: DictAction._parse_iterable(v) for k, v in (o.split('=', 1) for o in SMALL_TOOL_RUN)
     }
-    earlier = demo.stage_config(
-        'student',
-        str(work / 'seed0' / 'student'),
-        0,
-        None,
-        dict(options, **{'train_cfg.max_epochs': 3}),
-    )
-    stale = str(work / 'seed0' / 'student' / 'result.json')
-    save_finished_run(
-        stale,
-        {'test': {'mAP': 99.0}, 'seconds': 1.0},
-        dict(flatten_config(earlier), given_checkpoint='None'),
-    )
-    args = ['--stages', 'student', '--work-dir', str(work), '--cfg-options', *SMALL_TOOL_RUN]
+    earlier = protocol_of(DEMO, ['student'], dict(options, **{'train_cfg.max_epochs': 3}), work)
+    stale = osp.join(work, 'seed0', 'student', 'result.json')
+    write_json_atomic(stale, {'test': {'mAP': 99.0}, 'seconds': 1.0, 'protocol': earlier})
+    args = ['--stages', 'student', '--work-dir', work, '--cfg-options', *SMALL_TOOL_RUN]
     # Refused before any training, with or without --resume, naming the stale file.
     for extra in (['--resume'], []):
-        with pytest.raises(SystemExit, match='another protocol') as error:
-            demo.main(args + extra)
+        with pytest.raises(SystemExit, match='another protocol: the student config') as error:
+            load_tool('demo').main(args + extra)
         assert stale in str(error.value)
     assert '99.00' not in capsys.readouterr().out
     assert json.load(open(stale))['test'] == {'mAP': 99.0}

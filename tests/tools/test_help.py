@@ -1,10 +1,11 @@
-"""Every script under ``tools/`` answers ``--help`` with exit status 0, and none imports ``tests/``.
+"""Every script under ``tools/`` answers ``--help`` with exit status 0, and none imports ``tests/``
+or another script: what tools share lives in the package (``mlkd.apis``, ``mlkd.utils``).
 
 ``python TOOL --help`` in its own interpreter would cost one ``import mlkd`` (about 2 s) per tool,
-so one fresh interpreter runs them all in turn, each as ``python TOOL --help`` would: the script
-executed as ``__main__`` with ``sys.argv = [TOOL, '--help']`` and its own folder first on
-``sys.path``. A tool that fails to import, or that does its work before parsing its arguments,
-shows up here with its traceback or output.
+so one fresh interpreter runs them all in turn: the script executed as ``__main__`` with
+``sys.argv = [TOOL, '--help']``, but without its own folder on ``sys.path`` (where ``python TOOL``
+puts it), so that a script importing a sibling fails here. A tool that fails to import, or that
+does its work before parsing its arguments, shows up here with its traceback or output.
 """
 
 import ast
@@ -39,9 +40,8 @@ import contextlib, io, json, os, runpy, sys, traceback
 tests_dir = os.path.join(os.getcwd(), 'tests') + os.sep
 results = {}
 for script in sys.argv[1:]:
-    out, path, argv = io.StringIO(), list(sys.path), sys.argv
+    out, argv = io.StringIO(), sys.argv
     sys.argv = [script, '--help']
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     before = set(sys.modules)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
@@ -52,7 +52,7 @@ for script in sys.argv[1:]:
     except BaseException:
         code = traceback.format_exc()
     finally:
-        sys.argv, sys.path[:] = argv, path
+        sys.argv = argv
     from_tests = sorted(name for name in set(sys.modules) - before
                         if (getattr(sys.modules[name], '__file__', None) or '')
                         .startswith(tests_dir))
@@ -101,26 +101,25 @@ def test_the_tool_folders_are_found():
     )
 
 
-def test_every_non_script_is_a_helper_of_its_folder():
-    """A ``.py`` under tools/ without a main guard must be a module its sibling scripts import
-    (else it is a script that ``--help`` would silently skip)."""
-    for path in set(ALL_PY) - set(SCRIPTS):
-        name = osp.splitext(osp.basename(path))[0]
-        importers = []
-        for script in SCRIPTS:
-            if osp.dirname(script) != osp.dirname(path):
-                continue
-            with open(osp.join(REPO, script), encoding='utf-8') as f:
-                tree = ast.parse(f.read())
-            if any(
-                isinstance(node, ast.ImportFrom)
-                and node.module == name
-                or isinstance(node, ast.Import)
-                and any(a.name == name for a in node.names)
-                for node in ast.walk(tree)
-            ):
-                importers.append(script)
-        assert importers, f'{path} has no main guard and no script of its folder imports it'
+def test_every_file_under_tools_is_a_script_importing_no_other():
+    """Code that two scripts share is in the package, not in a script the other imports."""
+    assert set(ALL_PY) == set(SCRIPTS), set(ALL_PY) - set(SCRIPTS)
+    names = {osp.splitext(osp.basename(p))[0] for p in ALL_PY}
+    for script in SCRIPTS:
+        with open(osp.join(REPO, script), encoding='utf-8') as f:
+            tree = ast.parse(f.read())
+        imported = {
+            alias.name.split('.')[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            node.module.split('.')[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
+        assert not imported & (names | {'tests', 'conftest'}), (script, imported & names)
+        assert 'sys.path' not in ast.unparse(tree), f'{script} edits sys.path'
 
 
 def test_mlkd_commands_name_existing_tools():

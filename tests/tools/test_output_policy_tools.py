@@ -180,9 +180,8 @@ CASES = {
 
 
 @pytest.fixture
-def analysis_tools_on_path(monkeypatch):
-    """The analysis tools import their siblings (run_logs, table_format) from their folder."""
-    monkeypatch.syspath_prepend(osp.join(REPO, 'tools', 'analysis_tools'))
+def from_repo_root(monkeypatch):
+    """The tools run from the repository root, as the README runs them."""
     monkeypatch.chdir(REPO)
 
 
@@ -191,7 +190,7 @@ def _fill(args, paths):
 
 
 @pytest.mark.parametrize('case', list(CASES))
-def test_an_existing_output_is_refused_without_overwrite(case, tmp_path, analysis_tools_on_path):
+def test_an_existing_output_is_refused_without_overwrite(case, tmp_path, from_repo_root):
     tool, args, output, _ = CASES[case]
     paths = dict(_inputs(tmp_path), o=str(tmp_path / 'out'))
     output = output.format(**paths)
@@ -208,9 +207,7 @@ def test_an_existing_output_is_refused_without_overwrite(case, tmp_path, analysi
 
 
 @pytest.mark.parametrize('case', [c for c, v in CASES.items() if v[3] is not None])
-def test_an_output_onto_an_input_is_refused_even_with_overwrite(
-    case, tmp_path, analysis_tools_on_path
-):
+def test_an_output_onto_an_input_is_refused_even_with_overwrite(case, tmp_path, from_repo_root):
     tool, _, _, args = CASES[case]
     paths = dict(_inputs(tmp_path), o=str(tmp_path / 'out'))
     snapshot = {p: open(p, 'rb').read() for p in paths.values() if osp.isfile(p)}
@@ -236,7 +233,7 @@ def test_every_tool_that_writes_files_is_covered():
     assert writers - covered == {'train', 'misc/render_reproduction'}
 
 
-def test_overwrite_replaces_atomically(tmp_path, analysis_tools_on_path):
+def test_overwrite_replaces_atomically(tmp_path, from_repo_root):
     """With --overwrite the tool writes: print_config's output is the resolved config."""
     paths = dict(_inputs(tmp_path), o=str(tmp_path / 'out'))
     out = tmp_path / 'out' / 'r.py'
@@ -247,9 +244,7 @@ def test_overwrite_replaces_atomically(tmp_path, analysis_tools_on_path):
     assert os.listdir(out.parent) == ['r.py']  # no temporary file left
 
 
-def test_collect_results_refuses_to_average_runs_of_different_settings(
-    tmp_path, analysis_tools_on_path
-):
+def test_collect_results_refuses_to_average_runs_of_different_settings(tmp_path, from_repo_root):
     """Two runs of one config name that differ in more than the seed are not seeds."""
     collect = load_tool('analysis_tools/collect_results')
     runs = tmp_path / 'runs'

@@ -23,10 +23,9 @@ import statistics
 import sys
 from collections import defaultdict
 
-from run_logs import RunLog, read_run_log
-from table_format import TABLE_STYLES, render_table, write_csv
-
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure
+from mlkd.utils.run_logs import RunLog, read_run_log
+from mlkd.utils.tables import TABLE_STYLES, render_table, write_csv
 
 
 def default_keys(runs: list[RunLog]) -> list[str]:

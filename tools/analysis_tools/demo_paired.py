@@ -17,9 +17,8 @@ import math
 import statistics
 import sys
 
-from table_format import render_table
-
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure, write_text
+from mlkd.utils.tables import render_table
 
 METRIC = 'mAP'
 

@@ -19,9 +19,9 @@ import math
 import sys
 
 from mmengine.config import DictAction
-from table_format import TABLE_STYLES, render_table
 
 from mlkd.utils.cli import load_config
+from mlkd.utils.tables import TABLE_STYLES, render_table
 
 
 def networks(model_cfg: dict) -> list[tuple[str, object]]:

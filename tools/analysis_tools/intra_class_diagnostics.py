@@ -40,34 +40,31 @@ from __future__ import annotations
 import argparse
 import math
 import os.path as osp
-import sys
 
 import matplotlib
 
 matplotlib.use('Agg')
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-from mmengine.config import DictAction  # noqa: E402
-from mmengine.registry import init_default_scope  # noqa: E402
+import matplotlib.pyplot as plt
+import torch
+from mmengine.config import DictAction
+from mmengine.registry import init_default_scope
 
-import mlkd  # noqa: E402,F401
+import mlkd  # noqa: F401
+from mlkd.apis.classifier_outputs import build_loader, classifier_config
 from mlkd.evaluation.class_distances import (
-    class_distance_statistics,  # noqa: E402
+    class_distance_statistics,
     soft_label_entropy,
 )
-from mlkd.models.builder import build_network  # noqa: E402
-from mlkd.models.weights import load_network_checkpoint  # noqa: E402
-from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.models.builder import build_network
+from mlkd.models.weights import load_network_checkpoint
+from mlkd.utils.cli import load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
-    open_output,  # noqa: E402
+    open_output,
     output_paths,
     save_figure,
 )
-
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import build_loader, classifier_config  # noqa: E402
-from table_format import format_mean_std, mean_std, render_table, write_csv  # noqa: E402
+from mlkd.utils.tables import format_mean_std, mean_std, render_table, write_csv
 
 OUT_NAME = 'intra_class_diagnostics'
 #: (key of a result row, column header, digits)

@@ -27,25 +27,22 @@ import json
 import math
 import os
 import os.path as osp
-import sys
 import textwrap
 import time
 
 import matplotlib
 
 matplotlib.use('Agg')
-import matplotlib.pyplot as plt  # noqa: E402
-from scipy import stats  # noqa: E402
+import matplotlib.pyplot as plt
+from scipy import stats
 
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
-    open_output,  # noqa: E402
+    open_output,
     output_paths,
     save_figure,
 )
-
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from table_format import format_mean_std, mean_std, render_table, write_csv  # noqa: E402
+from mlkd.utils.tables import format_mean_std, mean_std, render_table, write_csv
 
 CONFIGS = osp.join(
     osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))),

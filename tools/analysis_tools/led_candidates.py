@@ -18,27 +18,20 @@ The numbers are in docs/diagnosis.md.
 from __future__ import annotations
 
 import argparse
-import os.path as osp
-import sys
 
 import torch
+from mmengine.config import Config
+from mmengine.dataset import pseudo_collate
+from mmengine.registry import DefaultScope
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
-from mmengine.config import Config  # noqa: E402
-from mmengine.dataset import pseudo_collate  # noqa: E402
-from mmengine.registry import DefaultScope  # noqa: E402
-
-import mlkd  # noqa: E402,F401
-from mlkd.models.algorithms import Taps  # noqa: E402
-from mlkd.models.losses.label_embedding import (  # noqa: E402
-    class_aware_distance_loss,  # noqa: E402
+import mlkd  # noqa: F401
+from mlkd.models.algorithms import Taps
+from mlkd.models.losses.label_embedding import (
+    class_aware_distance_loss,
     instance_aware_distance_loss,
 )
-from mlkd.models.utils import batch_targets  # noqa: E402
-from mlkd.registry import DATASETS, MODELS  # noqa: E402
+from mlkd.models.utils import batch_targets
+from mlkd.registry import DATASETS, MODELS
 
 
 def embeddings(net: torch.nn.Module, inputs: torch.Tensor) -> torch.Tensor:

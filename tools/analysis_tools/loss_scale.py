@@ -13,23 +13,17 @@ with the papers' literal weights and with ``weight_reference`` (the rule of
 from __future__ import annotations
 
 import argparse
-import os.path as osp
-import sys
 
 import torch
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
-from mlkd.models.losses import (  # noqa: E402
+from mlkd.models.losses import (
     BinaryCrossEntropySumLoss,
-    LabelEmbeddingDistillLoss,  # noqa: E402
+    LabelEmbeddingDistillLoss,
     MultiLabelLogitDistillLoss,
     NegativeDiscrepancyLoss,
     PositiveDivideLoss,
 )
-from mlkd.models.losses.base import PAPER_REFERENCE  # noqa: E402
+from mlkd.models.losses.base import PAPER_REFERENCE
 
 #: (B, C, positives per image): MultiDigits, COCO-like, and batch-size variations.
 SETTINGS = ((64, 10, 2.3), (64, 80, 2.9), (32, 10, 2.3), (128, 10, 2.3))

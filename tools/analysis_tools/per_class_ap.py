@@ -20,10 +20,10 @@ import sys
 
 import numpy as np
 import torch
-from table_format import TABLE_STYLES, render_table, write_csv
 
 from mlkd.evaluation.metrics.functional import average_precision, mean_of_ap
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure
+from mlkd.utils.tables import TABLE_STYLES, render_table, write_csv
 
 
 def load_dump(path: str) -> dict[str, np.ndarray]:

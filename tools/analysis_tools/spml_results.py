@@ -19,9 +19,8 @@ import os.path as osp
 import re
 from collections import defaultdict
 
-from table_format import format_mean_std, mean_std, render_table
-
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure, write_text
+from mlkd.utils.tables import format_mean_std, mean_std, render_table
 
 #: (group, config name, label) in table order. Groups: labels observed per training image.
 ROWS = (

@@ -29,37 +29,34 @@ from __future__ import annotations
 
 import argparse
 import os.path as osp
-import sys
 
 import matplotlib
 
 matplotlib.use('Agg')
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from mmengine.config import DictAction  # noqa: E402
-from mmengine.registry import init_default_scope  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from mmengine.config import DictAction
+from mmengine.registry import init_default_scope
 
-import mlkd  # noqa: E402,F401  (installs the compat shims before anything else from mlkd)
+import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
+from mlkd.apis.classifier_outputs import (
+    build_loader,
+    collect_logits_and_targets,
+    load_classifier,
+)
 from mlkd.evaluation.score_distribution import (
-    label_score_histograms,  # noqa: E402
+    label_score_histograms,
     label_score_statistics,
 )
-from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.cli import load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
-    open_output,  # noqa: E402
+    open_output,
     output_paths,
     save_figure,
 )
-
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # helpers shared by the tools here
-from classifier_outputs import (
-    build_loader,
-    collect_logits_and_targets,  # noqa: E402
-    load_classifier,
-)
-from table_format import render_table, write_csv  # noqa: E402
+from mlkd.utils.tables import render_table, write_csv
 
 OUT_NAME = 'teacher_score_stats'
 #: (key of the statistics, row name of the paper's table, scale for the Markdown table, digits)

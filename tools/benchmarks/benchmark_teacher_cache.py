@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os.path as osp
-import sys
 import tempfile
 import time
 
@@ -35,18 +34,13 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 
-HERE = osp.dirname(osp.abspath(__file__))
-ROOT = osp.dirname(osp.dirname(HERE))
-for path in (HERE, osp.join(ROOT, 'tools'), ROOT):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+import mlkd
+from mlkd.apis.step_timing import method_cfg, net_cfg, timed_interleaved
+from mlkd.apis.teacher_cache import TeacherCacheWriter
+from mlkd.models.distillers.teacher_cache import CACHE_DTYPES, TeacherOutputCache
+from mlkd.registry import MODELS
 
-from benchmark_distill_step import method_cfg, net_cfg, timed_interleaved  # noqa: E402
-from cache_teacher import TeacherCacheWriter  # noqa: E402
-
-import mlkd  # noqa: E402
-from mlkd.models.distillers.teacher_cache import CACHE_DTYPES, TeacherOutputCache  # noqa: E402
-from mlkd.registry import MODELS  # noqa: E402
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 #: The logit and the feature method timed by default (configs/_base_/methods/<name>.py).
 METHODS = ('kd', 'mld', 'fitnet', 'at', 'rkd')

@@ -66,6 +66,7 @@ import torch
 from mmengine.dist import barrier, get_rank, get_world_size
 
 from mlkd.utils.atomic import atomic_write
+from mlkd.utils.fingerprint import fingerprint
 
 try:
     import fcntl
@@ -124,15 +125,14 @@ def teacher_weights_sha256(network: torch.nn.Module) -> str:
 
 
 def dataset_sha256(dataset_cfg: Mapping | None, dataset: Any) -> str:
-    """sha256 of a training dataset's config (pipeline included), length and sample list.
+    """sha256 of a training dataset's config (its :func:`~mlkd.utils.fingerprint.fingerprint`,
+    pipeline included), length and sample list.
 
     The sample list is each sample's file path (``img_path``) where the dataset has one: a dataset
     config that reads a changed annotation file is then told apart. In-memory datasets
     (MultiDigits) are determined by their config.
     """
-    digest = hashlib.sha256()
-    cfg = dataset_cfg.to_dict() if hasattr(dataset_cfg, 'to_dict') else dataset_cfg
-    digest.update(json.dumps(cfg, sort_keys=True, default=repr).encode())
+    digest = hashlib.sha256(fingerprint(dataset_cfg or {}, ignore=()).encode())
     digest.update(f'|{len(dataset)}|'.encode())
     data_list = getattr(dataset, 'data_list', None)
     if isinstance(data_list, list):

@@ -8,13 +8,11 @@ Re-record it only for a deliberate change of a loss's math, and say so in the co
 """
 
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-from loss_cases import CASES, record  # noqa: E402
+from loss_cases import CASES, record  # the script's folder, first on sys.path as for any script
 
-import mlkd  # noqa: E402,F401
+import mlkd  # noqa: F401
 
 
 def main(out: str) -> None:

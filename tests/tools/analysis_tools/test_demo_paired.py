@@ -1,18 +1,15 @@
 """demo_paired.py: paired differences with the student of the same seed and their t-intervals."""
 
 import json
-import os.path as osp
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import load_tool
 
 from mlkd.utils.output_policy import OutputExistsError
 
-sys.path.insert(0, osp.join(REPO, 'tools', 'analysis_tools'))
-from demo_paired import main, paired_rows  # noqa: E402
-
-sys.path.remove(osp.join(REPO, 'tools', 'analysis_tools'))
+demo_paired = load_tool('analysis_tools/demo_paired')
+main, paired_rows = demo_paired.main, demo_paired.paired_rows
 
 
 def runs(scores: dict[int, float]) -> list[dict]:

@@ -1,7 +1,7 @@
 """Read what an MMEngine run leaves in its work dir: ``scalars.json`` logs and the dumped config.
 
-Shared by the scripts of ``tools/analysis_tools`` (imported from their folder). Standard library
-only, so that the log tools start in a fraction of a second (no torch import).
+Used by the log tools of ``tools/analysis_tools`` and by :mod:`mlkd.apis.results` (standard
+library only).
 
 A work dir written by ``tools/train.py`` looks like::
 

@@ -1,7 +1,7 @@
-"""Run a config end to end inside the current process and hand back its metrics (demo, sweeps).
+"""Run a config end to end inside the current process and hand back its metrics.
 
-Tools that chain many short runs (``tools/demo.py``, ``tools/analysis_tools/sweep.py``) want for
-each run: a progress line instead of the log, the final validation metrics, optionally the test
+What chains many short runs (a benchmark, :mod:`mlkd.apis.benchmark`; a sweep,
+:mod:`mlkd.apis.sweep`; ``tools/pretrain.py``) wants for each run: a progress line instead of the log, the final validation metrics, optionally the test
 metrics, and the wall time. The run is an ordinary mmengine ``Runner`` on the given config, so the
 same config gives the same result with ``tools/train.py``.
 """
@@ -14,7 +14,7 @@ import os.path as osp
 import time
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 
 from mmengine.config import Config
@@ -109,6 +109,7 @@ def train_and_evaluate(
     verbose: bool = False,
     progress: bool = True,
     overwrite: bool = False,
+    metrics: Sequence[str] = METRICS,
 ) -> dict:
     """Train ``cfg``; return its final validation (and test) metrics and wall time.
 
@@ -121,6 +122,7 @@ def train_and_evaluate(
         overwrite: train even where the work dir holds a run of another config
             (:func:`~mlkd.utils.work_dir.claim_work_dir`; a run of the same config is kept and
             this one goes to a timestamped sub-folder).
+        metrics: the evaluation keys reported (each must be logged by the last validation).
 
     Returns:
         ``{'val': {metric: value}, 'test': {...} (if ``test``), 'seconds': wall time,
@@ -148,24 +150,31 @@ def train_and_evaluate(
         check_train_loader(runner.train_loop.dataloader)
         runner.train()
         scalars = runner.message_hub.log_scalars
-        missing = [key for key in METRICS if f'val/{key}' not in scalars]
+        missing = [key for key in metrics if f'val/{key}' not in scalars]
         if missing:
             raise RuntimeError(
                 f'{label}: final validation metrics {missing} were not logged '
                 f'(is val_interval a divisor of max_epochs in {cfg.filename}?)'
             )
-        result = {'val': {key: float(scalars[f'val/{key}'].current()) for key in METRICS}}
+        result = {'val': {key: float(scalars[f'val/{key}'].current()) for key in metrics}}
         if test:
-            metrics = runner.test()
-            result['test'] = {key: float(metrics[key]) for key in METRICS}
+            tested = runner.test()
+            result['test'] = {key: float(tested[key]) for key in metrics}
     result['seconds'] = time.perf_counter() - start
     result['cpu_seconds'] = time.process_time() - cpu_start
     result['checkpoint'] = osp.join(cfg.work_dir, f'epoch_{cfg.train_cfg.max_epochs}.pth')
     return result
 
 
-def evaluate_checkpoint(cfg: Config, checkpoint: str, label: str, *, verbose: bool = False) -> dict:
-    """Validation and test metrics of ``checkpoint`` under ``cfg`` (no training).
+def evaluate_checkpoint(
+    cfg: Config,
+    checkpoint: str,
+    label: str,
+    *,
+    verbose: bool = False,
+    metrics: Sequence[str] = METRICS,
+) -> dict:
+    """Validation and test ``metrics`` of ``checkpoint`` under ``cfg`` (no training).
 
     Returns:
         ``{'val': {...}, 'test': {...}, 'seconds': None, 'checkpoint': checkpoint}``; ``seconds``
@@ -181,8 +190,8 @@ def evaluate_checkpoint(cfg: Config, checkpoint: str, label: str, *, verbose: bo
     with quiet() if not verbose else nullcontext():
         runner = Runner.from_cfg(cfg)
         result = {
-            split: {key: float(metrics[key]) for key in METRICS}
-            for split, metrics in (('val', runner.val()), ('test', runner.test()))
+            split: {key: float(values[key]) for key in metrics}
+            for split, values in (('val', runner.val()), ('test', runner.test()))
         }
     return dict(result, seconds=None, checkpoint=checkpoint)
 
@@ -191,24 +200,22 @@ class StaleResultError(RuntimeError):
     """A stored result was made by another config than the one it would stand for."""
 
 
-def load_finished_run(
-    path: str, values: dict[str, str], *, what: str, overwrite: bool = False
-) -> dict | None:
-    """The result stored at ``path`` by :func:`save_finished_run` for the flattened config
-    ``values`` (:func:`~mlkd.utils.config_fingerprint.flatten_config`), or ``None`` when there is
-    none, or when it was made by another config and ``overwrite`` allows replacing it.
+def load_finished_run(path: str, cfg: Config, *, what: str, overwrite: bool = False) -> dict | None:
+    """The result stored at ``path`` by :func:`save_finished_run` for ``cfg`` (same
+    :func:`~mlkd.utils.fingerprint.fingerprint`), or ``None`` when there is none, or when it was
+    made by another config and ``overwrite`` allows replacing it.
 
     Raises:
         StaleResultError: the stored result was made by another config (or by an mlkd that did
             not record it), naming ``what``, the file and the keys that differ.
     """
-    from mlkd.utils.config_fingerprint import config_differences, fingerprint
+    from mlkd.utils.fingerprint import config_differences, fingerprint, flatten_config
 
     if not osp.isfile(path):
         return None
     with open(path, encoding='utf-8') as f:
         stored = json.load(f)
-    if stored.get('config_sha256') == fingerprint(values):
+    if stored.get('config_sha256') == fingerprint(cfg):
         stored.pop('config_values', None)
         return stored
     if overwrite:
@@ -216,7 +223,8 @@ def load_finished_run(
     why = (
         'records no config'
         if 'config_values' not in stored
-        else 'was made by another config: ' + config_differences(stored['config_values'], values)
+        else 'was made by another config: '
+        + config_differences(stored['config_values'], flatten_config(cfg))
     )
     raise StaleResultError(
         f'{what}: the finished result {path!r} {why}; it is not reused. '
@@ -225,11 +233,14 @@ def load_finished_run(
     )
 
 
-def save_finished_run(path: str, result: dict, values: dict[str, str]) -> None:
-    """Store ``result`` at ``path`` with the fingerprint of the config that made it."""
-    from mlkd.utils.config_fingerprint import fingerprint
+def save_finished_run(path: str, result: dict, cfg: Config) -> None:
+    """Store ``result`` at ``path`` with the fingerprint of ``cfg``, the config that made it (and
+    its flattened values, to name what differs when another config would reuse it)."""
+    from mlkd.utils.fingerprint import fingerprint, flatten_config
 
-    write_json_atomic(path, dict(result, config_sha256=fingerprint(values), config_values=values))
+    write_json_atomic(
+        path, dict(result, config_sha256=fingerprint(cfg), config_values=flatten_config(cfg))
+    )
 
 
 def write_json_atomic(path: str, data: dict) -> None:

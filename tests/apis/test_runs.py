@@ -4,7 +4,7 @@ import pytest
 from conftest import config_path
 from mmengine.config import Config
 
-from mlkd.engine.runs import set_run_seed
+from mlkd.apis.runs import set_run_seed
 from mlkd.utils.cli import load_config
 
 

@@ -2,7 +2,7 @@
 split's data through the test pipeline and the classifier's outputs on it (their output files
 go through :mod:`mlkd.utils.output_policy`).
 
-Imported by the tools of this folder (``sys.path`` holds the folder, as for ``table_format``).
+Used by the analysis tools that evaluate a trained network (``tools/analysis_tools``).
 """
 
 from __future__ import annotations

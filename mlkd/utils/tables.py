@@ -1,7 +1,7 @@
 """Tables the tools print and write: Markdown (for READMEs), terminaltables (for terminals), CSV.
 
-Shared by the scripts of ``tools/analysis_tools`` (imported from their folder; standard library
-and terminaltables only).
+Used by the tools of ``tools/analysis_tools`` and by :mod:`mlkd.apis` (standard library and
+terminaltables only).
 """
 
 from __future__ import annotations

@@ -1,0 +1,53 @@
+"""What the tools call (mmpretrain's ``apis``): train or evaluate a run, fill a teacher cache, run
+a benchmark (a task graph of stages over seeds) or a sweep, collect results. Library code under
+``mlkd`` never imports this package; the tools under ``tools/`` are argument parsers over it.
+"""
+
+from mlkd.utils.fingerprint import fingerprint
+
+from .benchmark import (
+    Benchmark,
+    BenchmarkRequestError,
+    ProtocolError,
+    protocol_of,
+    run_benchmark,
+)
+from .demo import DEMO
+from .runs import (
+    METRICS,
+    StaleResultError,
+    evaluate_checkpoint,
+    load_finished_run,
+    save_finished_run,
+    set_run_seed,
+    train_and_evaluate,
+    write_json_atomic,
+)
+from .sweep import SweepRequestError, run_sweep
+from .tasks import Task, run_tasks
+from .teacher_cache import AMP_DTYPES, TeacherCacheWriter, fill_teacher_cache
+
+__all__ = [
+    'AMP_DTYPES',
+    'DEMO',
+    'METRICS',
+    'Benchmark',
+    'BenchmarkRequestError',
+    'ProtocolError',
+    'StaleResultError',
+    'SweepRequestError',
+    'Task',
+    'TeacherCacheWriter',
+    'evaluate_checkpoint',
+    'fill_teacher_cache',
+    'fingerprint',
+    'load_finished_run',
+    'protocol_of',
+    'run_benchmark',
+    'run_sweep',
+    'run_tasks',
+    'save_finished_run',
+    'set_run_seed',
+    'train_and_evaluate',
+    'write_json_atomic',
+]

@@ -1,0 +1,157 @@
+"""mlkd.apis.benchmark: a call's checks, protocol and task graph, refused before any training.
+
+The runs themselves: tests/tools/test_demo.py (tools/demo.py as a user runs it).
+"""
+
+import json
+import os.path as osp
+
+import pytest
+
+from mlkd.apis import DEMO
+from mlkd.apis.benchmark import (
+    BenchmarkRequestError,
+    ProtocolError,
+    check_request,
+    plan_tasks,
+    protocol_of,
+    run_benchmark,
+)
+from mlkd.apis.benchmark_report import metric_label, validate_results
+from mlkd.apis.runs import METRICS, write_json_atomic
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """Nothing may run: any task fails the test."""
+    monkeypatch.setattr('mlkd.apis.benchmark.run_tasks', lambda *a, **k: pytest.fail('ran'))
+
+
+@pytest.mark.parametrize(
+    'request_, message',
+    [
+        (dict(seeds=[0, 1, 0]), 'lists a seed twice'),
+        (dict(seeds=[0, -1]), 'must be non-negative'),
+        (dict(stages=['teacher', 'teacher']), 'lists a stage twice'),
+        (dict(stages=['teacher', 'Distill']), "['Distill'] are not stages of MultiDigits"),
+        (dict(resume=True, overwrite=True), 'pick one'),
+        (dict(jobs=0), '--jobs must be at least 1'),
+    ],
+)
+def test_bad_requests_are_refused_naming_the_option(request_, message):
+    args = {'seeds': [0], 'stages': ['student'], **request_}
+    with pytest.raises(BenchmarkRequestError) as error:
+        check_request(DEMO, args.pop('seeds'), args.pop('stages'), **args)
+    assert message in str(error.value)
+
+
+def write_result(work_dir: str, protocol: dict, seed: int = 0, stage: str = 'student') -> str:
+    path = osp.join(work_dir, f'seed{seed}', stage, 'result.json')
+    write_json_atomic(
+        path, dict(val={}, test={}, seed=seed, protocol=protocol, seconds=1.0, checkpoint='x.pth')
+    )
+    return path
+
+
+def test_results_of_another_commit_or_config_are_refused_even_with_resume(tmp_path, no_training):
+    work = str(tmp_path)
+    here = protocol_of(DEMO, ['student'], {}, work)
+    write_result(work, dict(here, commit='0' * 40))
+    for resume in (False, True):
+        with pytest.raises(ProtocolError, match="another protocol: commit '0000000000"):
+            run_benchmark(DEMO, work, stages=['student'], resume=resume)
+    # Same commit, the student trained with another config (here: another epoch count).
+    write_result(work, here)
+    with pytest.raises(ProtocolError, match='another protocol: the student config'):
+        run_benchmark(
+            DEMO, work, stages=['student'], resume=True, options={'train_cfg.max_epochs': 3}
+        )
+    # Distilled results made with another (given) teacher are another protocol's.
+    given = protocol_of(DEMO, ['student', 'KD'], {}, work, 'other_teacher.pth')['configs']
+    trained = protocol_of(DEMO, ['student', 'KD'], {}, work)['configs']
+    assert given['student'] == trained['student'] and given['KD'] != trained['KD']
+    # A results.json of another protocol is refused as well.
+    write_json_atomic(osp.join(work, 'results.json'), dict(protocol=dict(here, commit='f' * 40)))
+    with pytest.raises(ProtocolError, match='results.json holds results of another protocol'):
+        run_benchmark(DEMO, work, stages=['student'], resume=True)
+
+
+def test_protocol_does_not_depend_on_where_the_work_dir_is(tmp_path, monkeypatch):
+    """The distilled stages name their seed's cache inside the work dir; the digests of two work
+    dirs (one given relative to the current folder) are the same, those of two configs are not."""
+    monkeypatch.chdir(tmp_path)
+    one = protocol_of(DEMO, ['student', 'KD'], {}, str(tmp_path / 'a' / 'demo'), 'teacher.pth')
+    two = protocol_of(DEMO, ['student', 'KD'], {}, 'b', str(tmp_path / 'teacher.pth'))
+    assert one == two
+    longer = protocol_of(DEMO, ['student', 'KD'], {'train_cfg.max_epochs': 3}, 'b')
+    assert longer['configs']['KD'] != protocol_of(DEMO, ['KD'], {}, 'b')['configs']['KD']
+
+
+def test_finished_stages_are_neither_retrained_nor_overwritten_silently(tmp_path, no_training):
+    work = str(tmp_path)
+    path = write_result(work, protocol_of(DEMO, ['student'], {}, work))
+    with pytest.raises(BenchmarkRequestError, match='pass --resume to reuse them or --overwrite'):
+        run_benchmark(DEMO, work, stages=['student'])
+    assert json.load(open(path))['checkpoint'] == 'x.pth'
+    with pytest.raises(BenchmarkRequestError, match='distilled stages need a teacher'):
+        run_benchmark(DEMO, work, stages=['student', 'KD'])
+
+
+def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its_readers():
+    stages = ['student', 'KD', 'teacher', '3D']
+    configs = {name: DEMO.stage_config(name, f'w/seed0/{name}', 0, None) for name in stages}
+    epochs = configs['KD'].train_cfg.max_epochs
+    common = dict(benchmark=DEMO, root='w', options=None, teacher=None, given=None)
+    tasks = plan_tasks(DEMO, configs, [3, 5], dict(common, teacher_task=('stage', 'teacher', 3)), 2)
+    teacher, shards = ('stage', 'teacher', 3), [('cache', 0, 3), ('cache', 1, 3)]
+    assert [t.key for t in tasks] == [
+        teacher,
+        ('stage', 'student', 3),
+        *shards,
+        ('stage', 'KD', 3),
+        ('stage', '3D', 3),
+        ('stage', 'student', 5),
+        ('cache', 0, 5),
+        ('cache', 1, 5),
+        ('stage', 'KD', 5),
+        ('stage', '3D', 5),
+    ]
+    by_key = {t.key: t for t in tasks}
+    assert by_key[('stage', 'student', 3)].after == ()
+    assert by_key[('stage', 'KD', 3)].after == (teacher, *shards)
+    assert by_key[('cache', 0, 3)].after == (teacher,) and not by_key[('cache', 0, 3)].wanted
+    assert by_key[('cache', 0, 3)].job['epochs'] == list(range(0, epochs, 2))
+    assert by_key[('cache', 1, 3)].job['epochs'] == list(range(1, epochs, 2))
+    assert by_key[('cache', 1, 3)].job['stages'] == ['KD', '3D']
+    # With a given teacher nothing waits for a teacher task; one job fills a cache in one task.
+    del configs['teacher']
+    tasks = plan_tasks(DEMO, configs, [3], dict(common, teacher_task=None), 1)
+    assert [t.key for t in tasks][:2] == [('stage', 'student', 3), ('cache', 0, 3)]
+    assert {t.key: t.after for t in tasks}[('stage', 'KD', 3)] == (('cache', 0, 3),)
+
+
+def test_validate_results_names_the_stage_and_seed_at_fault():
+    metrics = {m: 90.0 for m in METRICS}
+    good = dict(
+        seeds=[3, 4],
+        stages=['teacher', 'student'],
+        protocol={},
+        teacher_ckpt='t.pth',
+        results=dict(
+            teacher=[dict(seed=3, val=metrics, test=metrics)],
+            student=[
+                dict(seed=3, val=metrics, test=metrics),
+                dict(seed=4, val=metrics, test=metrics),
+            ],
+        ),
+    )
+    validate_results(good, METRICS)
+    bad = json.loads(json.dumps(good))
+    del bad['results']['student'][1]['test']['mAP']
+    with pytest.raises(ValueError, match=r"stage 'student' seed 4: test metrics \['mAP'\]"):
+        validate_results(bad, METRICS)
+    bad = json.loads(json.dumps(good))
+    bad['results']['student'].pop()
+    with pytest.raises(ValueError, match=r"stage 'student' has seeds \[3\], expected \[3, 4\]"):
+        validate_results(bad, METRICS)
+    assert [metric_label(m) for m in METRICS] == ['mAP', 'CF1 (thr 0.5)', 'OF1 (thr 0.5)']
