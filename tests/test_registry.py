@@ -78,10 +78,10 @@ def test_plugin_outside_the_package_trains_via_custom_imports(tmp_path, tmp_work
     )
     sys.path.insert(0, str(plugin_dir))
     try:
-        from mmengine.runner import Runner
+        from mlkd.engine import build_runner
 
         cfg = small_run_cfg(str(config), tmp_work_dir, epochs=1, train_samples=64, val_samples=32)
-        runner = Runner.from_cfg(cfg)
+        runner = build_runner(cfg)
         runner.train()
         import my_plugin
 

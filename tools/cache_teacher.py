@@ -33,9 +33,10 @@ if ROOT not in sys.path:
 import torch  # noqa: E402
 from mmengine.config import DictAction  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
-from mmengine.runner import Runner, set_random_seed  # noqa: E402
+from mmengine.runner import set_random_seed  # noqa: E402
 
 import mlkd  # noqa: E402,F401
+from mlkd.engine import MLKDRunner  # noqa: E402
 from mlkd.models.algorithms.base import sample_indices  # noqa: E402
 from mlkd.models.distillers.teacher_cache import (  # noqa: E402
     TeacherCacheError,  # noqa: E402
@@ -193,7 +194,7 @@ def fill_cache(
             f'{cfg.filename}: model type {cfg.model.get("type")!r} has no teacher '
             '(a SingleTeacherDistiller config is needed)'
         )
-    loader = Runner.build_dataloader(cfg.train_dataloader, seed=seed)
+    loader = MLKDRunner.build_dataloader(cfg.train_dataloader, seed=seed)
     amp_dtype = AMP_DTYPES.get(amp)
     cache = TeacherOutputCache(cache_dir, 'write', dtype)
     cache.open(
