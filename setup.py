@@ -99,7 +99,7 @@ setup(
     long_description=open(osp.join(HERE, 'README.md'), encoding='utf-8').read(),
     long_description_content_type='text/markdown',
     license='Apache-2.0',
-    python_requires='>=3.10',
+    python_requires='>=3.11',  # add_note (error notes naming a failing sample); README, ruff
     packages=find_packages(include=['mlkd', 'mlkd.*']),
     include_package_data=True,
     package_data={
@@ -122,6 +122,8 @@ setup(
     },
     classifiers=[
         'Programming Language :: Python :: 3',
+        'Programming Language :: Python :: 3 :: Only',
+        'Programming Language :: Python :: 3.11',
         'License :: OSI Approved :: Apache Software License',
         'Topic :: Scientific/Engineering :: Artificial Intelligence',
     ],

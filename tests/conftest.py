@@ -271,16 +271,16 @@ def whole_and_resumed_runs(make_cfg, root, epochs: int = 2, resume_from: int | N
     every epoch; the loaders are whatever it sets up (``small_run_cfg(..., num_workers=None)``
     keeps a config's own). Returns both runners.
     """
-    from mmengine.runner import Runner
+    from mlkd.engine import build_runner
 
     resume_from = epochs - 1 if resume_from is None else resume_from
     assert 1 <= resume_from < epochs, (resume_from, epochs)
-    whole = Runner.from_cfg(make_cfg(osp.join(str(root), 'whole'), epochs))
+    whole = build_runner(make_cfg(osp.join(str(root), 'whole'), epochs))
     whole.train()
     again = make_cfg(osp.join(str(root), 'resumed'), epochs)
     again.resume, again.load_from = True, osp.join(whole.work_dir, f'epoch_{resume_from}.pth')
     assert osp.isfile(again.load_from)
-    resumed = Runner.from_cfg(again)
+    resumed = build_runner(again)
     resumed.train()
     return whole, resumed
 
@@ -868,9 +868,9 @@ def multidigits_teacher_ckpt(tmp_path_factory) -> str:
     distillation tests that load a real teacher. Read it; never write next to it."""
     with shared_across_workers(tmp_path_factory, 'multidigits_teacher') as (root, done):
         if not done:
-            from mmengine.runner import Runner
+            from mlkd.engine import build_runner
 
-            Runner.from_cfg(
+            build_runner(
                 small_run_cfg(
                     config_path('multidigits', 'mldecoder_teacher.py'),
                     str(root),

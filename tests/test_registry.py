@@ -79,10 +79,10 @@ def test_plugin_outside_the_package_trains_via_custom_imports(tmp_path, tmp_work
     # The user's folder importable as PYTHONPATH would make it, for this test only (undone at its
     # end); in this process, to count the calls the run makes into the plugin.
     monkeypatch.syspath_prepend(str(plugin_dir))
-    from mmengine.runner import Runner
+    from mlkd.engine import build_runner
 
     cfg = small_run_cfg(str(config), tmp_work_dir, epochs=1, train_samples=64, val_samples=32)
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     import my_plugin
 

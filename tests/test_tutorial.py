@@ -6,7 +6,8 @@ import os.path as osp
 import pytest
 import torch
 from conftest import REPO, small_run_cfg
-from mmengine.runner import Runner
+
+from mlkd.engine import build_runner
 
 TUTORIAL = osp.join(REPO, 'docs', 'tutorials', 'new_method')
 
@@ -28,7 +29,7 @@ def test_user_loss_outside_the_package_trains_from_its_config(tmp_work_dir, tuto
     )
     cfg.model.teacher_ckpt = None  # a random teacher: this test checks the plumbing
     cfg.model.allow_random_teacher = True
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     loss = runner.model.distill_losses['std_logit']
     assert type(loss).__name__ == 'StandardizedLogitLoss'
@@ -101,7 +102,7 @@ def test_contract_example_trains_from_its_config(loss_file, tmp_work_dir, tutori
         train_samples=64,
         val_samples=32,
     )
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     assert runner.message_hub.get_scalar('val/mAP').current() >= 0
     if loss_file == 'progressive_targets_loss.py':

@@ -9,9 +9,9 @@ import os
 import os.path as osp
 
 from mmengine.config import DictAction
-from mmengine.runner import Runner
 
 import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
+from mlkd.engine import build_runner
 from mlkd.utils.cli import add_trust_checkpoint_argument, load_run_config
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 from mlkd.utils.output_policy import add_overwrite_argument, check_output
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
         cfg.test_evaluator = evaluators + [dict(type='DumpScores', out_file=args.out)]
     prepare_distributed(cfg, args.launcher)
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)  # runner_type (MLKDRunner), else mmengine's Runner
     runner.test()
     finish_distributed()
     if runner.rank == 0:

@@ -10,9 +10,10 @@ import os
 import os.path as osp
 
 from mmengine.config import Config, DictAction
-from mmengine.runner import Runner, find_latest_checkpoint
+from mmengine.runner import find_latest_checkpoint
 
 import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
+from mlkd.engine import build_runner
 from mlkd.utils.cli import (
     VIS_BACKENDS,
     add_trust_checkpoint_argument,
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.validate_data:
         validate_data(cfg)
     os.makedirs(cfg.work_dir, exist_ok=True)
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)  # runner_type (MLKDRunner), else mmengine's Runner
     check_train_loader(runner.train_loop.dataloader)  # builds the loop train() then uses
     runner.train()
     finish_distributed()

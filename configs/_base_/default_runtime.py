@@ -1,5 +1,9 @@
 # Runtime shared by every mlkd config.
 default_scope = 'mlkd'
+# mmengine's Runner with strict checkpoint loading, atomic checkpoint saving and the keyed sample
+# fetch of EpochKeyedSampler (mlkd/engine/runner.py). A config without runner_type gets mmengine's
+# Runner, and EpochKeyedSampler then refuses its dataset.
+runner_type = 'MLKDRunner'
 
 default_hooks = dict(
     timer=dict(type='IterTimerHook'),

@@ -8,10 +8,10 @@ Used by the analysis tools that evaluate a trained network (``tools/analysis_too
 from __future__ import annotations
 
 import torch
-from mmengine.runner import Runner
 from mmengine.utils import ProgressBar
 from torch import nn
 
+from mlkd.engine import MLKDRunner
 from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
 
@@ -50,7 +50,7 @@ def build_loader(cfg, split: str, batch_size: int | None, num_workers: int | Non
     if num_workers is not None:
         loader_cfg.num_workers = num_workers
         loader_cfg.persistent_workers = num_workers > 0
-    return Runner.build_dataloader(loader_cfg)
+    return MLKDRunner.build_dataloader(loader_cfg)
 
 
 @torch.no_grad()

@@ -1,9 +1,10 @@
 """Run a config end to end inside the current process and hand back its metrics.
 
 What chains many short runs (a benchmark, :mod:`mlkd.apis.benchmark`; a sweep,
-:mod:`mlkd.apis.sweep`; ``tools/pretrain.py``) wants for each run: a progress line instead of the log, the final validation metrics, optionally the test
-metrics, and the wall time. The run is an ordinary mmengine ``Runner`` on the given config, so the
-same config gives the same result with ``tools/train.py``.
+:mod:`mlkd.apis.sweep`; ``tools/pretrain.py``) wants for each run: a progress line instead of the
+log, the final validation metrics, optionally the test metrics, and the wall time. The run is the
+runner the config names (``runner_type``), built as ``tools/train.py`` builds it, so the same
+config gives the same result with ``tools/train.py``.
 """
 
 from __future__ import annotations
@@ -129,8 +130,7 @@ def train_and_evaluate(
         'cpu_seconds': CPU time of this process (all threads; on a shared machine the wall time
         grows with the load, the CPU time much less), 'checkpoint': path of the last checkpoint}``.
     """
-    from mmengine.runner import Runner
-
+    from mlkd.engine.runner import build_runner
     from mlkd.utils.config_values import check_config_values, check_train_loader
     from mlkd.utils.work_dir import claim_work_dir
 
@@ -146,7 +146,7 @@ def train_and_evaluate(
         ]
     start, cpu_start = time.perf_counter(), time.process_time()
     with quiet() if not verbose else nullcontext():
-        runner = Runner.from_cfg(cfg)
+        runner = build_runner(cfg)
         check_train_loader(runner.train_loop.dataloader)
         runner.train()
         scalars = runner.message_hub.log_scalars
@@ -180,7 +180,7 @@ def evaluate_checkpoint(
         ``{'val': {...}, 'test': {...}, 'seconds': None, 'checkpoint': checkpoint}``; ``seconds``
         is None because the training time of a given checkpoint is unknown.
     """
-    from mmengine.runner import Runner
+    from mlkd.engine.runner import build_runner
 
     cfg = cfg.copy()
     cfg.experiment_name = f'{label.replace(" ", "_")}_eval_{uuid.uuid4().hex[:6]}'
@@ -188,7 +188,7 @@ def evaluate_checkpoint(
     if not verbose:
         cfg.log_level = 'ERROR'
     with quiet() if not verbose else nullcontext():
-        runner = Runner.from_cfg(cfg)
+        runner = build_runner(cfg)
         result = {
             split: {key: float(values[key]) for key in metrics}
             for split, values in (('val', runner.val()), ('test', runner.test()))

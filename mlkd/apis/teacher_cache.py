@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 import torch
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
-from mmengine.runner import Runner, set_random_seed
+from mmengine.runner import set_random_seed
 
+from mlkd.engine.runner import MLKDRunner
 from mlkd.models.algorithms.base import sample_indices
 from mlkd.models.distillers.teacher_cache import (
     TeacherCacheError,
@@ -144,7 +145,7 @@ def fill_teacher_cache(
             f'{cfg.filename}: model type {cfg.model.get("type")!r} has no teacher '
             '(a SingleTeacherDistiller config is needed)'
         )
-    loader = Runner.build_dataloader(cfg.train_dataloader, seed=seed)
+    loader = MLKDRunner.build_dataloader(cfg.train_dataloader, seed=seed)
     amp_dtype = AMP_DTYPES.get(amp)
     cache = TeacherOutputCache(cache_dir, 'write', dtype)
     cache.open(

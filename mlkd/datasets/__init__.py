@@ -1,4 +1,5 @@
 from .cifar import CIFAR10, CIFAR100
+from .dataset_wrappers import KeyedDataset
 from .image_list import MultiLabelImageList
 from .multidigits import MultiDigits, export_image_folder
 from .multiglyphs import MultiGlyphs
@@ -9,6 +10,7 @@ __all__ = [
     'CIFAR10',
     'CIFAR100',
     'EpochKeyedSampler',
+    'KeyedDataset',
     'MultiDigits',
     'MultiGlyphs',
     'MultiLabelImageList',

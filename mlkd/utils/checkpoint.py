@@ -23,18 +23,11 @@ Opting in for a trusted file (one you wrote yourself with code that stores other
 A trusted file is still read with ``weights_only=True`` first; only if that refuses it is it
 unpickled in full, with a warning naming the globals it needed.
 
-Loading into the model is strict: :func:`strict_runner_load_checkpoint` replaces
-``Runner.load_checkpoint`` (``load_from``, ``--resume``, ``tools/test.py``), so a checkpoint that
-does not fit the model (missing or unexpected keys, other shapes) raises
-:class:`CheckpointMismatchError` naming the file and the keys, instead of mmengine's warning
-followed by training or evaluating partly random weights. To initialise a model from a partly
-fitting checkpoint on purpose (fine-tuning another head), set ``load_strict = False`` in the
-config (``--cfg-options load_strict=False``).
-
-:func:`save_checkpoint` replaces mmengine's (``import mlkd`` installs it for the Runner and
-``CheckpointHook``): a local checkpoint is written to a temporary file beside its destination and
-renamed into place, so a crash or a full disk while saving leaves no truncated ``epoch_N.pth``
-and never damages the file being replaced.
+Loading into the model strictly and saving atomically are :class:`~mlkd.engine.MLKDRunner`'s
+(``Runner.load_checkpoint`` / ``Runner.save_checkpoint``); this module holds their pieces:
+:class:`CheckpointMismatchError` and :class:`AtomicLocalBackend`, the file backend the runner
+saves local checkpoints through (a temporary file renamed into place, so a crash or a full disk
+while saving leaves no truncated ``epoch_N.pth`` and never damages the file being replaced).
 """
 
 from __future__ import annotations
@@ -48,9 +41,7 @@ import re
 import zipfile
 
 import torch
-from mmengine.model import is_model_wrapper
-from mmengine.runner import Runner
-from mmengine.runner.checkpoint import save_checkpoint as _mmengine_save_checkpoint
+from mmengine.fileio import LocalBackend, register_backend
 
 from mlkd.utils.atomic import atomic_write
 
@@ -323,66 +314,20 @@ def _log_loaded(filename: str, checkpoint) -> None:
         logger.info(f'Loaded checkpoint {filename}')
 
 
-_mmengine_runner_load_checkpoint = Runner.load_checkpoint
+class AtomicLocalBackend(LocalBackend):
+    """mmengine's local file backend, writing files atomically (see :func:`atomic_write`).
 
-
-def strict_runner_load_checkpoint(
-    runner: Runner,
-    filename: str,
-    map_location='cpu',
-    strict: bool | None = None,
-    revise_keys: list = [(r'^module\.', '')],  # noqa: B006 - mmengine's signature, never mutated
-) -> dict:
-    """``Runner.load_checkpoint`` with ``strict`` defaulting to the config's ``load_strict``
-    (True when unset), and a mismatch reported with the file's name.
-
-    Raises:
-        CheckpointMismatchError: naming the file and listing mmengine's report (unexpected and
-            missing keys, size mismatches) and the opt-out.
+    Registered in mmengine's file backends as :data:`ATOMIC_LOCAL_BACKEND`, bound to no URI
+    prefix: only a caller that names it (``backend_args=dict(backend=ATOMIC_LOCAL_BACKEND)``, as
+    :class:`~mlkd.engine.MLKDRunner` does for local checkpoints) gets it.
     """
-    if strict is None:
-        strict = bool(runner.cfg.get('load_strict', True))
-    try:
-        return _mmengine_runner_load_checkpoint(
-            runner, filename, map_location=map_location, strict=strict, revise_keys=revise_keys
-        )
-    except RuntimeError as error:
-        if 'do not match exactly' not in str(error):
-            raise
-        model = runner.model.module if is_model_wrapper(runner.model) else runner.model
-        hint = (
-            'To load the matching part only (e.g. to fine-tune), set load_strict=False '
-            '(--cfg-options load_strict=False).'
-        )
-        if 'student.' in str(error) and not hasattr(model, 'student'):
-            # The commonest case: a plain classifier config given a distiller checkpoint.
-            hint = (
-                'It is a distiller checkpoint (its weights are under "student." and '
-                '"teacher."): evaluate it with the distiller config it was trained with, or '
-                'extract the student first: python tools/export_student.py '
-                f'{filename} student.pth'
-            )
-        raise CheckpointMismatchError(
-            f'checkpoint {filename!r} does not fit the model ({type(model).__name__}):\n'
-            f'{str(error).strip()}\n{hint}'
-        ) from None
+
+    def put(self, obj: bytes, filepath: str | os.PathLike) -> None:
+        with atomic_write(filepath) as file:
+            file.write(obj)
 
 
-def save_checkpoint(
-    checkpoint: dict,
-    filename: str,
-    file_client_args: dict | None = None,
-    backend_args: dict | None = None,
-) -> None:
-    """mmengine's ``save_checkpoint``, writing local files atomically (see :func:`atomic_write`).
+#: The name :class:`AtomicLocalBackend` is registered under in mmengine's file backends.
+ATOMIC_LOCAL_BACKEND = 'mlkd_atomic_local'
 
-    Remote destinations (``s3://``, ``pavi://``, ... or explicit backend arguments) go to
-    mmengine's own implementation unchanged.
-    """
-    if file_client_args is None and backend_args is None and '://' not in str(filename):
-        with atomic_write(filename) as file:
-            torch.save(checkpoint, file)
-        return
-    _mmengine_save_checkpoint(
-        checkpoint, filename, file_client_args=file_client_args, backend_args=backend_args
-    )
+register_backend(ATOMIC_LOCAL_BACKEND, AtomicLocalBackend, force=True)

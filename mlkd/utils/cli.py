@@ -4,6 +4,7 @@ checkpoints."""
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import os.path as osp
 
@@ -20,6 +21,8 @@ def load_config(config: str, cfg_options: dict | None = None) -> Config:
     A ``--cfg-options`` key written ``+key`` is added without the key checks.
 
     Raises:
+        SyntaxError: naming the config file (the leaf or one of its ``_base_`` files), the line
+            and the offending text; mmengine's own reads ``File "<unknown>"``.
         UnknownConfigKeyError: for a misspelled top-level key in the file, or a
             ``--cfg-options`` key that nothing takes (:mod:`mlkd.utils.config_keys`).
         ValueError: for an option that the config overrides at run time.
@@ -31,13 +34,42 @@ def load_config(config: str, cfg_options: dict | None = None) -> Config:
     )
 
     path = resolve_config_path(config)
-    cfg = Config.fromfile(path)
+    try:
+        cfg = Config.fromfile(path)
+    except SyntaxError as error:
+        raise (_named_syntax_error(path, set()) or error) from None
     check_top_level_keys(cfg, path)
     if cfg_options:
         check_cfg_options(cfg, cfg_options)
         check_overridden_options(cfg, cfg_options)
         cfg.merge_from_dict({key.removeprefix('+'): value for key, value in cfg_options.items()})
     return cfg
+
+
+def _named_syntax_error(path: str, seen: set[str]) -> SyntaxError | None:
+    """The first syntax error in the Python config ``path`` or, recursively, its ``_base_`` files,
+    as a ``SyntaxError`` whose message names the file, the line and the text; ``None`` if they
+    all parse (mmengine's error came from elsewhere)."""
+    if path in seen or not path.endswith('.py') or not osp.isfile(path):
+        return None
+    seen.add(path)
+    with open(path, encoding='utf-8') as file:
+        source = file.read()
+    try:
+        compile(source, path, 'exec', flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        text = (error.text or '').rstrip()
+        return SyntaxError(
+            f'syntax error in config file {path}, line {error.lineno}: {error.msg}'
+            + (f'\n    {text}' if text else ''),
+            (path, error.lineno, error.offset, error.text),
+        )
+    for base in Config._get_base_files(path):
+        base_path, _ = Config._get_cfg_path(base, path)
+        found = _named_syntax_error(base_path, seen)
+        if found is not None:
+            return found
+    return None
 
 
 def load_run_config(

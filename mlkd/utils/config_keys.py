@@ -61,6 +61,7 @@ def known_top_level_keys() -> frozenset:
         'efficient_conv_bn_eval',
         'activation_checkpointing',
         'strategy',
+        'runner_type',  # read by RUNNERS.build / mlkd.engine.build_runner
     }
     config_machinery = {'_base_', 'custom_imports', 'filename', 'text'}
     return frozenset(runner_args | read_by_runner | config_machinery | MLKD_TOP_LEVEL_KEYS)

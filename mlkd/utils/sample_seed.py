@@ -8,25 +8,24 @@ epochs and different samples get independent streams.
 
 How the key travels: :class:`~mlkd.datasets.EpochKeyedSampler` yields :class:`SampleKey` indices
 (an ``int`` that also carries the seed and epoch, and pickles through the data-loader's index
-queue), and :func:`keyed_getitem`, installed by :mod:`mlkd.utils.compat` on the ``__getitem__``
-every mmengine dataset goes through, runs the whole fetch of a keyed index, pipeline and refetches
+queue), and :class:`~mlkd.datasets.KeyedDataset`, which :class:`~mlkd.engine.MLKDRunner` puts
+around every data loader's dataset, runs the whole fetch of a keyed index, pipeline and refetches
 included, inside :func:`sample_random_state`. A plain ``int`` index is fetched as before.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import random
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
 import torch
 from torch.utils.data import get_worker_info
 
-__all__ = ['SampleKey', 'keyed_getitem', 'sample_random_state']
+__all__ = ['SampleKey', 'sample_random_state']
 
 _KEY = struct.Struct('<3Q')  # seed, epoch, index as unsigned 64-bit ints
 
@@ -94,23 +93,3 @@ def sample_random_state(seed: int, epoch: int, index: int) -> Iterator[None]:
             random.setstate(saved[0])
             np.random.set_state(saved[1])
             torch.set_rng_state(saved[2])
-
-
-def keyed_getitem(getitem: Callable) -> Callable:
-    """Wrap a dataset's ``__getitem__`` so that a :class:`SampleKey` is fetched under its key.
-
-    The wrapped method receives the plain ``int`` index, so nothing downstream (``sample_idx`` in
-    the metainfo, wrapped datasets) sees the key. Wrapping twice is a no-op.
-    """
-    if getattr(getitem, 'keyed', False):
-        return getitem
-
-    @functools.wraps(getitem)
-    def __getitem__(self, idx):
-        if type(idx) is not SampleKey:
-            return getitem(self, idx)
-        with sample_random_state(idx.seed, idx.epoch, int(idx)):
-            return getitem(self, int(idx))
-
-    __getitem__.keyed = True
-    return __getitem__

@@ -31,9 +31,9 @@ from helpers import intra_class_paper_tables
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
 import mlkd
+from mlkd.engine import MLKDRunner
 from mlkd.registry import MODELS
 
 mlkd.register_all_modules()
@@ -211,7 +211,7 @@ def test_config_builds_and_trains_two_iterations_on_fake_data(cell, fake_roots):
         with cheap_default_init():
             model = MODELS.build(model_cfg)
         optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
-        batches = Runner.build_dataloader(loader, seed=0)
+        batches = MLKDRunner.build_dataloader(loader, seed=0)
     model.train()
     before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
     teacher = getattr(model, 'teacher', None)

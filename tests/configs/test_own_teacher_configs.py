@@ -14,10 +14,10 @@ import torch
 from conftest import REPO, cheap_default_init, distiller_step, small_run_cfg
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 from safetensors.torch import load_file, save_file
 
 import mlkd
+from mlkd.engine import build_runner
 from mlkd.models.backbones import timm_backbone
 from mlkd.models.builder import build_network
 from mlkd.registry import MODELS
@@ -76,7 +76,7 @@ def test_a_timm_teacher_distils_into_an_mmpretrain_student(teacher_files, tmp_wo
     cfg = two_iterations(
         leaf('l2d_multidigits_timm_teacher'), tmp_work_dir, teacher_files['timm_teacher']
     )
-    runner = Runner.from_cfg(with_3d_losses(cfg))
+    runner = build_runner(with_3d_losses(cfg))
     assert type(runner.model.teacher.backbone).__name__ == 'TimmBackbone'
     assert type(runner.model.student.backbone).__name__ == 'ResNet_CIFAR'
     runner.train()
@@ -99,7 +99,7 @@ def test_an_mmpretrain_teacher_distils_into_a_timm_student(teacher_files, tmp_wo
         leaf('l2d_multidigits_timm_student'), tmp_work_dir, teacher_files['timm_student']
     )
     cfg.model.student = dict(cfg_path=cfg.model.student, backbone=dict(weights=timm_weights))
-    runner = Runner.from_cfg(with_3d_losses(cfg))
+    runner = build_runner(with_3d_losses(cfg))
     assert type(runner.model.student.backbone).__name__ == 'TimmBackbone'
     runner.model.init_weights()  # what train() does first
     stem = runner.model.student.backbone.model.conv_stem.weight.detach().clone()

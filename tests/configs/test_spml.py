@@ -17,7 +17,8 @@ from conftest import (
     small_run_cfg,
     whole_and_resumed_runs,
 )
-from mmengine.runner import Runner
+
+from mlkd.engine import build_runner
 
 CONFIGS = sorted(osp.basename(p) for p in glob.glob(config_path('spml', '*_multidigits.py')))
 PARTIAL = sorted(osp.basename(p) for p in glob.glob(config_path('spml', 'partial', '*.py')))
@@ -71,7 +72,7 @@ def test_config_builds_and_takes_steps(name, tmp_path):
         batch_size=16,
         augment=True,
     )
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     assert runner.iter == 2
     for loss in cfg.model.losses:

@@ -9,10 +9,11 @@ import torch
 from conftest import config_path, write_cifar_release, write_tiny_imagenet
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
 import mlkd
+from mlkd.datasets import KeyedDataset
 from mlkd.datasets.transforms import AnchorPositiveViews
+from mlkd.engine import MLKDRunner
 from mlkd.registry import DATASETS, MODELS, TRANSFORMS
 from mlkd.utils.sample_seed import SampleKey
 
@@ -49,7 +50,7 @@ def cifar_root(tmp_path_factory):
 def _dataset(cfg: Config, root: str):
     dataset = dict(cfg.train_dataloader.dataset, data_root=root)
     with DefaultScope.overwrite_default_scope('mlkd'):
-        return DATASETS.build(dataset)
+        return KeyedDataset(DATASETS.build(dataset))  # fetched as MLKDRunner's loaders fetch
 
 
 def test_views_are_two_different_augmentations_of_the_same_image(cifar_root):
@@ -129,7 +130,7 @@ def test_config_batches_anchor_and_positive_for_the_multi_view_preprocessor(
         loader_cfg = cfg.train_dataloader
         loader_cfg.dataset.data_root = root
         loader_cfg.update(batch_size=4, num_workers=0, persistent_workers=False)
-        loader = Runner.build_dataloader(loader_cfg, seed=11)
+        loader = MLKDRunner.build_dataloader(loader_cfg, seed=11)
         raw = next(iter(loader))  # collated: raw["inputs"][view][sample]
         batch = preprocessor(raw, training=True)
     anchor, positive = batch['inputs']

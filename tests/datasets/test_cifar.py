@@ -12,11 +12,11 @@ import torch
 from conftest import CIFAR_LAYOUTS, config_path, write_cifar_release
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
 import mlkd
 from mlkd.datasets import CIFAR10, CIFAR100
 from mlkd.datasets.cifar import ForbiddenPickleGlobal, load_cifar_pickle
+from mlkd.engine import MLKDRunner
 from mlkd.registry import DATASETS, MODELS
 
 mlkd.register_all_modules()
@@ -212,7 +212,7 @@ def test_config_builds_and_iterates(tmp_path, name, dataset, mean):
             loader_cfg = cfg[key]
             loader_cfg.dataset.data_root = str(tmp_path)
             loader_cfg.update(batch_size=4, num_workers=0, persistent_workers=False)
-            loader = Runner.build_dataloader(loader_cfg)
+            loader = MLKDRunner.build_dataloader(loader_cfg)
             assert loader.dataset.split == split and len(loader.dataset) == 6 * len(files)
             batch = preprocessor(next(iter(loader)), training=key == 'train_dataloader')
             assert batch['inputs'].shape == (4, 3, 32, 32)

@@ -11,9 +11,9 @@ import torch.nn.functional as F
 from conftest import SMALL_TOOL_RUN, config_path, run_tool
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
 import mlkd
+from mlkd.engine import MLKDRunner
 from mlkd.registry import MODELS
 
 mlkd.register_all_modules()
@@ -32,7 +32,7 @@ def test_batch_labels_and_loss_are_single_label_cross_entropy():
     loader_cfg.update(batch_size=16, num_workers=0, persistent_workers=False)
     with DefaultScope.overwrite_default_scope('mlkd'):
         model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
-        loader = Runner.build_dataloader(loader_cfg)
+        loader = MLKDRunner.build_dataloader(loader_cfg)
     batch = model.data_preprocessor(next(iter(loader)), training=True)
     labels = torch.cat([s.gt_label for s in batch['data_samples']])
     assert labels.shape == (16,)

@@ -6,9 +6,9 @@ import pytest
 from conftest import record_draws
 from mmengine.dataset import DefaultSampler
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
-from mlkd.datasets import EpochKeyedSampler, MultiDigits
+from mlkd.datasets import EpochKeyedSampler, KeyedDataset, MultiDigits
+from mlkd.engine import MLKDRunner
 
 NUM_SAMPLES = 13  # odd: a 2-process split pads one index (round_up)
 EPOCHS = 3
@@ -17,9 +17,9 @@ PIPELINE = [dict(type='RandomCrop', crop_size=32, padding=2, padding_mode='const
 
 
 def _loader(num_workers=0, persistent=False, sampler='EpochKeyedSampler', shuffle=True):
-    """A loader built as the Runner builds it (seed 0 handed to the sampler)."""
+    """A loader built as MLKDRunner builds it (seed 0 handed to the sampler)."""
     with DefaultScope.overwrite_default_scope('mlkd'):
-        return Runner.build_dataloader(
+        return MLKDRunner.build_dataloader(
             dict(
                 dataset=dict(type='MultiDigits', num_samples=NUM_SAMPLES, pipeline=PIPELINE),
                 sampler=dict(type=sampler, shuffle=shuffle),
@@ -122,7 +122,7 @@ def test_mmengine_default_sampler_depends_on_the_worker_set_up(reference):
 
 
 def test_same_order_as_default_sampler():
-    dataset = MultiDigits(num_samples=NUM_SAMPLES)
+    dataset = KeyedDataset(MultiDigits(num_samples=NUM_SAMPLES))
     keyed, default = EpochKeyedSampler(dataset, seed=5), DefaultSampler(dataset, seed=5)
     keyed.set_epoch(3), default.set_epoch(3)
     keys = list(keyed)
@@ -132,4 +132,4 @@ def test_same_order_as_default_sampler():
 
 def test_negative_seed_names_the_config_key():
     with pytest.raises(ValueError, match=r'randomness\.seed.*-2'):
-        EpochKeyedSampler(MultiDigits(num_samples=4), seed=-2)
+        EpochKeyedSampler(KeyedDataset(MultiDigits(num_samples=4)), seed=-2)

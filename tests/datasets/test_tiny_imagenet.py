@@ -12,10 +12,10 @@ import torch
 from conftest import config_path, write_jpeg, write_tiny_imagenet
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
 import mlkd
 from mlkd.datasets import TinyImageNet
+from mlkd.engine import MLKDRunner
 from mlkd.registry import DATASETS, MODELS
 
 mlkd.register_all_modules()
@@ -172,7 +172,7 @@ def test_config_builds_and_iterates(root):
             loader_cfg = cfg[key]
             loader_cfg.dataset.data_root = root
             loader_cfg.update(batch_size=3, num_workers=0, persistent_workers=False)
-            loader = Runner.build_dataloader(loader_cfg)
+            loader = MLKDRunner.build_dataloader(loader_cfg)
             assert len(loader.dataset) == 6
             torch.manual_seed(0)  # torchvision's transforms draw from torch's generator
             batch = preprocessor(next(iter(loader)), training=key == 'train_dataloader')

@@ -8,10 +8,10 @@ import torch
 from conftest import REPO, assert_same_state, config_path, small_run_cfg, whole_and_resumed_runs
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 from mmpretrain.structures import DataSample
 
 import mlkd
+from mlkd.engine import build_runner
 from mlkd.registry import MODELS
 
 TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
@@ -33,7 +33,7 @@ def with_and_without_teacher_evaluation(tmp_path_factory, multidigits_teacher_ck
         cfg = _distill_cfg(str(root / name), multidigits_teacher_ckpt, augment=True)
         if not keep:
             cfg.custom_hooks = [h for h in cfg.custom_hooks if h['type'] != 'TeacherEvalHook']
-        runners[name] = Runner.from_cfg(cfg)
+        runners[name] = build_runner(cfg)
         runners[name].train()
     return runners
 
@@ -46,7 +46,7 @@ def test_teacher_is_evaluated_before_the_first_step(
     # Independent check: evaluate the same checkpoint as a plain classifier.
     cfg = small_run_cfg(TEACHER, tmp_work_dir, epochs=1, train_samples=64, val_samples=32)
     cfg.load_from = multidigits_teacher_ckpt
-    metrics = Runner.from_cfg(cfg).val()
+    metrics = build_runner(cfg).val()
     assert teacher_map == pytest.approx(metrics['mAP'], abs=1e-6)
 
 
@@ -72,7 +72,7 @@ def test_student_ema_and_export_load_into_plain_mmpretrain(
     cfg.custom_hooks = list(cfg.custom_hooks) + [
         dict(type='StudentEMAHook', momentum=0.5, priority='ABOVE_NORMAL')
     ]
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     hook = next(h for h in runner.hooks if type(h).__name__ == 'StudentEMAHook')
     ema_keys = set(hook.ema_model.module.state_dict())
@@ -172,7 +172,7 @@ def test_a_zero_weight_distiller_trains_the_student_exactly_as_the_plain_config(
     distilled.model.distill_losses.mld.loss_weight = 0.0
     runners = []
     for cfg in (plain, distilled):  # the Runner seeds when it is built: build, then train
-        runners.append(Runner.from_cfg(cfg))
+        runners.append(build_runner(cfg))
         runners[-1].train()
     student = unwrap_model(runners[1].model).student
     assert_same_state(student, unwrap_model(runners[0].model), atol=0)

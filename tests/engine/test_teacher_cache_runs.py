@@ -16,8 +16,8 @@ import torch
 from conftest import config_path, read_scalars, small_run_cfg
 from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
+from mlkd.engine import build_runner
 from mlkd.models.builder import build_network
 from mlkd.models.distillers.teacher_cache import TeacherCacheError
 
@@ -62,7 +62,7 @@ def _cfg(method, work_dir, teacher, cache=None, epochs=2):
 
 
 def _train(cfg):
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     return runner
 
@@ -126,7 +126,7 @@ def test_write_and_read_runs_equal_the_live_run_bit_for_bit(three_runs):
 
 def test_read_run_does_not_run_the_teacher(mld_runs, tmp_path, teacher_checkpoints):
     method, cache, _ = mld_runs
-    runner = Runner.from_cfg(
+    runner = build_runner(
         _cfg(
             method,
             str(tmp_path / 'w'),
@@ -152,7 +152,7 @@ def test_read_run_does_not_run_the_teacher(mld_runs, tmp_path, teacher_checkpoin
 
 def test_cache_of_another_teacher_is_refused(mld_runs, tmp_path, teacher_checkpoints):
     method, cache, _ = mld_runs
-    runner = Runner.from_cfg(
+    runner = build_runner(
         _cfg(method, str(tmp_path / 'w'), teacher_checkpoints['b'], dict(dir=cache, mode='read'))
     )
     with pytest.raises(TeacherCacheError, match='teacher_weights_sha256 differs'):
@@ -167,7 +167,7 @@ def test_other_seed_and_missing_epoch_are_refused(mld_runs, tmp_path, teacher_ch
     )
     cfg.randomness = dict(seed=8)
     with pytest.raises(TeacherCacheError, match='seed differs'):
-        Runner.from_cfg(cfg).train()
+        build_runner(cfg).train()
     cfg = _cfg(
         method,
         str(tmp_path / 'long'),
@@ -175,7 +175,7 @@ def test_other_seed_and_missing_epoch_are_refused(mld_runs, tmp_path, teacher_ch
         dict(dir=cache, mode='read'),
         epochs=3,
     )
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     with pytest.raises(TeacherCacheError, match=r'epoch 2 was not written'):
         runner.train()
     assert runner.iter == 4  # epochs 0 and 1 were trained from it
@@ -190,5 +190,5 @@ def test_unkeyed_sampler_is_refused(tmp_path, teacher_checkpoints):
     )
     cfg.train_dataloader.sampler = dict(type='DefaultSampler', shuffle=True)
     with pytest.raises(TeacherCacheError, match='sampler is DefaultSampler'):
-        Runner.from_cfg(cfg).train()
+        build_runner(cfg).train()
     assert not osp.exists(osp.join(tmp_path, 'cache', 'manifest.json'))

@@ -21,8 +21,8 @@ from conftest import (
 from mmengine.config import Config
 from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
+from mlkd.engine import MLKDRunner, build_runner
 from mlkd.engine.hooks import (
     DivergedTrainingError,
     LabelCoverageHook,
@@ -90,7 +90,7 @@ def _poisoned_run(tmp_path, what: str, at_iter: int, epochs: int = 3, **optim):
     cfg.custom_hooks = list(cfg.custom_hooks) + [
         dict(type='_PoisonHook', what=what, at_iter=at_iter)
     ]
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     poison = next(h for h in runner._hooks if isinstance(h, _PoisonHook))
     return runner, poison
 
@@ -601,7 +601,7 @@ def test_label_coverage_warnings_name_the_dataset_and_classes(tmp_path):
 
 @pytest.mark.parametrize('backend', ['pillow', 'cv2'])
 def test_a_truncated_image_names_its_path_and_sample(tmp_path, backend):
-    from mlkd.datasets import MultiLabelImageList
+    from mlkd.datasets import EpochKeyedSampler, MultiLabelImageList
 
     root = tmp_path / 'root'
     write_jpeg(root / 'good.jpg')
@@ -609,15 +609,26 @@ def test_a_truncated_image_names_its_path_and_sample(tmp_path, backend):
     data = (root / 'bad.jpg').read_bytes()
     (root / 'bad.jpg').write_bytes(data[: len(data) // 3])
     (root / 'ann.txt').write_text('good.jpg 0\nbad.jpg 1\n')
-    dataset = MultiLabelImageList(
-        data_root=str(root),
-        ann_file='ann.txt',
-        classes=['a', 'b'],
-        pipeline=[dict(type='LoadImageFromFile', imdecode_backend=backend)],
+    # Through the loader MLKDRunner builds (its dataset wrapped in KeyedDataset).
+    loader = MLKDRunner.build_dataloader(
+        dict(
+            dataset=dict(
+                type=MultiLabelImageList,
+                data_root=str(root),
+                ann_file='ann.txt',
+                classes=['a', 'b'],
+                pipeline=[dict(type='LoadImageFromFile', imdecode_backend=backend)],
+            ),
+            sampler=dict(type=EpochKeyedSampler, shuffle=False),
+            batch_size=1,
+            collate_fn=dict(type=list),
+        ),
+        seed=0,
     )
-    assert dataset[0]['img'].shape[:2] == (30, 40)
+    batches = iter(loader)
+    assert next(batches)[0]['img'].shape[:2] == (30, 40)
     with pytest.raises(Exception) as error:
-        dataset[1]
+        next(batches)
     notes = '\n'.join(getattr(error.value, '__notes__', []))
     assert f'while loading sample 1 of MultiLabelImageList: {root / "bad.jpg"}' in notes, (
         type(error.value),
@@ -650,7 +661,7 @@ def _classifier_runner(tmp_path):
         val_samples=16,
         batch_size=16,
     )
-    return Runner.from_cfg(cfg)
+    return build_runner(cfg)
 
 
 @pytest.mark.parametrize('kind', ['distiller', 'twelve_classes'])
@@ -750,7 +761,7 @@ def test_a_run_stopped_by_a_signal_leaves_loadable_checkpoints_and_resumes(tmp_p
     cfg = train.build_cfg(
         _train_args(work_dir, *options, f'train_cfg.max_epochs={epoch + 1}', resume='auto')
     )
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     assert runner.epoch == epoch + 1 and (work_dir / f'epoch_{epoch + 1}.pth').is_file()
 
@@ -880,7 +891,7 @@ def test_resume_with_a_checkpoint_of_another_architecture_names_file_and_keys(
     cfg.resume, cfg.load_from = True, checkpoint
     before = open(checkpoint, 'rb').read()
     with pytest.raises(CheckpointMismatchError) as error:
-        Runner.from_cfg(cfg).train()
+        build_runner(cfg).train()
     message = str(error.value)
     assert f"checkpoint '{checkpoint}' does not fit the model (SingleTeacherDistiller)" in message
     assert 'missing keys in source state_dict: student.' in message

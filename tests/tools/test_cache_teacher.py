@@ -12,8 +12,8 @@ from conftest import (
     parsed_cfg_options,
     read_scalars,
 )
-from mmengine.runner import Runner
 
+from mlkd.engine import build_runner
 from mlkd.models.distillers.teacher_cache import TeacherCacheError
 from mlkd.utils.cli import load_config
 
@@ -27,7 +27,7 @@ def _parsed(*extra):
 def _train(work_dir, *extra):
     cfg = load_config(CONFIG, _parsed(*extra))
     cfg.work_dir = work_dir
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     return runner
 

@@ -15,15 +15,15 @@ from conftest import (
     small_run_cfg,
     whole_and_resumed_runs,
 )
-from mmengine.runner import Runner
 
+from mlkd.engine import build_runner
 from mlkd.utils.checkpoint import load_local_checkpoint
 
 STUDENT = config_path('multidigits', 'resnet_student.py')
 
 
 def _train(cfg):
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     return runner
 

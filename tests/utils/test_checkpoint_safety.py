@@ -21,9 +21,9 @@ import pytest
 import torch
 from conftest import REPO, SMALL_TOOL_RUN, assert_same_nested, config_path, run_tool, small_run_cfg
 from mmengine.logging import HistoryBuffer
-from mmengine.runner import Runner
 from mmengine.runner.checkpoint import CheckpointLoader
 
+from mlkd.engine import build_runner
 from mlkd.utils import checkpoint as checkpoint_module
 from mlkd.utils.checkpoint import (
     TRUST_ENV,
@@ -83,7 +83,7 @@ def runs(tmp_path_factory, student_run):
     message hub, RNG states), and the payload checks only need some real checkpoint file.
     """
     root = str(tmp_path_factory.mktemp('runs'))
-    Runner.from_cfg(
+    build_runner(
         small_run_cfg(
             TEACHER, osp.join(root, 'teacher'), epochs=1, train_samples=32, val_samples=16
         )
@@ -106,7 +106,7 @@ def runs(tmp_path_factory, student_run):
         ]
         return cfg
 
-    Runner.from_cfg(distiller_cfg()).train()
+    build_runner(distiller_cfg()).train()
     # Resumed by the tool as a user would, with torch forced to weights-only loading everywhere.
     resume = run_tool(
         'tools/train.py',
@@ -384,6 +384,13 @@ def _crash_part_way(real_save, when):
 
 
 def test_a_crash_while_saving_leaves_no_truncated_checkpoint(tmp_work_dir, monkeypatch):
+    """The disk fills up (here: a file-size limit of half the checkpoint) while MLKDRunner writes
+    epoch 2's checkpoint over an older file of that name: the run fails, the older file and the
+    checkpoint of epoch 1 are intact, no temporary file is left. (mmengine's Runner truncates the
+    destination first, then writes.)"""
+    import resource
+    import signal
+
     cfg = small_run_cfg(STUDENT, tmp_work_dir, epochs=2, train_samples=32, val_samples=16)
     # A file left by an earlier run in the same work dir, about to be replaced.
     old_epoch_2 = osp.join(tmp_work_dir, 'epoch_2.pth')
@@ -391,18 +398,27 @@ def test_a_crash_while_saving_leaves_no_truncated_checkpoint(tmp_work_dir, monke
     with open(old_epoch_2, 'rb') as file:
         old_bytes = file.read()
     epoch_1_bytes = []
+    real_save = torch.save
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
 
-    def crash_at_epoch_2(obj):
-        if obj.get('meta', {}).get('epoch') != 2:
-            return False
-        with open(osp.join(tmp_work_dir, 'epoch_1.pth'), 'rb') as file:
-            epoch_1_bytes.append(file.read())
-        return True
+    def save(obj, file, *args, **kwargs):
+        real_save(obj, file, *args, **kwargs)
+        if isinstance(obj, dict) and obj.get('meta', {}).get('epoch') == 2:
+            with open(osp.join(tmp_work_dir, 'epoch_1.pth'), 'rb') as previous:
+                epoch_1_bytes.append(previous.read())
+            size = file.tell() if hasattr(file, 'tell') else osp.getsize(file)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size // 2, hard))
 
-    monkeypatch.setattr(torch, 'save', _crash_part_way(torch.save, crash_at_epoch_2))
-    with pytest.raises(OSError, match='simulated crash'):
-        Runner.from_cfg(cfg).train()
+    monkeypatch.setattr(torch, 'save', save)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failing write, not a killed process
+    try:
+        with pytest.raises(OSError):
+            build_runner(cfg).train()
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
     monkeypatch.undo()
+    assert epoch_1_bytes, 'the run did not reach the save of epoch 2'
     with open(old_epoch_2, 'rb') as file:
         assert file.read() == old_bytes  # not truncated, not half-replaced
     with open(osp.join(tmp_work_dir, 'epoch_1.pth'), 'rb') as file:

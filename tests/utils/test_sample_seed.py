@@ -1,4 +1,4 @@
-"""SampleKey, the keyed random state and the keyed dataset fetch."""
+"""SampleKey and the keyed random state (the keyed fetch: tests/datasets/test_dataset_wrappers.py)."""
 
 import pickle
 import random
@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import draw_all
 
-from mlkd.utils.sample_seed import SampleKey, keyed_getitem, sample_random_state
+from mlkd.utils.sample_seed import SampleKey, sample_random_state
 
 
 def test_sample_key_is_an_int_that_pickles_with_its_key():
@@ -63,23 +63,3 @@ def test_negative_key_parts_are_rejected():
     with pytest.raises(ValueError, match=r'seed=-1.*randomness\.seed'):
         with sample_random_state(-1, 0, 0):
             pass
-
-
-class _Recorder:
-    """A dataset whose items are what the fetch saw: the index type and the draws."""
-
-    def __getitem__(self, idx):
-        return type(idx), draw_all()
-
-
-def test_keyed_getitem_fetches_keys_under_their_state_and_ints_as_before():
-    getitem = keyed_getitem(_Recorder.__getitem__)
-    assert keyed_getitem(getitem) is getitem  # installing twice changes nothing
-    index_type, draws = getitem(_Recorder(), SampleKey(5, seed=0, epoch=1))
-    assert index_type is int  # the dataset sees a plain index
-    with sample_random_state(0, 1, 5):
-        assert draws == draw_all()
-    torch.manual_seed(0), np.random.seed(0), random.seed(0)
-    expected = draw_all()
-    torch.manual_seed(0), np.random.seed(0), random.seed(0)
-    assert getitem(_Recorder(), 5) == (int, expected)  # plain index: global generators

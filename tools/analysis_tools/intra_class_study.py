@@ -188,7 +188,8 @@ def plot(arms: list[dict], pairs: list[dict], path: str, **policy) -> None:
 def train_and_evaluate(run: str, seed: int, work_dir: str, epochs: int | None) -> dict:
     """Train ``run`` for ``seed`` in this process; top-1 of its last weights on val and test."""
     from mmengine.config import Config
-    from mmengine.runner import Runner
+
+    from mlkd.engine import build_runner
 
     config, teacher = RUNS[run]
     cfg = Config.fromfile(osp.join(CONFIGS, config))
@@ -208,7 +209,7 @@ def train_and_evaluate(run: str, seed: int, work_dir: str, epochs: int | None) -
         type='CheckpointHook', interval=cfg.train_cfg.max_epochs, max_keep_ckpts=1
     )
     cfg.train_cfg.val_interval = cfg.train_cfg.max_epochs + 1  # evaluated once, below
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     runner.train()
     return {
         'val': float(runner.val()['accuracy/top1']),

@@ -150,8 +150,8 @@ def train_sampler(loader: Any) -> Any:
 def keyed_sampling_seed(loader: Any) -> int:
     """The seed of ``loader``'s augmentations, after checking that they are keyed by
     (seed, epoch, index): an :class:`~mlkd.datasets.EpochKeyedSampler`, a dataset whose fetch is
-    keyed (every mmengine dataset, :mod:`mlkd.utils.compat`), and no batch augmentation in the
-    data preprocessor (those draw from the training's own stream, per batch).
+    keyed (:class:`~mlkd.datasets.KeyedDataset`, which MLKDRunner's loaders have), and no batch
+    augmentation in the data preprocessor (those draw from the training's own stream, per batch).
 
     Raises:
         TeacherCacheError: naming what breaks the condition.
@@ -165,12 +165,12 @@ def keyed_sampling_seed(loader: Any) -> int:
             'exact only when each augmentation is a function of (seed, epoch, sample index): add '
             '--cfg-options train_dataloader.sampler.type=EpochKeyedSampler'
         )
-    getitem = type(loader.dataset).__getitem__
-    if not getattr(getitem, 'keyed', False):
+    if not getattr(loader.dataset, 'fetches_sample_keys', False):
         raise TeacherCacheError(
             f'teacher cache: the training dataset {type(loader.dataset).__name__} does not fetch '
-            'samples under their (seed, epoch, index) random state (it is not an mmengine '
-            'dataset); its augmentations cannot be cached exactly'
+            'samples under their (seed, epoch, index) random state (it is not wrapped in '
+            'KeyedDataset: build the data loader with MLKDRunner); its augmentations cannot be '
+            'cached exactly'
         )
     return int(sampler.seed)
 

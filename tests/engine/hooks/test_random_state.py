@@ -8,12 +8,12 @@ import torch
 from mmengine.dataset import DefaultSampler
 from torch.utils.data import DataLoader
 
-from mlkd.datasets import EpochKeyedSampler, MultiDigits
+from mlkd.datasets import EpochKeyedSampler, KeyedDataset, MultiDigits
 from mlkd.engine.hooks import RandomStateHook
 
 
 def _runner(sampler_class):
-    dataset = MultiDigits(num_samples=4)
+    dataset = KeyedDataset(MultiDigits(num_samples=4))
     loader = DataLoader(
         dataset, sampler=sampler_class(dataset, seed=0), batch_size=2, collate_fn=list
     )

@@ -4,8 +4,8 @@ import os.path as osp
 
 import torch
 from conftest import config_path, register_test_losses, run_tool, small_run_cfg
-from mmengine.runner import Runner
 
+from mlkd.engine import build_runner
 from mlkd.models.utils import unwrap_model
 
 register_test_losses()
@@ -37,7 +37,7 @@ def test_hint_connector_trains_with_the_student_and_paramwise_cfg_reaches_it(tmp
     # OneCycleLR set one absolute lr on every group and undid it).
     cfg.optim_wrapper.paramwise_cfg = dict(custom_keys={'connectors.s_hint.0': dict(lr_mult=0.0)})
     assert cfg.param_scheduler[0]['type'] == 'OneCycleLRWithMultipliers'
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     model = unwrap_model(runner.model)
     conv, bn = model.connectors['s_hint'][0], model.connectors['s_hint'][1]
     assert (conv.in_channels, conv.out_channels) == (32, 96)  # sized by the probe
@@ -63,7 +63,7 @@ def test_under_amp_the_connector_runs_in_low_precision_and_the_loss_in_fp32(tmp_
     cfg.optim_wrapper.type = 'MixedPrecisionOptimWrapper'
     cfg.optim_wrapper.dtype = 'bfloat16'
     cfg.train_cfg.val_interval = 100  # training only
-    runner = Runner.from_cfg(cfg)
+    runner = build_runner(cfg)
     model = unwrap_model(runner.model)
     seen = {}
     model.connectors['s_hint'][0].register_forward_hook(

@@ -8,9 +8,9 @@ import pytest
 import torch
 from conftest import assert_same_state, config_path, small_run_cfg
 from mmengine.hooks import Hook
-from mmengine.runner import Runner
 from torch import nn
 
+from mlkd.engine import build_runner
 from mlkd.engine.hooks.loss_diagnostics import (
     LossDiagnosticsHook,
     default_module_path,
@@ -102,10 +102,10 @@ def test_preserved_state_restores_buffers_and_rng():
 
 
 def test_hook_values_match_the_training_step_and_training_is_bit_identical(tmp_path):
-    off = Runner.from_cfg(_l2d_cfg(str(tmp_path / 'off'), diagnostics=False))
+    off = build_runner(_l2d_cfg(str(tmp_path / 'off'), diagnostics=False))
     off.train()
     on_cfg = _l2d_cfg(str(tmp_path / 'on'), diagnostics=True)
-    on = Runner.from_cfg(on_cfg)
+    on = build_runner(on_cfg)
 
     # Independent check of the first diagnostic: the model before any step, the first batch, the
     # same RNG state as the hook's pass, each term backpropagated alone into .grad.
@@ -153,6 +153,6 @@ def test_bad_module_path_is_named(tmp_path):
         dict(type='LossDiagnosticsHook', interval=1, module='student.backbone.nope')
     ]
     with pytest.raises(ValueError, match='student.backbone.nope'):
-        Runner.from_cfg(cfg).train()
+        build_runner(cfg).train()
     with pytest.raises(ValueError, match='interval'):
         LossDiagnosticsHook(interval=0)

@@ -17,9 +17,9 @@ from conftest import assert_png, config_path, load_tool, run_tool
 from helpers import loop_class_distance_statistics
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-from mmengine.runner import Runner
 
 import mlkd
+from mlkd.engine import MLKDRunner
 from mlkd.registry import MODELS
 
 mlkd.register_all_modules()
@@ -53,7 +53,7 @@ def _direct(model) -> dict[str, float]:
     cfg.test_dataloader.dataset.num_samples = NUM_SAMPLES
     cfg.test_dataloader.update(num_workers=0, persistent_workers=False)
     with DefaultScope.overwrite_default_scope('mlkd'):
-        loader = Runner.build_dataloader(cfg.test_dataloader)
+        loader = MLKDRunner.build_dataloader(cfg.test_dataloader)
     embeddings, logits, labels = [], [], []
     with torch.no_grad():
         for batch in loader:
