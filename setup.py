@@ -98,6 +98,7 @@ setup(
     long_description=open(osp.join(HERE, 'README.md'), encoding='utf-8').read(),
     long_description_content_type='text/markdown',
     license='Apache-2.0',
+    license_files=['LICENSE', 'NOTICE'],
     python_requires='>=3.10',
     packages=find_packages(include=['mlkd', 'mlkd.*']),
     include_package_data=True,
