@@ -1,4 +1,4 @@
-"""Repository-level rules: what git ignores, and how the source papers are cited."""
+"""Repository-level rules: what git ignores, what CI runs, and how the source papers are cited."""
 
 import os
 import os.path as osp
@@ -31,6 +31,53 @@ def test_gitignore_hides_only_the_top_level_build_and_dist(tmp_path):
     )
     assert out.returncode in (0, 1), out.stderr
     assert out.stdout.split() == paths[:3]
+
+
+def _readme_set_up_commands() -> list[str]:
+    """The command lines of the README's "Set up and run" block (comments left out)."""
+    with open(osp.join(REPO, 'README.md'), encoding='utf-8') as f:
+        text = f.read()
+    section = text[text.index('## Set up and run') :]
+    block = section[section.index('```bash\n') + len('```bash\n') :]
+    block = block[: block.index('```')]
+    return [line for line in block.splitlines() if line.strip() and not line.startswith('#')]
+
+
+@pytest.mark.skipif(shutil.which('bash') is None, reason='needs bash')
+def test_ci_runs_the_readme_set_up_commands_in_a_fresh_venv_then_ruff():
+    """``.ci/run`` takes its commands from the README (so the two cannot drift apart), makes a
+    fresh virtual environment for them, and runs ruff's lint and format checks."""
+    out = subprocess.run(
+        ['bash', osp.join(REPO, '.ci', 'run'), '--print-commands'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    commands = out.stdout.splitlines()
+    assert commands == _readme_set_up_commands() and len(commands) == 2
+    assert all('pip install -e ' in c and '-c requirements/constraints.txt' in c for c in commands)
+    with open(osp.join(REPO, '.ci', 'run'), encoding='utf-8') as f:
+        lines = [line.strip() for line in f if not line.lstrip().startswith('#')]
+    assert '"${PYTHON:-python3}" -m venv "$work/venv"' in lines
+    assert lines.index('ruff check .') > lines.index('bash -euo pipefail -c "$command"')
+    assert 'ruff format --check .' in lines
+
+
+def _pinned(name: str) -> str:
+    with open(osp.join(REPO, 'requirements', 'constraints.txt'), encoding='utf-8') as f:
+        pins = dict(line.strip().split('==') for line in f if '==' in line)
+    return pins[name]
+
+
+def test_pre_commit_runs_the_pinned_ruff_lint_and_format():
+    import yaml
+
+    with open(osp.join(REPO, '.pre-commit-config.yaml'), encoding='utf-8') as f:
+        hooks = {hook['id']: hook for repo in yaml.safe_load(f)['repos'] for hook in repo['hooks']}
+    assert hooks['ruff-check']['entry'].startswith('ruff check')
+    assert hooks['ruff-format']['entry'].startswith('ruff format')
+    for hook in hooks.values():
+        assert hook['additional_dependencies'] == [f'ruff=={_pinned("ruff")}']
 
 
 #: The internal names of the source documents (``<nnn>_<hash>.txt`` in the shared ``seeds``
