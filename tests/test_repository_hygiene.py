@@ -204,6 +204,39 @@ def test_every_source_line_cites_title_authors_and_venue(path):
     )
 
 
+@pytest.mark.parametrize('path', _readmes(), ids=lambda p: osp.relpath(p, REPO))
+def test_paper_columns_quote_only_numbers_of_the_paper_tables(path):
+    """A column of a paper's numbers holds numbers that docs/paper-tables.md transcribes from the
+    papers (a code base's README, such as mdistiller's, is another source and says so in its
+    header), not numbers from elsewhere."""
+    with open(osp.join(REPO, 'docs', 'paper-tables.md'), encoding='utf-8') as f:
+        printed = set(re.findall(r'\d+\.\d+', f.read()))
+    with open(path, encoding='utf-8') as f:
+        lines = f.read().splitlines()
+    foreign = []
+    for index, header in _paper_tables(lines):
+        names = [cell.strip() for cell in header.strip('|').split('|')]
+        columns = [
+            k
+            for k, name in enumerate(names)
+            if PUBLISHED_COLUMN.search(name) and 'README' not in name
+        ]
+        for row in lines[index + 2 :]:
+            if not row.startswith('|'):
+                break
+            cells = [cell.strip() for cell in row.strip('|').split('|')]
+            foreign += [
+                f'{cells[0]}: {names[k]} {number}'
+                for k in columns
+                if k < len(cells)
+                for number in re.findall(r'\d+\.\d+', cells[k])
+                if number not in printed
+            ]
+    assert not foreign, f'{osp.relpath(path, REPO)}: numbers in no paper table:\n' + '\n'.join(
+        foreign
+    )
+
+
 def test_the_citation_checks_see_what_they_should():
     lines = [
         '# M',
