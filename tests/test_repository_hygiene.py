@@ -122,6 +122,37 @@ def test_papers_are_cited_by_title_not_by_internal_file_name(root):
     )
 
 
+#: A reference to the project's own issue tracker ("issue 21", "issues 11 and 22", "issue-21"): a
+#: reader outside the project cannot follow it. Another project's issues are cited with their
+#: repository and ``#`` (```Alibaba-MIIL/ASL``` issues #10) and are not matched.
+ISSUE_REFERENCE = re.compile(r'\b[Ii]ssues?[ -]\d')
+
+
+@pytest.mark.parametrize('root', SCANNED)
+def test_docs_and_code_carry_no_issue_tracker_references(root):
+    """Docs, configs, code and tools say what is true now and why, not which issue asked for it."""
+    hits = []
+    for path in _text_files(osp.join(REPO, root)):
+        try:
+            with open(path, encoding='utf-8') as f:
+                lines = f.read().splitlines()
+        except UnicodeDecodeError:  # images
+            continue
+        hits += [
+            f'{osp.relpath(path, REPO)}:{number}: {line.strip()[:100]}'
+            for number, line in enumerate(lines, 1)
+            if ISSUE_REFERENCE.search(line)
+        ]
+    assert not hits, 'references to issue numbers:\n' + '\n'.join(hits)
+
+
+def test_the_issue_check_sees_what_it_should():
+    assert ISSUE_REFERENCE.search('(issue 21)') and ISSUE_REFERENCE.search('issues 11 and 22')
+    assert ISSUE_REFERENCE.search('the issue-21 run') and ISSUE_REFERENCE.search('Issue 8:')
+    assert not ISSUE_REFERENCE.search('maintainer answers in issues #10, #31')
+    assert not ISSUE_REFERENCE.search('one issue that needs the distiller')
+
+
 #: A column of published numbers in a README table: ``paper <metric>`` (not the citation column
 #: ``paper`` nor ``paper defaults``), a paper's table named in the header (``..., Table 1``) or
 #: numbers reprinted from a code base's README (``mdistiller README top-1``).

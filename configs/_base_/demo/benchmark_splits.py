@@ -8,8 +8,8 @@
 _base_ = ['../datasets/multidigits_heldout_splits.py']
 benchmark_layout = dict(grid=4, max_digits=8)
 # The students' peak learning rate (plain and distilled; the teacher keeps the recipe's 2e-3):
-# half the recipe's, chosen on val for the smaller seed spread (docs/demo.md, protocol 2). A leaf
-# applies it with
+# half the recipe's, chosen on val for the smaller seed spread (docs/demo_history.md, protocol
+# 2). A leaf applies it with
 #   param_scheduler = [dict(_base_.param_scheduler[0], eta_max=_base_.student_peak_lr),
 #                      _base_.param_scheduler[1]]
 student_peak_lr = 1e-3
