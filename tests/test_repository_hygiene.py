@@ -98,10 +98,9 @@ def _text_files(root: str):
             yield osp.join(folder, name)
 
 
-@pytest.mark.parametrize('root', SCANNED)
-def test_papers_are_cited_by_title_not_by_internal_file_name(root):
-    """Readers outside the project cannot resolve ``<nnn>_<hash>.txt`` or ``004 Fig. D.1``:
-    the papers are cited by title, authors and venue (docs/methods.md lists them)."""
+def _matching_lines(root: str, pattern: re.Pattern) -> list[str]:
+    """``path:line: match in text`` for every line of the text files under ``root`` that
+    ``pattern`` matches."""
     hits = []
     for path in _text_files(osp.join(REPO, root)):
         try:
@@ -110,12 +109,20 @@ def test_papers_are_cited_by_title_not_by_internal_file_name(root):
         except UnicodeDecodeError:  # images
             continue
         for number, line in enumerate(lines, 1):
-            match = SEED_NAME.search(line)
+            match = pattern.search(line)
             if match:
                 hits.append(
                     f'{osp.relpath(path, REPO)}:{number}: {match.group(0)!r} in '
                     f'{line.strip()[:100]}'
                 )
+    return hits
+
+
+@pytest.mark.parametrize('root', SCANNED)
+def test_papers_are_cited_by_title_not_by_internal_file_name(root):
+    """Readers outside the project cannot resolve ``<nnn>_<hash>.txt`` or ``004 Fig. D.1``:
+    the papers are cited by title, authors and venue (docs/methods.md lists them)."""
+    hits = _matching_lines(root, SEED_NAME)
     assert not hits, (
         f'{len(hits)} line(s) cite a source document by its internal file name; '
         'cite the paper (title, authors, venue) instead:\n' + '\n'.join(hits)
@@ -131,18 +138,7 @@ ISSUE_REFERENCE = re.compile(r'\b[Ii]ssues?[ -]\d')
 @pytest.mark.parametrize('root', SCANNED)
 def test_docs_and_code_carry_no_issue_tracker_references(root):
     """Docs, configs, code and tools say what is true now and why, not which issue asked for it."""
-    hits = []
-    for path in _text_files(osp.join(REPO, root)):
-        try:
-            with open(path, encoding='utf-8') as f:
-                lines = f.read().splitlines()
-        except UnicodeDecodeError:  # images
-            continue
-        hits += [
-            f'{osp.relpath(path, REPO)}:{number}: {line.strip()[:100]}'
-            for number, line in enumerate(lines, 1)
-            if ISSUE_REFERENCE.search(line)
-        ]
+    hits = _matching_lines(root, ISSUE_REFERENCE)
     assert not hits, 'references to issue numbers:\n' + '\n'.join(hits)
 
 

@@ -3,13 +3,9 @@ duplicate images, labels outside the class range, class names given twice, VOC o
 classes, a warning counting the images smaller than the pipeline's crop; and, with
 ``tools/train.py --validate-data``, unreadable, truncated and too small images."""
 
-import logging
-import uuid
-
 import numpy as np
 import pytest
-from conftest import write_jpeg, write_voc
-from mmengine.logging import MMLogger
+from conftest import capture_log_messages, write_jpeg, write_voc
 
 import mlkd
 from mlkd.datasets import (
@@ -65,15 +61,10 @@ def test_an_image_listed_twice_is_named_or_skipped_with_a_count(tmp_path):
         f"'{tmp_path / 'a.jpg'}' at samples 0 and 2" in message
     )
     assert 'duplicate_images="skip"' in message
-    # A fresh MMEngine logger becomes the current one, which the dataset logs to.
-    logger = MMLogger.get_instance(f'duplicates_test_{uuid.uuid4().hex[:8]}')
-    records = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append
-    logger.addHandler(handler)
+    messages = capture_log_messages()
     dataset = _image_list(tmp_path, lines, duplicate_images='skip')
     assert [dataset.get_data_info(i)['gt_label'] for i in range(len(dataset))] == [[0], [1]]
-    assert any('skipped 1 repeated entries of 3' in r.getMessage() for r in records)
+    assert any('skipped 1 repeated entries of 3' in m for m in messages)
 
 
 @pytest.mark.parametrize(
@@ -169,17 +160,6 @@ def test_the_crop_size_is_that_of_a_crop_before_any_resize():
     assert plain_crop_size([dict(type='PackInputs')]) is None
 
 
-def _warnings_while(build):
-    """Warnings of the current MMEngine logger while ``build()`` runs, and its result."""
-    logger = MMLogger.get_instance(f'checks_test_{uuid.uuid4().hex[:8]}')
-    records = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append
-    logger.addHandler(handler)
-    result = build()
-    return [r.getMessage() for r in records], result
-
-
 def test_images_smaller_than_the_crop_are_counted_once_when_the_dataset_is_built(
     tmp_path, monkeypatch
 ):
@@ -187,9 +167,8 @@ def test_images_smaller_than_the_crop_are_counted_once_when_the_dataset_is_built
     warning with their count at build time, nothing while samples are loaded."""
     write_jpeg(tmp_path / 'c.jpg', size=(20, 50))  # 50 high, 20 wide
     pipeline = [dict(type='LoadImageFromFile'), dict(type='RandomCrop', crop_size=(28, 28))]
-    messages, dataset = _warnings_while(
-        lambda: _image_list(tmp_path, ['a.jpg 0', 'b.jpg 1', 'c.jpg 2'], pipeline=pipeline)
-    )
+    messages = capture_log_messages()
+    dataset = _image_list(tmp_path, ['a.jpg 0', 'b.jpg 1', 'c.jpg 2'], pipeline=pipeline)
     small = [m for m in messages if 'smaller than the' in m]
     assert small == [
         f'MultiLabelImageList: 1 of 3 images of {tmp_path / "ann.txt"} are smaller than the '
@@ -205,10 +184,10 @@ def test_images_smaller_than_the_crop_are_counted_once_when_the_dataset_is_built
         raise AssertionError('an image header was read outside the dataset build')
 
     monkeypatch.setattr(PIL.Image, 'open', no_header_reads)
-    messages, _ = _warnings_while(lambda: [dataset[i] for i in range(2)])
-    assert not [m for m in messages if 'smaller than the' in m]
+    messages = capture_log_messages()
+    [dataset[i] for i in range(2)]
     # without such a crop no header is read at build time either
-    messages, _ = _warnings_while(lambda: _image_list(tmp_path, ['a.jpg 0', 'c.jpg 2']))
+    _image_list(tmp_path, ['a.jpg 0', 'c.jpg 2'])
     assert not [m for m in messages if 'smaller than the' in m]
 
 
