@@ -100,6 +100,7 @@ setup(
     long_description_content_type='text/markdown',
     license='Apache-2.0',
     python_requires='>=3.11',  # add_note (error notes naming a failing sample); README, ruff
+    license_files=['LICENSE', 'NOTICE'],
     packages=find_packages(include=['mlkd', 'mlkd.*']),
     include_package_data=True,
     package_data={

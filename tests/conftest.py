@@ -1,5 +1,6 @@
 import contextlib
 import functools
+import logging
 import os
 import os.path as osp
 import subprocess
@@ -340,6 +341,19 @@ def record_draws(results: dict) -> dict:
     """A pipeline step that stores :func:`draw_all` in ``results['draws']``."""
     results['draws'] = draw_all()
     return results
+
+
+def capture_log_messages(level: int = logging.WARNING) -> list[str]:
+    """A list that receives, from now on, the messages (at ``level`` or above) of a fresh MMEngine
+    logger; the new logger becomes the current one, which datasets and hooks log to."""
+    from mmengine.logging import MMLogger
+
+    logger = MMLogger.get_instance(f'captured_{uuid.uuid4().hex[:8]}')
+    messages: list[str] = []
+    handler = logging.Handler(level)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger.addHandler(handler)
+    return messages
 
 
 def write_jpeg(path, size: tuple[int, int] = (40, 30), value: int = 90) -> None:

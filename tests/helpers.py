@@ -62,3 +62,27 @@ def intra_class_paper_tables() -> dict[str, dict[str, list[str]]]:
         '2': markdown_rows(text, '### Table 2'),
         '3': markdown_rows(text, 'Interpretation used by mlkd'),
     }
+
+
+def metafile_cell_configs(paper: str, dataset: str | None = None) -> set[str]:
+    """Configs (paths under ``configs/``) that ``configs/*/metafile.yml`` names for a cell of
+    ``paper``'s tables (its ``Paper`` key; on ``dataset`` only, when given): the model index that
+    ``docs/reproduction.md`` is rendered from, each cell checked against docs/paper-tables.md by
+    ``tests/tools/test_render_reproduction.py``."""
+    import glob
+    import os.path as osp
+
+    import yaml
+
+    repo = osp.dirname(osp.dirname(osp.abspath(__file__)))
+    configs = set()
+    for path in glob.glob(osp.join(repo, 'configs', '*', 'metafile.yml')):
+        with open(path, encoding='utf-8') as file:
+            models = yaml.safe_load(file).get('Models') or []
+        for model in models:
+            if model['Config'] and any(
+                cell['Paper'] == paper and dataset in (None, cell['Dataset'])
+                for cell in model.get('Results') or []
+            ):
+                configs.add(model['Config'].removeprefix('configs/'))
+    return configs

@@ -1,4 +1,4 @@
-"""Repository-level rules: what git ignores, and how the source papers are cited."""
+"""Repository-level rules: what git ignores, what CI runs, and how the source papers are cited."""
 
 import os
 import os.path as osp
@@ -33,6 +33,53 @@ def test_gitignore_hides_only_the_top_level_build_and_dist(tmp_path):
     assert out.stdout.split() == paths[:3]
 
 
+def _readme_set_up_commands() -> list[str]:
+    """The command lines of the README's "Set up and run" block (comments left out)."""
+    with open(osp.join(REPO, 'README.md'), encoding='utf-8') as f:
+        text = f.read()
+    section = text[text.index('## Set up and run') :]
+    block = section[section.index('```bash\n') + len('```bash\n') :]
+    block = block[: block.index('```')]
+    return [line for line in block.splitlines() if line.strip() and not line.startswith('#')]
+
+
+@pytest.mark.skipif(shutil.which('bash') is None, reason='needs bash')
+def test_ci_runs_the_readme_set_up_commands_in_a_fresh_venv_then_ruff():
+    """``.ci/run`` takes its commands from the README (so the two cannot drift apart), makes a
+    fresh virtual environment for them, and runs ruff's lint and format checks."""
+    out = subprocess.run(
+        ['bash', osp.join(REPO, '.ci', 'run'), '--print-commands'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    commands = out.stdout.splitlines()
+    assert commands == _readme_set_up_commands() and len(commands) == 2
+    assert all('pip install -e ' in c and '-c requirements/constraints.txt' in c for c in commands)
+    with open(osp.join(REPO, '.ci', 'run'), encoding='utf-8') as f:
+        lines = [line.strip() for line in f if not line.lstrip().startswith('#')]
+    assert '"${PYTHON:-python3}" -m venv "$work/venv"' in lines
+    assert lines.index('ruff check .') > lines.index('bash -euo pipefail -c "$command"')
+    assert 'ruff format --check .' in lines
+
+
+def _pinned(name: str) -> str:
+    with open(osp.join(REPO, 'requirements', 'constraints.txt'), encoding='utf-8') as f:
+        pins = dict(line.strip().split('==') for line in f if '==' in line)
+    return pins[name]
+
+
+def test_pre_commit_runs_the_pinned_ruff_lint_and_format():
+    import yaml
+
+    with open(osp.join(REPO, '.pre-commit-config.yaml'), encoding='utf-8') as f:
+        hooks = {hook['id']: hook for repo in yaml.safe_load(f)['repos'] for hook in repo['hooks']}
+    assert hooks['ruff-check']['entry'].startswith('ruff check')
+    assert hooks['ruff-format']['entry'].startswith('ruff format')
+    for hook in hooks.values():
+        assert hook['additional_dependencies'] == [f'ruff=={_pinned("ruff")}']
+
+
 #: The internal names of the source documents (``<nnn>_<hash>.txt`` in the shared ``seeds``
 #: folder), whole, abbreviated (``004_...``, ``000_*.txt``) or as a bare number used as a citation
 #: (``004 Table B.1``, ``(001)``, ``004's``). Digits inside other numbers (``50,000``, ``0.004``,
@@ -51,10 +98,9 @@ def _text_files(root: str):
             yield osp.join(folder, name)
 
 
-@pytest.mark.parametrize('root', SCANNED)
-def test_papers_are_cited_by_title_not_by_internal_file_name(root):
-    """Readers outside the project cannot resolve ``<nnn>_<hash>.txt`` or ``004 Fig. D.1``:
-    the papers are cited by title, authors and venue (docs/methods.md lists them)."""
+def _matching_lines(root: str, pattern: re.Pattern) -> list[str]:
+    """``path:line: match in text`` for every line of the text files under ``root`` that
+    ``pattern`` matches."""
     hits = []
     for path in _text_files(osp.join(REPO, root)):
         try:
@@ -63,16 +109,44 @@ def test_papers_are_cited_by_title_not_by_internal_file_name(root):
         except UnicodeDecodeError:  # images
             continue
         for number, line in enumerate(lines, 1):
-            match = SEED_NAME.search(line)
+            match = pattern.search(line)
             if match:
                 hits.append(
                     f'{osp.relpath(path, REPO)}:{number}: {match.group(0)!r} in '
                     f'{line.strip()[:100]}'
                 )
+    return hits
+
+
+@pytest.mark.parametrize('root', SCANNED)
+def test_papers_are_cited_by_title_not_by_internal_file_name(root):
+    """Readers outside the project cannot resolve ``<nnn>_<hash>.txt`` or ``004 Fig. D.1``:
+    the papers are cited by title, authors and venue (docs/methods.md lists them)."""
+    hits = _matching_lines(root, SEED_NAME)
     assert not hits, (
         f'{len(hits)} line(s) cite a source document by its internal file name; '
         'cite the paper (title, authors, venue) instead:\n' + '\n'.join(hits)
     )
+
+
+#: A reference to the project's own issue tracker ("issue 21", "issues 11 and 22", "issue-21"): a
+#: reader outside the project cannot follow it. Another project's issues are cited with their
+#: repository and ``#`` (```Alibaba-MIIL/ASL``` issues #10) and are not matched.
+ISSUE_REFERENCE = re.compile(r'\b[Ii]ssues?[ -]\d')
+
+
+@pytest.mark.parametrize('root', SCANNED)
+def test_docs_and_code_carry_no_issue_tracker_references(root):
+    """Docs, configs, code and tools say what is true now and why, not which issue asked for it."""
+    hits = _matching_lines(root, ISSUE_REFERENCE)
+    assert not hits, 'references to issue numbers:\n' + '\n'.join(hits)
+
+
+def test_the_issue_check_sees_what_it_should():
+    assert ISSUE_REFERENCE.search('(issue 21)') and ISSUE_REFERENCE.search('issues 11 and 22')
+    assert ISSUE_REFERENCE.search('the issue-21 run') and ISSUE_REFERENCE.search('Issue 8:')
+    assert not ISSUE_REFERENCE.search('maintainer answers in issues #10, #31')
+    assert not ISSUE_REFERENCE.search('one issue that needs the distiller')
 
 
 #: A column of published numbers in a README table: ``paper <metric>`` (not the citation column
@@ -154,6 +228,39 @@ def test_every_source_line_cites_title_authors_and_venue(path):
     assert not vague, (
         f'{osp.relpath(path, REPO)}: "Source" paragraphs without a title in '
         'quotes, authors and venue:\n' + '\n'.join(vague)
+    )
+
+
+@pytest.mark.parametrize('path', _readmes(), ids=lambda p: osp.relpath(p, REPO))
+def test_paper_columns_quote_only_numbers_of_the_paper_tables(path):
+    """A column of a paper's numbers holds numbers that docs/paper-tables.md transcribes from the
+    papers (a code base's README, such as mdistiller's, is another source and says so in its
+    header), not numbers from elsewhere."""
+    with open(osp.join(REPO, 'docs', 'paper-tables.md'), encoding='utf-8') as f:
+        printed = set(re.findall(r'\d+\.\d+', f.read()))
+    with open(path, encoding='utf-8') as f:
+        lines = f.read().splitlines()
+    foreign = []
+    for index, header in _paper_tables(lines):
+        names = [cell.strip() for cell in header.strip('|').split('|')]
+        columns = [
+            k
+            for k, name in enumerate(names)
+            if PUBLISHED_COLUMN.search(name) and 'README' not in name
+        ]
+        for row in lines[index + 2 :]:
+            if not row.startswith('|'):
+                break
+            cells = [cell.strip() for cell in row.strip('|').split('|')]
+            foreign += [
+                f'{cells[0]}: {names[k]} {number}'
+                for k in columns
+                if k < len(cells)
+                for number in re.findall(r'\d+\.\d+', cells[k])
+                if number not in printed
+            ]
+    assert not foreign, f'{osp.relpath(path, REPO)}: numbers in no paper table:\n' + '\n'.join(
+        foreign
     )
 
 

@@ -1,6 +1,10 @@
 """A restructuring of configs/ changes nothing a user runs: sample leaves resolve exactly as the
 snapshots taken before it (``tests/data/config_snapshots``, written by
-``make_config_snapshots.py``; its docstring says when a snapshot may be regenerated)."""
+``make_config_snapshots.py``; its docstring says when a snapshot may be regenerated).
+
+A snapshot test by necessity: a whole resolved config has no independent reference. What the
+papers fix (schedules, pipelines, losses, weights) is checked against them key by key in the
+other tests of this folder; the snapshots add that nothing else moved."""
 
 import json
 import os.path as osp

@@ -1,14 +1,11 @@
 """Every dataset's sample list is checked when the dataset is built (mlkd/datasets/validation.py):
-duplicate images, labels outside the class range, VOC objects of unknown classes; and, with
+duplicate images, labels outside the class range, class names given twice, VOC objects of unknown
+classes, a warning counting the images smaller than the pipeline's crop; and, with
 ``tools/train.py --validate-data``, unreadable, truncated and too small images."""
-
-import logging
-import uuid
 
 import numpy as np
 import pytest
-from conftest import write_jpeg, write_voc
-from mmengine.logging import MMLogger
+from conftest import capture_log_messages, write_jpeg, write_voc
 
 import mlkd
 from mlkd.datasets import (
@@ -50,9 +47,8 @@ def _image_list(tmp_path, lines, **kwargs):
     for name in ('a.jpg', 'b.jpg'):
         write_jpeg(tmp_path / name)
     (tmp_path / 'ann.txt').write_text('\n'.join(lines) + '\n')
-    return MultiLabelImageList(
-        data_root=str(tmp_path), ann_file='ann.txt', classes=['x', 'y', 'z'], **kwargs
-    )
+    kwargs.setdefault('classes', ['x', 'y', 'z'])
+    return MultiLabelImageList(data_root=str(tmp_path), ann_file='ann.txt', **kwargs)
 
 
 def test_an_image_listed_twice_is_named_or_skipped_with_a_count(tmp_path):
@@ -65,15 +61,10 @@ def test_an_image_listed_twice_is_named_or_skipped_with_a_count(tmp_path):
         f"'{tmp_path / 'a.jpg'}' at samples 0 and 2" in message
     )
     assert 'duplicate_images="skip"' in message
-    # A fresh MMEngine logger becomes the current one, which the dataset logs to.
-    logger = MMLogger.get_instance(f'duplicates_test_{uuid.uuid4().hex[:8]}')
-    records = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append
-    logger.addHandler(handler)
+    messages = capture_log_messages()
     dataset = _image_list(tmp_path, lines, duplicate_images='skip')
     assert [dataset.get_data_info(i)['gt_label'] for i in range(len(dataset))] == [[0], [1]]
-    assert any('skipped 1 repeated entries of 3' in r.getMessage() for r in records)
+    assert any('skipped 1 repeated entries of 3' in m for m in messages)
 
 
 @pytest.mark.parametrize(
@@ -160,9 +151,56 @@ def test_validate_images_names_unreadable_truncated_and_too_small_images(tmp_pat
 def test_the_crop_size_is_that_of_a_crop_before_any_resize():
     crop = dict(type='RandomCrop', crop_size=32, padding=4)
     assert plain_crop_size([dict(type='LoadImageFromFile'), crop]) == (24, 24)
+    # mmpretrain's RandomCrop takes (h, w), mmcv's CenterCrop (w, h)
+    assert plain_crop_size([dict(type='RandomCrop', crop_size=(64, 48))]) == (64, 48)
     assert plain_crop_size([dict(type='CenterCrop', crop_size=(64, 48))]) == (48, 64)
     assert plain_crop_size([dict(type='RandomResizedCrop', scale=224), crop]) is None
+    assert plain_crop_size([dict(crop, pad_if_needed=True)]) is None
+    assert plain_crop_size([dict(type='CenterCrop', crop_size=8, auto_pad=True)]) is None
     assert plain_crop_size([dict(type='PackInputs')]) is None
+
+
+def test_images_smaller_than_the_crop_are_counted_once_when_the_dataset_is_built(
+    tmp_path, monkeypatch
+):
+    """mmpretrain's RandomCrop cuts such images to their own size, smaller than the crop: one
+    warning with their count at build time, nothing while samples are loaded."""
+    write_jpeg(tmp_path / 'c.jpg', size=(20, 50))  # 50 high, 20 wide
+    pipeline = [dict(type='LoadImageFromFile'), dict(type='RandomCrop', crop_size=(28, 28))]
+    messages = capture_log_messages()
+    dataset = _image_list(tmp_path, ['a.jpg 0', 'b.jpg 1', 'c.jpg 2'], pipeline=pipeline)
+    small = [m for m in messages if 'smaller than the' in m]
+    assert small == [
+        f'MultiLabelImageList: 1 of 3 images of {tmp_path / "ann.txt"} are smaller than the '
+        f'28x28 (height x width) crop of the pipeline, which cannot cut that size from them: '
+        f"'{tmp_path / 'c.jpg'}' 50x20. Resize them, let the crop pad them "
+        '(pad_if_needed=True), or refuse them with `tools/train.py --validate-data`.'
+    ]
+    assert dataset[2]['img'].shape[:2] == (28, 20)  # what the warning is about
+
+    import PIL.Image
+
+    def no_header_reads(*args, **kwargs):
+        raise AssertionError('an image header was read outside the dataset build')
+
+    monkeypatch.setattr(PIL.Image, 'open', no_header_reads)
+    messages = capture_log_messages()
+    [dataset[i] for i in range(2)]
+    # without such a crop no header is read at build time either
+    _image_list(tmp_path, ['a.jpg 0', 'c.jpg 2'])
+    assert not [m for m in messages if 'smaller than the' in m]
+
+
+def test_a_class_named_twice_is_refused_naming_the_file_the_name_and_the_lines(tmp_path):
+    (tmp_path / 'classes.txt').write_text('cat\ndog\nbird\ndog\n')
+    with pytest.raises(ValueError) as error:
+        _image_list(tmp_path, ['a.jpg 0'], classes=str(tmp_path / 'classes.txt'))
+    assert str(error.value).startswith(
+        f"MultiLabelImageList: the class name 'dog' is given twice in "
+        f"'{tmp_path / 'classes.txt'}' (lines 2 and 4)"
+    )
+    with pytest.raises(ValueError, match="'x' is given twice in the `classes` of the config"):
+        _image_list(tmp_path, ['a.jpg 0'], classes=['x', 'y', 'x'])
 
 
 def test_train_validate_data_names_the_bad_image(tmp_path):

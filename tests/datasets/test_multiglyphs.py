@@ -10,6 +10,8 @@ from mlkd.datasets.multiglyphs import GLYPH_CLASSES, GLYPH_SIZE, render_glyphs
 
 # Digests recorded when the bundled pretrained weights were built (mlkd/weights/manifest.json):
 # the same arguments must give the same bytes on any machine, or the weights cannot be rebuilt.
+# A snapshot by necessity: the bytes of generated glyphs have no independent reference; what
+# they must show (labels = glyphs present, no digit) is checked by the tests below.
 GLYPHS_DIGEST = '0af61889a3e7df72c452c6a12588e41e0fd132c3a9dad9c2551bb0b012e4fbd5'
 MOSAICS_DIGEST = 'ac3e1736634b049d7c2d17f7b83b78c96a947f021c50e6c407dd0899c3bbe3ed'
 

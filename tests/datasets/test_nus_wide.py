@@ -5,13 +5,11 @@ from __future__ import annotations
 import logging
 import os.path as osp
 import re
-import uuid
 
 import numpy as np
 import pytest
-from conftest import config_path, write_nus_wide
+from conftest import capture_log_messages, config_path, write_nus_wide
 from mmengine.config import Config
-from mmengine.logging import MMLogger
 from mmengine.registry import DefaultScope
 
 import mlkd
@@ -45,21 +43,16 @@ def _rows(ds):
 
 
 def test_official_protocols_keep_or_drop_unlabeled_and_skip_missing_with_a_count(root):
-    # A fresh MMEngine logger becomes the current one, which the dataset logs to.
-    logger = MMLogger.get_instance(f'nus_wide_test_{uuid.uuid4().hex[:8]}')
-    records = []
-    handler = logging.Handler(logging.INFO)
-    handler.emit = records.append
-    logger.addHandler(handler)
+    messages = capture_log_messages(logging.INFO)
     official = NUSWIDE(data_root=root, split='train', protocol='official')
     # The skip is counted in the log, not silent.
     assert any(
         re.search(
             r'NUSWIDE: skipped 1 of 4 images listed in .*TrainImagelist\.txt'
             r'.*zoo/0004_4\.jpg',
-            r.getMessage(),
+            message,
         )
-        for r in records
+        for message in messages
     )
     assert _rows(official) == [
         ('actor/0001_1.jpg', [0, 5]),
@@ -72,9 +65,9 @@ def test_official_protocols_keep_or_drop_unlabeled_and_skip_missing_with_a_count
         re.search(
             r'official_labeled keeps 2 of 4 images of .*TrainImagelist\.txt .*'
             r'counts 125,448 for the train split',
-            r.getMessage(),
+            message,
         )
-        for r in records
+        for message in messages
     )
     assert _rows(labeled) == [('actor/0001_1.jpg', [0, 5]), ('beach/0003_3.jpg', [80])]
     assert _rows(NUSWIDE(data_root=root, split='test', protocol='official_labeled')) == [

@@ -5,17 +5,37 @@ import os.path as osp
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 import pytest
 import yaml
 from conftest import REPO
 
-SOURCES = ('mlkd', 'configs', 'tools', 'requirements', 'setup.py', 'README.md', 'MANIFEST.in')
+SOURCES = (
+    'mlkd',
+    'configs',
+    'tools',
+    'requirements',
+    'setup.py',
+    'pyproject.toml',
+    'README.md',
+    'LICENSE',
+    'NOTICE',
+    'MANIFEST.in',
+)
 
 
 @pytest.fixture(scope='module')
 def venv(tmp_path_factory):
-    """A venv (seeing the system packages) with mlkd installed from a copy of this checkout."""
+    """A venv with mlkd installed from a copy of this checkout, its other packages (pip,
+    setuptools, wheel, torch, ...) those of the interpreter running the tests.
+
+    Not ``--system-site-packages``: from inside a virtual environment that shows the *base*
+    interpreter's packages, not the environment's (in a fresh ``python3 -m venv``: an old
+    setuptools and no wheel, where ``pip install --no-build-isolation`` stops at "invalid
+    command 'bdist_wheel'"). A ``.pth`` file naming this interpreter's site-packages adds them
+    after the new environment's own, without running their ``.pth`` files (so the editable
+    install of this checkout, if any, stays out)."""
     root = tmp_path_factory.mktemp('install')
     source = root / 'src'
     source.mkdir()
@@ -28,11 +48,17 @@ def venv(tmp_path_factory):
         else:
             shutil.copy(path, source / name)
     env_dir = root / 'venv'
-    subprocess.run(
-        [sys.executable, '-m', 'venv', '--system-site-packages', '--without-pip', str(env_dir)],
-        check=True,
-    )
+    subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(env_dir)], check=True)
     python = str(env_dir / 'bin' / 'python')
+    site = subprocess.run(
+        [python, '-c', 'import sysconfig; print(sysconfig.get_path("purelib"))'],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    outer = dict.fromkeys(sysconfig.get_path(key) for key in ('purelib', 'platlib'))
+    with open(osp.join(site, 'outer_site_packages.pth'), 'w', encoding='utf-8') as f:
+        f.write(''.join(f'{path}\n' for path in outer))
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
     out = subprocess.run(
         [
@@ -59,12 +85,7 @@ def venv(tmp_path_factory):
         'bin': str(env_dir / 'bin'),
         'env': env,
         'cwd': str(root),
-        'site': subprocess.run(
-            [python, '-c', 'import sysconfig; print(sysconfig.get_path("purelib"))'],
-            capture_output=True,
-            text=True,
-            env=env,
-        ).stdout.strip(),
+        'site': site,
     }
 
 
@@ -108,6 +129,22 @@ def test_installed_package_carries_configs_tools_and_a_model_index(venv):
     )
     assert sorted(listed) == expected
     assert all(osp.isfile(osp.join(mim, config)) for config in listed)
+
+
+def test_installed_distribution_carries_the_license_and_no_test_code(venv):
+    """LICENSE and NOTICE travel with the distribution; the tests' oracles stay in tests/."""
+    out = _run(
+        venv,
+        venv['python'],
+        '-c',
+        'import importlib.metadata as m; print("\\n".join(str(f) for f in m.files("mlkd")))',
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    files = out.stdout.split()
+    for name in ('LICENSE', 'NOTICE'):
+        assert any(f.startswith('mlkd-') and osp.basename(f) == name for f in files), name
+    assert not osp.exists(osp.join(venv['site'], 'mlkd', 'testing'))
+    assert not [f for f in files if f.startswith(('tests/', 'mlkd/testing/'))]
 
 
 def test_mlkd_command_resolves_package_configs(venv, tmp_path):

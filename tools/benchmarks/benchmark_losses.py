@@ -8,21 +8,26 @@ For every loss the script times one forward + backward of the module on fresh ``
 student logits (the task losses ASL and Two-way are called as a head calls them, on the student
 logits and the labels): the median over ``--repeats`` calls after warm-up, best of ``--rounds`` rounds that
 visit every loss in turn (other processes on a small shared machine cause bursts of load; the best
-round shows the loss's own cost). References: median of ``--ref-repeats`` calls. For partial softmax (PSM), positive
-divide (L_PD) and negative discrepancy (L_NDD, each switch setting) it also times the brute-force
-references of ``mlkd/testing/loss_references.py`` (Python loops over samples / positives /
-pairs) and checks that value and gradient agree; likewise for ASL (a loop over the ``B·C``
-entries) and Two-way (a loop over the class and sample sets).
+round shows the loss's own cost).
+
+With ``--references FILE`` (in a source checkout: ``tests/loss_references.py``, the brute-force
+transcriptions of the definitions that the unit tests compare against; they are test code and
+are not installed with mlkd) it also times those references, median of ``--ref-repeats`` calls,
+and checks that value and gradient agree: for partial softmax (PSM), positive divide (L_PD) and
+negative discrepancy (L_NDD, each switch setting) Python loops over samples / positives / pairs;
+for ASL a loop over the ``B·C`` entries; for Two-way a loop over the class and sample sets.
 
 Usage::
 
     python tools/benchmarks/benchmark_losses.py [--batch 64] [--classes 80] [--repeats 30]
-        [--rounds 5] [--ref-repeats 3] [--threads N]
+        [--rounds 5] [--ref-repeats 3] [--threads N] [--references tests/loss_references.py]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os.path as osp
 import platform
 import statistics
 import time
@@ -44,12 +49,27 @@ from mlkd.models.losses import (
     SoftmaxKDLoss,
     TwoWayMultiLabelLoss,
 )
-from mlkd.testing.loss_references import (
-    asymmetric_reference,
-    negative_discrepancy_reference,
-    partial_softmax_reference,
-    two_way_reference,
+
+#: The functions ``--references FILE`` must define.
+REFERENCE_FUNCTIONS = (
+    'asymmetric_reference',
+    'negative_discrepancy_reference',
+    'partial_softmax_reference',
+    'two_way_reference',
 )
+
+
+def load_references(path: str):
+    """The module of brute-force references in ``path``, checked to define what is timed."""
+    if not osp.isfile(path):
+        raise FileNotFoundError(f'--references {path!r}: no such file')
+    spec = importlib.util.spec_from_file_location('loss_references', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    missing = [name for name in REFERENCE_FUNCTIONS if not hasattr(module, name)]
+    if missing:
+        raise AttributeError(f'--references {path!r} does not define {", ".join(missing)}')
+    return module
 
 
 def make_problem(
@@ -99,6 +119,13 @@ def main() -> None:
         default=5,
         help='rounds of --repeats for the vectorised losses; best median kept',
     )
+    parser.add_argument(
+        '--references',
+        metavar='FILE',
+        default=None,
+        help='also time the brute-force references in FILE (a source checkout has them in '
+        'tests/loss_references.py) and check value and gradient against them',
+    )
     parser.add_argument('--ref-repeats', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument(
@@ -107,6 +134,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    try:
+        ref = load_references(args.references) if args.references else None
+    except (FileNotFoundError, AttributeError) as error:
+        parser.error(str(error))
 
     s_logits, t_logits, gt = make_problem(
         args.batch, args.classes, args.pos_per_row, args.ignore_frac, args.seed
@@ -123,7 +154,7 @@ def main() -> None:
         return (
             f'NegativeDiscrepancyLoss({", ".join(f"{k}={v!r}" for k, v in kw.items())})',
             NegativeDiscrepancyLoss(**kw),
-            lambda s: negative_discrepancy_reference(s, t_logits, gt, **kw),
+            lambda s: ref.negative_discrepancy_reference(s, t_logits, gt, **kw),
         )
 
     cases = [
@@ -131,14 +162,14 @@ def main() -> None:
         (
             'AsymmetricMultiLabelLoss()',
             AsymmetricMultiLabelLoss(),
-            lambda s: asymmetric_reference(s, gt),
+            lambda s: ref.asymmetric_reference(s, gt),
         ),
         (
             'AsymmetricMultiLabelLoss(gamma_pos=1, detach_focal_weight=False)',
             AsymmetricMultiLabelLoss(gamma_pos=1, detach_focal_weight=False),
-            lambda s: asymmetric_reference(s, gt, gamma_pos=1, detach_focal_weight=False),
+            lambda s: ref.asymmetric_reference(s, gt, gamma_pos=1, detach_focal_weight=False),
         ),
-        ('TwoWayMultiLabelLoss()', TwoWayMultiLabelLoss(), lambda s: two_way_reference(s, gt)),
+        ('TwoWayMultiLabelLoss()', TwoWayMultiLabelLoss(), lambda s: ref.two_way_reference(s, gt)),
         ('MultiLabelLogitDistillLoss()', MultiLabelLogitDistillLoss(), None),
         ('MultiLabelKDLoss(temperature=4)', MultiLabelKDLoss(), None),
         ('SoftmaxKDLoss(temperature=4)', SoftmaxKDLoss(), None),
@@ -146,12 +177,12 @@ def main() -> None:
         (
             'PartialSoftmaxLoss()',
             PartialSoftmaxLoss(),
-            lambda s: partial_softmax_reference(s, t_logits, gt, temperature=1.0),
+            lambda s: ref.partial_softmax_reference(s, t_logits, gt, temperature=1.0),
         ),
         (
             'PositiveDivideLoss(temperature=4)',
             PositiveDivideLoss(),
-            lambda s: partial_softmax_reference(
+            lambda s: ref.partial_softmax_reference(
                 s, t_logits, gt, temperature=4.0, temperature_squared=True
             ),
         ),
@@ -161,6 +192,8 @@ def main() -> None:
         ndd(form='exact', pair_norm='per_pair'),
         ndd(form='exact', pair_norm='global'),
     ]
+    if ref is None:
+        cases = [(name, module, None) for name, module, _ in cases]
 
     def closure(module):
         if isinstance(module, MultiLabelTaskLoss):  # head-style call

@@ -2,9 +2,7 @@
 
 ``CASES[name] = (constructor kwargs, inputs(seed) -> (args, kwargs))``. The inputs are built from a
 seeded generator, so a case gives the same tensors in every process and on every version of the
-code; the calls use only what the loss API has always accepted (task losses: ``(logits, gt)``
-positionally; every other input by name), so that ``make_loss_snapshots.py`` can record the values
-of an older version and ``test_loss_snapshots.py`` compare the current one against them.
+code (task losses: ``(logits, gt)`` positionally; every other input by name).
 """
 
 from __future__ import annotations
@@ -224,32 +222,3 @@ def build(name: str, **overrides):
 
     kwargs, _ = CASES[name]
     return MODELS.build(dict(type=name, **kwargs, **overrides))
-
-
-def record(name: str) -> list[dict[str, float]]:
-    """Values of the case's call(s): the loss (each term of a dict) and Σ grad² of the first
-    floating input, for one call (two for a stateful loss, on two seeds)."""
-    from mmengine.logging import MessageHub
-
-    # A fresh message hub: no epoch recorded by an earlier runner (SPLC reads it).
-    MessageHub.get_instance(f'loss_cases_{name}_{id(object())}')
-    loss = build(name).train()
-    out = []
-    for seed in (0, 1) if name in STATEFUL else (0,):
-        args, named = CASES[name][1](seed)
-        first = args[0] if args else next(iter(named.values()))
-        leaves = first if isinstance(first, list) else [first]
-        for leaf in leaves:
-            leaf.requires_grad_(True)
-        value = loss(*args, **named)
-        terms = value if isinstance(value, dict) else {'': value}
-        total = sum(terms.values())
-        total.backward()
-        grad = sum(float(leaf.grad.double().pow(2).sum()) for leaf in leaves)
-        out.append(
-            {
-                **{f'value{k and "_" + k}': float(v.detach()) for k, v in terms.items()},
-                'grad_sq': grad,
-            }
-        )
-    return out

@@ -6,9 +6,9 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
+from loss_references import crd_reference
 
 from mlkd.models.losses import CRDLoss, momentum_update, nce_loss
-from mlkd.testing.loss_references import crd_reference
 
 
 def _unit(batch, dim, seed):

@@ -3,10 +3,10 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from loss_references import dkd_reference
 from mmengine.logging import MessageHub
 
 from mlkd.models.losses import DKDLoss, decoupled_kd, softmax_kd
-from mlkd.testing.loss_references import dkd_reference
 
 
 def _case(batch, classes, seed, scale=3.0):

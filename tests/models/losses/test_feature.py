@@ -3,10 +3,10 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from loss_references import at_reference
 from mmengine.logging import MessageHub
 
 from mlkd.models.losses import ATLoss, FitNetLoss, attention_transfer, hint_mse
-from mlkd.testing.loss_references import at_reference
 
 
 def _maps(seed, shapes):

@@ -1,7 +1,7 @@
 """Logit-distillation losses: BCE-sum, MLD, PSM / L_PD, L_NDD, MSE, KD.
 
 Every closed form is compared with an independent computation
-(``mlkd/testing/loss_references.py``: loops over samples, positives and pairs, or hand formulas),
+(``tests/loss_references.py``: loops over samples, positives and pairs, or hand formulas),
 plus the numerical contract of ``mlkd/models/losses/base.py``: fp32 results, finite values and
 gradients at the extremes, the teacher never receives gradient, empty sets give a graph-connected
 0.
@@ -12,6 +12,12 @@ import itertools
 import pytest
 import torch
 import torch.nn.functional as F
+from loss_references import (
+    binary_kl_reference,
+    negative_discrepancy_reference,
+    negative_discrepancy_triple_loop,
+    partial_softmax_reference,
+)
 from mmengine.registry import DefaultScope
 
 from mlkd.models.losses import (
@@ -30,12 +36,6 @@ from mlkd.models.losses import (
     partial_softmax_kl,
 )
 from mlkd.registry import MODELS
-from mlkd.testing.loss_references import (
-    binary_kl_reference,
-    negative_discrepancy_reference,
-    negative_discrepancy_triple_loop,
-    partial_softmax_reference,
-)
 
 
 def _labels(batch, classes, seed, p_pos=0.3, p_ign=0.1):

@@ -2,9 +2,9 @@
 
 import pytest
 import torch
+from loss_references import mlld_reference
 
 from mlkd.models.losses import MLLDLoss, multi_level_logit_distill
-from mlkd.testing.loss_references import mlld_reference
 
 
 def _logits(batch, classes, seed, scale=3.0):

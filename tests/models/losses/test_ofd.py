@@ -3,9 +3,9 @@ three-case loop."""
 
 import pytest
 import torch
+from loss_references import ofd_margin_reference, ofd_reference
 
 from mlkd.models.losses import OFDLoss, ofd_margin, ofd_partial_l2
-from mlkd.testing.loss_references import ofd_margin_reference, ofd_reference
 
 
 def test_margin_matches_erfc_formula_including_thin_tails():

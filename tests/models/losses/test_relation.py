@@ -1,10 +1,10 @@
-"""RKD and PKT against loops over pairs and triples (``mlkd/testing/loss_references.py``)."""
+"""RKD and PKT against loops over pairs and triples (``tests/loss_references.py``)."""
 
 import pytest
 import torch
+from loss_references import pkt_reference, rkd_reference
 
 from mlkd.models.losses import PKTLoss, RKDLoss, pkt, rkd_angle, rkd_distance
-from mlkd.testing.loss_references import pkt_reference, rkd_reference
 
 
 def _emb(batch, dim_s, dim_t, seed, scale=1.0):

@@ -2,10 +2,10 @@
 
 import pytest
 import torch
+from loss_references import hcl_reference
 from mmengine.logging import MessageHub
 
 from mlkd.models.losses import ReviewKDLoss, hierarchical_context_loss
-from mlkd.testing.loss_references import hcl_reference
 
 
 def _levels(seed, shapes):

@@ -2,7 +2,7 @@
 Two-way paper's baselines WARP, RML (mlkd's reconstruction) and the multi-label softmax.
 
 Each module is checked against a float64 loop transcribing its paper's formula
-(``mlkd/testing/loss_references.py``) in value and gradient, on random batches and on the edge
+(``tests/loss_references.py``) in value and gradient, on random batches and on the edge
 cases of ``docs/methods.md`` §8 (±50 logits, batch size 1, classes and samples without positives
 or negatives, all-ignored rows, a batch without positives); as the loss of an mmpretrain
 ``MultiLabelLinearClsHead`` (``avg_factor`` ignored); on half-precision logits; and, for Two-way,
@@ -17,6 +17,16 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from loss_references import (
+    asymmetric_reference,
+    hill_reference,
+    multilabel_softmax_reference,
+    robust_ramp_reference,
+    sigmoid_focal_reference,
+    splc_reference,
+    two_way_reference,
+    warp_reference,
+)
 from mmengine.logging import MessageHub
 from mmengine.registry import DefaultScope
 from torch import nn
@@ -37,16 +47,6 @@ from mlkd.models.losses import (
     two_way_loss,
 )
 from mlkd.registry import MODELS
-from mlkd.testing.loss_references import (
-    asymmetric_reference,
-    hill_reference,
-    multilabel_softmax_reference,
-    robust_ramp_reference,
-    sigmoid_focal_reference,
-    splc_reference,
-    two_way_reference,
-    warp_reference,
-)
 
 # name -> (module, float64 loop reference). SPLC is checked without a runner (no epoch: no
 # correction) here and with an epoch below.

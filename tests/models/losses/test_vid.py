@@ -4,9 +4,9 @@ import math
 
 import pytest
 import torch
+from loss_references import vid_reference
 
 from mlkd.models.losses import VIDLoss
-from mlkd.testing.loss_references import vid_reference
 
 
 def _feats(seed, shapes):

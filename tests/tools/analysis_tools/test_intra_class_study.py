@@ -71,7 +71,7 @@ def test_finished_runs_are_reused_and_outputs_written(tmp_path):
     assert f'+0.90 [{0.9 - half:+.2f}, {0.9 + half:+.2f}]' in table
     with open(out / 'intra_class_study.csv', encoding='utf-8') as file:
         rows = list(csv.DictReader(file))
-    assert len(rows) == 21 and {r['run'] for r in rows} == set(RUNS)
+    assert len(rows) == len(RUNS) * 3 and {r['run'] for r in rows} == set(RUNS)  # x 3 seeds
     assert json.loads((out / 'intra_class_study.json').read_text()) == _results()
     assert_png(str(out / 'intra_class_study.png'))
     with pytest.raises(OutputExistsError, match='intra_class_study.md. exists; pass --overwrite'):

@@ -4,7 +4,8 @@ Each function transcribes the definition literally (explicit Python loops over s
 and sample pairs, sub-vectors built by indexing, ``torch.softmax`` for the sub-softmaxes) and shares
 no code with ``mlkd.models.losses``. They are slow by design; the package's closed forms are checked
 against them (``tests/models/losses/test_logit_losses.py``) and timed against them
-(``tools/benchmarks/benchmark_losses.py``).
+(``python tools/benchmarks/benchmark_losses.py --references tests/loss_references.py``). Test code:
+not installed with mlkd.
 """
 
 from __future__ import annotations
