@@ -4,6 +4,7 @@ becomes the pipeline's tensor, batches of one shape, labels at per-class thresho
 import csv
 import json
 import os
+import warnings
 
 import mmcv
 import numpy as np
@@ -117,3 +118,18 @@ def test_a_thresholds_file_of_another_label_set_is_refused(tmp_path):
     )
     with pytest.raises(ThresholdsFileError, match=r"#1: 'cow' vs 'dog'"):
         label_images(_labeler(), _png(tmp_path / 'a.png'), str(path), progress=False)
+
+
+def test_thresholds_of_another_config_warn(tmp_path):
+    path = tmp_path / 't.json'
+    record = dict(format='mlkd.thresholds/1', classes=CLASSES, thresholds=[0.5] * 3)
+    path.write_text(json.dumps(dict(record, config_sha256='b' * 64)))
+    labeler = _labeler()
+    labeler.config_sha256 = 'a' * 64
+    image = _png(tmp_path / 'a.png')
+    with pytest.warns(UserWarning, match='calibrated with another config'):
+        label_images(labeler, image, str(path), progress=False)
+    path.write_text(json.dumps(dict(record, config_sha256='a' * 64)))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert label_images(labeler, image, str(path), progress=False)[0]['image'] == image
