@@ -1,5 +1,5 @@
 """Install mlkd: ``pip install -e .`` (add ``.[tests]`` for the test suite, ``.[timm]`` for timm
-networks and safetensors files).
+networks and safetensors files, ``.[deploy]`` for ONNX export and ONNX Runtime inference).
 
 Besides the ``mlkd`` package this installs, as mim does, ``configs/``, ``tools/`` and a model index
 under ``mlkd/.mim/`` (copied at build time, no symlinks), and the ``mlkd`` console command.
@@ -117,7 +117,9 @@ setup(
     entry_points={'console_scripts': ['mlkd = mlkd.cli:main']},
     install_requires=runtime_requirements(),
     extras_require={
-        'tests': read_requirements('tests.txt'),
+        # the test suite checks the deployment tools too
+        'tests': read_requirements('tests.txt') + read_requirements('deploy.txt'),
+        'deploy': read_requirements('deploy.txt'),
         'optional': read_requirements('optional.txt'),
         'timm': read_requirements('timm.txt'),
     },

@@ -5,6 +5,8 @@
     mlkd collect work_dirs/ --out results.md
     mlkd analyze-logs plot_curve work_dirs/3d --out curves.png
     mlkd print-config mlkd::3d/3d_multidigits.py
+    mlkd export-onnx CONFIG CHECKPOINT --out model.onnx
+    mlkd infer model.onnx images/ --thresholds thresholds.json
 
 Each command runs a script of ``tools/`` with the remaining arguments, exactly as
 ``python tools/<script> ...`` would: from the repository when mlkd runs from a source checkout,
@@ -23,6 +25,9 @@ COMMANDS = {
     'train': 'train.py',
     'test': 'test.py',
     'export-student': 'export_student.py',
+    'export-onnx': 'deployment/pytorch2onnx.py',
+    'calibrate-thresholds': 'analysis_tools/calibrate_thresholds.py',
+    'infer': 'infer.py',
     'demo': 'demo.py',
     'collect': 'analysis_tools/collect_results.py',
     'analyze-logs': 'analysis_tools/analyze_logs.py',

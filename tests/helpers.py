@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -86,3 +87,69 @@ def metafile_cell_configs(paper: str, dataset: str | None = None) -> set[str]:
             ):
                 configs.add(model['Config'].removeprefix('configs/'))
     return configs
+
+
+#: Class names the deployment tests export with.
+DIGIT_CLASSES = [f'digit {i}' for i in range(10)]
+
+
+@functools.lru_cache(maxsize=4)
+def digits_classifier(config: str):
+    """A ``configs/multidigits/<config>`` classifier (random weights, eval mode) with a data
+    preprocessor whose channels differ (mean, std and the BGR->RGB flip all matter). Built once
+    per test process: callers must not change it."""
+    import os.path as osp
+
+    from mmengine.config import Config
+    from mmengine.registry import DefaultScope
+
+    from mlkd.registry import MODELS, register_all_modules
+
+    register_all_modules(init_default_scope=False)
+    path = osp.join(
+        osp.dirname(osp.dirname(osp.abspath(__file__))), 'configs', 'multidigits', config
+    )
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        torch.manual_seed(0)
+        net = MODELS.build(Config.fromfile(path).model)
+        net.data_preprocessor = MODELS.build(
+            dict(
+                type='MultiLabelDataPreprocessor',
+                num_classes=10,
+                mean=[10.0, 120.0, 200.0],
+                std=[50.0, 60.0, 70.0],
+                to_rgb=True,
+            )
+        )
+    return net.eval()
+
+
+@functools.lru_cache(maxsize=8)
+def export_score_model(network, fold: bool) -> bytes:
+    """``network`` as an mlkd ONNX model (32 x 32 inputs, :data:`DIGIT_CLASSES`), its
+    normalisation folded into the graph or left outside (exported once per test process)."""
+    from mlkd.deployment import Preprocessing, ScoreModel, export_onnx_bytes
+    from mlkd.deployment.onnx_export import FORMAT_VERSION, score_activation
+
+    preprocessing = Preprocessing.from_preprocessor(network.data_preprocessor)
+    metadata = {
+        'mlkd.format': FORMAT_VERSION,
+        'mlkd.classes': DIGIT_CLASSES,
+        'mlkd.activation': score_activation(network),
+        'mlkd.normalization': 'folded' if fold else 'external',
+        'mlkd.mean': preprocessing.mean,
+        'mlkd.std': preprocessing.std,
+        'mlkd.to_rgb': preprocessing.to_rgb,
+        'mlkd.input_shape': [3, 32, 32],
+        'mlkd.test_pipeline': [dict(type='PackInputs')],
+    }
+    model = ScoreModel(network, preprocessing if fold else None, score_activation(network))
+    return export_onnx_bytes(model, (3, 32, 32), metadata)
+
+
+def random_images(count: int) -> list[torch.Tensor]:
+    """``count`` random ``[3, 32, 32]`` pixel tensors (0..255), the same for every call."""
+    return [
+        torch.randint(0, 256, (3, 32, 32), generator=torch.Generator().manual_seed(i))
+        for i in range(count)
+    ]

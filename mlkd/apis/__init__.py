@@ -1,5 +1,6 @@
 """What the tools call (mmpretrain's ``apis``): train or evaluate a run, fill a teacher cache, run
-a benchmark (a task graph of stages over seeds) or a sweep, collect results. Library code under
+a benchmark (a task graph of stages over seeds) or a sweep, collect results, export a network to
+ONNX, calibrate thresholds, label images. Library code under
 ``mlkd`` never imports this package; the tools under ``tools/`` are argument parsers over it.
 """
 
@@ -13,6 +14,17 @@ from .benchmark import (
     run_benchmark,
 )
 from .demo import DEMO
+from .deployment import OnnxCheckError, OnnxExport, calibrate_thresholds, export_onnx
+from .inference import (
+    ImageDecodeError,
+    ImageLabeler,
+    LoadedClassifier,
+    init_classifier,
+    label_images,
+    list_images,
+    save_labels,
+    split_scores,
+)
 from .runs import (
     METRICS,
     StaleResultError,
@@ -28,6 +40,18 @@ from .tasks import Task, run_tasks
 from .teacher_cache import AMP_DTYPES, TeacherCacheWriter, fill_teacher_cache
 
 __all__ = [
+    'ImageDecodeError',
+    'ImageLabeler',
+    'LoadedClassifier',
+    'OnnxCheckError',
+    'OnnxExport',
+    'calibrate_thresholds',
+    'export_onnx',
+    'init_classifier',
+    'label_images',
+    'list_images',
+    'save_labels',
+    'split_scores',
     'AMP_DTYPES',
     'DEMO',
     'METRICS',

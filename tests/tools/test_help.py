@@ -92,6 +92,7 @@ def test_the_tool_folders_are_found():
         'tools',
         'tools/analysis_tools',
         'tools/benchmarks',
+        'tools/deployment',
         'tools/misc',
         'tools/visualization',
     }

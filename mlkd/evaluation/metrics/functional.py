@@ -298,8 +298,9 @@ def mean_average_precision(
 # ---------------------------------------------------------------------------------------------
 
 
-def threshold_predictions(scores: Tensor, thr: float = 0.5) -> Tensor:
-    """``scores [N, C]`` (probabilities) → bool ``[N, C]``, predicting ``score >= thr``."""
+def threshold_predictions(scores: Tensor, thr: float | Tensor = 0.5) -> Tensor:
+    """``scores [N, C]`` (probabilities) → bool ``[N, C]``, predicting ``score >= thr``; ``thr``
+    is one number or one per class (``[C]``, e.g. :mod:`mlkd.evaluation.thresholds`)."""
     check_finite_scores(scores)
     return scores >= thr
 
@@ -454,7 +455,7 @@ def multilabel_prf(
     scores: Tensor,
     targets: Tensor,
     convention: Convention = 'threshold',
-    thr: float = 0.5,
+    thr: float | Tensor = 0.5,
     k: int = 3,
     cf1_mode: CF1Mode = 'harmonic',
 ) -> dict[str, float]:
@@ -465,7 +466,7 @@ def multilabel_prf(
         targets: ``[N, C]`` targets (``> 0`` pos, ``0`` neg, ``< 0`` ignored).
         convention: ``'threshold'`` (score >= thr), ``'topk'`` (k per image) or ``'oracle_topk'``
             (k_i = number of positives of image i, L2D).
-        thr: threshold of the ``'threshold'`` convention.
+        thr: threshold of the ``'threshold'`` convention: one number, or ``[C]`` (one per class).
         k: k of the ``'topk'`` convention.
         cf1_mode: see :func:`prf_from_counts`.
     """

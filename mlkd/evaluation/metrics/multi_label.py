@@ -16,6 +16,7 @@ import torch
 from mmengine.evaluator import BaseMetric
 from torch import Tensor
 
+from mlkd.evaluation.thresholds import check_label_set, read_thresholds_file
 from mlkd.registry import METRICS
 from mlkd.utils.targets import sample_target
 
@@ -29,7 +30,7 @@ from .functional import (
 
 __all__ = ['MultiLabelMetrics', 'SampleMAP']
 
-_CONVENTIONS = ('threshold', 'topk', 'oracle_topk')
+_CONVENTIONS = ('threshold', 'topk', 'oracle_topk', 'calibrated')
 
 
 def _sample_to_record(data_sample: dict) -> dict[str, Tensor]:
@@ -63,8 +64,15 @@ class MultiLabelMetrics(BaseMetric):
             store them).
         topk: k of the ``'topk'`` convention. Giving it switches that convention on even if
             ``conventions`` does not list it; listing ``'topk'`` without it is an error.
-        conventions: any of ``'threshold'`` (keys ``*_thr<thr>``), ``'topk'`` (``*_top<k>``) and
-            ``'oracle_topk'`` (L2D's rule, keys ``*_oracle``).
+        conventions: any of ``'threshold'`` (keys ``*_thr<thr>``), ``'topk'`` (``*_top<k>``),
+            ``'oracle_topk'`` (L2D's rule, keys ``*_oracle``) and ``'calibrated'`` (keys
+            ``*_calib``, per-class thresholds of ``thresholds``).
+        thresholds: a per-class thresholds file (JSON of
+            ``tools/analysis_tools/calibrate_thresholds.py``, :mod:`mlkd.evaluation.thresholds`):
+            class c is predicted where ``pred_score[c] >= thresholds[c]``. Giving it switches the
+            ``'calibrated'`` convention on; listing that convention without it is an error. The
+            file's label set must be the dataset's (``dataset_meta['classes']``), in order, else
+            the evaluation fails naming both. The file is read at construction.
         cf1_mode: ``'harmonic'`` (CF1 = 2·CP·CR/(CP+CR), ML-GCN/ASL papers; key ``CF1_<tag>``) or
             ``'mean_of_class_f1'`` (mean of per-class F1, L2D's code / scikit-learn macro; key
             ``CF1macro_<tag>``).
@@ -92,6 +100,7 @@ class MultiLabelMetrics(BaseMetric):
         thr: float = 0.5,
         topk: int | None = None,
         conventions: Sequence[str] = ('threshold', 'oracle_topk'),
+        thresholds: str | None = None,
         cf1_mode: str = 'harmonic',
         empty_policy: str = 'zero',
         tie_policy: str = 'grouped',
@@ -110,6 +119,17 @@ class MultiLabelMetrics(BaseMetric):
                 conventions = conventions + ('topk',)
         elif 'topk' in conventions:
             raise ValueError("the 'topk' convention needs topk=<k>")
+        self.thresholds_file = None if thresholds is None else str(thresholds)
+        self.class_thresholds: Tensor | None = None
+        self._threshold_classes: list[str] = []
+        if self.thresholds_file is not None:
+            record = read_thresholds_file(self.thresholds_file)
+            self.class_thresholds = torch.from_numpy(record['thresholds'])
+            self._threshold_classes = record['classes']
+            if 'calibrated' not in conventions:
+                conventions = conventions + ('calibrated',)
+        elif 'calibrated' in conventions:
+            raise ValueError("the 'calibrated' convention needs thresholds=<thresholds file>")
         if cf1_mode not in CF1_MODES:
             raise ValueError(f'cf1_mode must be one of {CF1_MODES}, got {cf1_mode!r}')
         if empty_policy not in ('zero', 'exclude'):
@@ -135,7 +155,22 @@ class MultiLabelMetrics(BaseMetric):
             return f'thr{self.thr:g}'
         if convention == 'topk':
             return f'top{self.topk}'
+        if convention == 'calibrated':
+            return 'calib'
         return 'oracle'
+
+    def _check_thresholds(self, num_classes: int) -> None:
+        """The thresholds file fits the evaluated label set (names when the dataset has them)."""
+        classes = (self.dataset_meta or {}).get('classes')
+        if classes is not None:
+            check_label_set(
+                self._threshold_classes, classes, self.thresholds_file, 'the evaluated dataset'
+            )
+        if len(self._threshold_classes) != num_classes:
+            raise ValueError(
+                f'thresholds file {self.thresholds_file!r} holds {len(self._threshold_classes)} '
+                f'thresholds but the scores have {num_classes} classes'
+            )
 
     def compute_metrics(self, results: list) -> dict[str, float]:
         """Concatenate the records and return ``mAP`` and the per-convention P/R/F1 keys."""
@@ -145,10 +180,26 @@ class MultiLabelMetrics(BaseMetric):
         self.last_num_positives = (targets > 0).sum(0).numpy()
         metrics: dict[str, float] = {'mAP': mean_of_ap(ap)}
         cf1_name = 'CF1macro' if self.cf1_mode in ('mean_of_class_f1', 'macro') else 'CF1'
+        if self.class_thresholds is not None:
+            self._check_thresholds(scores.shape[1])
         for convention in self.conventions:
-            values = multilabel_prf(
-                scores, targets, convention, thr=self.thr, k=self.topk or 0, cf1_mode=self.cf1_mode
-            )
+            if convention == 'calibrated':  # the threshold rule with one threshold per class
+                values = multilabel_prf(
+                    scores.double(),
+                    targets,
+                    'threshold',
+                    thr=self.class_thresholds,
+                    cf1_mode=self.cf1_mode,
+                )
+            else:
+                values = multilabel_prf(
+                    scores,
+                    targets,
+                    convention,
+                    thr=self.thr,
+                    k=self.topk or 0,
+                    cf1_mode=self.cf1_mode,
+                )
             tag = self._tag(convention)
             for name in ('CP', 'CR', 'CF1', 'OP', 'OR', 'OF1'):
                 key = cf1_name if name == 'CF1' else name
