@@ -33,7 +33,6 @@ import torch
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
-from mmpretrain.structures import DataSample
 
 HERE = osp.dirname(osp.abspath(__file__))
 ROOT = osp.dirname(osp.dirname(HERE))
@@ -41,10 +40,15 @@ for path in (HERE, osp.join(ROOT, 'tools'), ROOT):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from benchmark_distill_step import method_cfg, net_cfg, timed_interleaved  # noqa: E402
 from cache_teacher import TeacherCacheWriter  # noqa: E402
 
 import mlkd  # noqa: E402
+from mlkd.benchmarks.common import (  # noqa: E402
+    method_cfg,
+    net_cfg,
+    random_batch,
+    timed_interleaved,
+)
 from mlkd.models.distillers.teacher_cache import CACHE_DTYPES, TeacherOutputCache  # noqa: E402
 from mlkd.registry import MODELS  # noqa: E402
 
@@ -92,22 +96,6 @@ def pair_cfg(pair: str) -> dict:
             to_onehot=True,
         ),
     )
-
-
-def random_batch(size: int, image_size: int, num_classes: int) -> dict:
-    """A loader batch of random uint8 images, 1-3 labels each, ``sample_idx`` 0..size-1."""
-    g = torch.Generator().manual_seed(0)
-    samples = []
-    for index in range(size):
-        labels = torch.randperm(num_classes, generator=g)[: 1 + index % 3].tolist()
-        sample = DataSample().set_gt_label(labels)
-        sample.set_metainfo(dict(sample_idx=index))
-        samples.append(sample)
-    images = [
-        torch.randint(0, 256, (3, image_size, image_size), dtype=torch.uint8, generator=g)
-        for _ in range(size)
-    ]
-    return dict(inputs=images, data_samples=samples)
 
 
 def row_bytes(cache: TeacherOutputCache) -> dict[str, int]:
