@@ -18,6 +18,7 @@ import io
 import json
 import os
 import os.path as osp
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -347,10 +348,15 @@ def decoder_variants(
     for path in image_files(data_root, images):
         with open(path, 'rb') as file:
             blobs.append(file.read())
-    return {
-        name: (lambda decode=decode: [decode(b) for b in blobs] and None)
-        for name, decode in raw_decoders(target).items()
-    }
+
+    def decode_all(decode: Callable[[bytes], Any]) -> Callable[[], None]:
+        def run() -> None:
+            for blob in blobs:
+                decode(blob)
+
+        return run
+
+    return {name: decode_all(decode) for name, decode in raw_decoders(target).items()}
 
 
 def cuda_decode_rate(
@@ -382,8 +388,6 @@ def measure(
 ) -> dict[Any, float]:
     """Images per second of each variant (one pass = ``images`` images), in one worker's
     threads, passes interleaved, median of ``repeats`` after ``warmup``."""
-    import time
-
     with one_worker_threads():
         seconds = timed_interleaved(variants, repeats, 'cpu', warmup, clock or time.perf_counter)
     return {key: images / value for key, value in seconds.items()}
@@ -393,8 +397,6 @@ def dataloader_rate(dataset, workers: int, batch_size: int = 32, passes: int = 2
     """Images per second of a ``DataLoader`` over ``dataset`` with ``workers`` processes
     (mmengine's ``pseudo_collate``, as the runner), the best of ``passes`` epochs after one
     warm-up epoch (the workers persist)."""
-    import time
-
     from mmengine.dataset import pseudo_collate
     from torch.utils.data import DataLoader
 

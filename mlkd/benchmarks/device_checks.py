@@ -67,12 +67,18 @@ SIZES = {
 }
 #: The fp16 loss of a step may differ from the fp32 one by this much (relative, per loss term).
 FP16_LOSS_RTOL = 2e-2
-#: Cosine between the fp16 step's (unscaled) gradient and the fp32 one, over all weights.
-FP16_GRAD_COSINE = 0.99
+#: Cosine between the fp16 step's (unscaled) gradient and the fp32 one, over all weights. fp16
+#: rounding alone, through the backward of a randomly initialised ResNet-34, turns the early
+#: layers' gradients by a few degrees (CPU: whole-vector cosine 0.96 at 64 px and batch 2, 0.98 at
+#: 128 px and batch 8; docs/benchmarks/gpu.md): the check is for a broken graph, not for that.
+FP16_GRAD_COSINE = 0.95
+#: Norm of the fp16 step's unscaled gradient against the fp32 one (a wrong unscale is off by the
+#: loss scale).
+FP16_GRAD_NORM_RTOL = 0.05
 #: Channels-last against contiguous, fp32: relative difference per loss term.
 CHANNELS_LAST_RTOL = 1e-4
 #: One process against DDP: relative difference of losses and weight updates.
-DDP_RTOL = 1e-4
+DDP_RTOL = 1e-3
 #: fp16 steps skipped at most (scale halved each time) before the gradients must be finite.
 MAX_SKIPPED = 24
 #: Multiplies the loss of the injected-overflow step: far beyond float16's range once scaled.
@@ -117,9 +123,11 @@ class Setup:
             model['probe_input_size'] = (self.image_size, self.image_size)
             self.model_cfgs[method] = model
             self.num_classes = pair_cfg.num_classes
-        if self.batch < 2 or self.batch % 2:
+        ranks = max(self.processes, 1)
+        if self.batch < ranks or self.batch % ranks:
             raise ValueError(
-                f'--batch must be even and >= 2 (halved over 2 ranks), got {self.batch}'
+                f'--batch must be a multiple of --processes ({ranks}; the DDP check splits '
+                f'the batch over the ranks), got {self.batch}'
             )
 
     def batch_data(self) -> dict:
@@ -196,6 +204,10 @@ def relative_differences(a: dict, b: dict) -> dict[str, float]:
     return out
 
 
+def _norm(tensors: dict[str, torch.Tensor]) -> float:
+    return float(torch.cat([t.double().flatten() for t in tensors.values()]).norm())
+
+
 def cosine(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
     x = torch.cat([a[k].double().flatten() for k in b])
     y = torch.cat([b[k].double().flatten() for k in b])
@@ -209,6 +221,19 @@ def _worst(differences: dict[str, float]) -> tuple[str, float]:
 
 def _identical(a: dict, b: dict) -> bool:
     return set(a) == set(b) and all(torch.equal(a[k], b[k]) for k in b)
+
+
+@contextmanager
+def ieee_fp32() -> Iterator[None]:
+    """fp32 matmuls and convolutions in IEEE fp32, not TF32 (cuDNN's default on Ampere and
+    later), within the block: the checks compare fp32 results across batch splits and memory
+    layouts, where TF32's 10-bit mantissa would dominate every difference."""
+    previous = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = previous
 
 
 @contextmanager
@@ -270,10 +295,12 @@ def check_fp16_step(setup: Setup, method: str, data: dict) -> list[Check]:
         amp.zero_grad()
     term, loss_diff = _worst(relative_differences(log16, log32))
     cos = cosine(grads16, grads32) if finite else math.nan
+    norm_ratio = _norm(grads16) / max(_norm(grads32), 1e-300) if finite else math.nan
     numbers = dict(
         loss_rel_diff=loss_diff,
         worst_term=term,
         grad_cosine=cos,
+        grad_norm_ratio=norm_ratio,
         grads_finite=finite,
         skipped_steps=skipped,
         loss_scale=amp.loss_scaler.get_scale(),
@@ -301,7 +328,12 @@ def check_fp16_step(setup: Setup, method: str, data: dict) -> list[Check]:
         )
     if mem32['peak'] is not None:
         timing += f'; peak fp32 {mib(mem32["peak"])}, fp16 {mib(mem16["peak"])}'
-    ok = finite and loss_diff <= FP16_LOSS_RTOL and cos >= FP16_GRAD_COSINE
+    ok = (
+        finite
+        and loss_diff <= FP16_LOSS_RTOL
+        and cos >= FP16_GRAD_COSINE
+        and abs(norm_ratio - 1) <= FP16_GRAD_NORM_RTOL
+    )
     rows = [
         Check(
             'fp16 step',
@@ -309,8 +341,9 @@ def check_fp16_step(setup: Setup, method: str, data: dict) -> list[Check]:
             'pass' if ok else 'fail',
             f'max loss rel. diff {loss_diff:.1e} ({term}; tol {FP16_LOSS_RTOL:g}); grads '
             f'{"finite" if finite else "NOT finite"} after {skipped} skipped step(s) (scale '
-            f'{initial_scale:g} -> {numbers["loss_scale"]:g}), cosine to fp32 {cos:.5f} (>= '
-            f'{FP16_GRAD_COSINE})' + timing,
+            f'{initial_scale:g} -> {numbers["loss_scale"]:g}), to fp32: cosine {cos:.4f} (>= '
+            f'{FP16_GRAD_COSINE}), norm ratio {norm_ratio:.4f} (1 ± {FP16_GRAD_NORM_RTOL})'
+            + timing,
             numbers,
         )
     ]
@@ -577,8 +610,15 @@ def _ddp_step(setup: Setup, method: str, data: dict, device: str, distributed: b
     torch.manual_seed(1)
     log_vars = runner_model.train_step(data, wrapper)
     after = weights(model)
+    gathered = [name for name, on in model.loss_router.gathers.items() if on]
     return dict(
         losses={k: float(v.detach()) for k, v in log_vars.items()},
+        # The terms of the losses the router all-gathers (their value is the global batch's).
+        global_keys=[
+            k
+            for k in log_vars
+            if any(k == f'loss_{n}' or k.startswith(f'loss_{n}_') for n in gathered)
+        ],
         update={k: (after[k] - before[k]).cpu() for k in before},
     )
 
@@ -602,7 +642,8 @@ def _half(data: dict, rank: int, world_size: int) -> dict:
 
 
 def _ddp_worker(rank: int, world_size: int, port: int, setup_args: dict, out_dir: str) -> None:
-    """One rank of the DDP check: half the batch, every method, results to ``rank<r>.pt``."""
+    """One rank of the DDP check: its share of the batch, every method, results to
+    ``rank<r>.pt``."""
     import mlkd
 
     mlkd.register_all_modules()
@@ -614,10 +655,11 @@ def _ddp_worker(rank: int, world_size: int, port: int, setup_args: dict, out_dir
         torch.set_num_threads(1)
     dist.init_process_group('nccl' if cuda else 'gloo', rank=rank, world_size=world_size)
     try:
-        setup = Setup(**setup_args)
-        device = f'cuda:{rank}' if cuda else 'cpu'
-        data = _half(setup.batch_data(), rank, world_size)
-        out = {m: _ddp_step(setup, m, data, device, True) for m in setup.methods}
+        with ieee_fp32():
+            setup = Setup(**setup_args)
+            device = f'cuda:{rank}' if cuda else 'cpu'
+            data = _half(setup.batch_data(), rank, world_size)
+            out = {m: _ddp_step(setup, m, data, device, True) for m in setup.methods}
         torch.save(out, os.path.join(out_dir, f'rank{rank}.pt'))
     finally:
         dist.destroy_process_group()
@@ -648,16 +690,16 @@ def check_ddp(setup: Setup, world_size: int, reference: dict) -> Check:
             torch.load(os.path.join(out_dir, f'rank{r}.pt'), weights_only=True)
             for r in range(world_size)
         ]
-    worst_loss, worst_update, gathered = 0.0, 0.0, set()
+    worst_loss, worst_update, gathered = 0.0, 0.0, []
     for method, single in reference.items():
         for key, value in single['losses'].items():
             per_rank = [r[method]['losses'][key] for r in ranks]
-            scale = max(abs(value), 1e-12)
-            equal_everywhere = all(abs(v - value) / scale <= DDP_RTOL for v in per_rank)
-            if equal_everywhere and world_size > 1 and key != 'loss':
-                gathered.add(f'{method}:{key}')
-            mean = sum(per_rank) / world_size
-            diff = 0.0 if equal_everywhere else abs(mean - value) / scale
+            scale = max(abs(value), 1e-6)
+            if key in single['global_keys']:  # every rank sees the global batch
+                gathered.append(f'{method}:{key}')
+                diff = max(abs(v - value) for v in per_rank) / scale
+            else:  # a per-rank value; their mean is the global batch's
+                diff = abs(sum(per_rank) / world_size - value) / scale
             worst_loss = max(worst_loss, diff)
         update = {k: torch.stack([r[method]['update'][k] for r in ranks]) for k in single['update']}
         # DDP averages the gradients: every rank applies the same update.
@@ -673,8 +715,8 @@ def check_ddp(setup: Setup, world_size: int, reference: dict) -> Check:
         name,
         ' '.join(reference),
         'pass' if ok else 'fail',
-        f'{backend}, {bn}: losses max rel. diff {worst_loss:.1e} (per-rank mean; '
-        f'{len(gathered)} global-batch terms equal on every rank), weight updates max rel. diff '
+        f'{backend}, {bn}: losses max rel. diff {worst_loss:.1e} ({len(gathered)} global-batch '
+        'terms on every rank, the others as the mean over ranks), weight updates max rel. diff '
         f'{worst_update:.1e} (tol {DDP_RTOL:g}); {seconds:.1f} s',
         dict(
             backend=backend,
@@ -690,7 +732,13 @@ def check_ddp(setup: Setup, world_size: int, reference: dict) -> Check:
 
 
 def run_checks(setup: Setup, progress: Callable[[str], None] = print) -> list[Check]:
-    """Every check on ``setup``; ``progress`` is told what runs."""
+    """Every check on ``setup`` (fp32 without TF32, :func:`ieee_fp32`); ``progress`` is told
+    what runs."""
+    with ieee_fp32():
+        return _run_checks(setup, progress)
+
+
+def _run_checks(setup: Setup, progress: Callable[[str], None]) -> list[Check]:
     data = setup.batch_data()
     checks: list[Check] = []
     with tempfile.TemporaryDirectory() as cache_root:

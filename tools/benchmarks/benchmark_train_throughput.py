@@ -13,8 +13,8 @@ torchvision transforms.v2 pipelines with the same crops (decoded by torchvision.
 OpenCV), and decoders alone (nvJPEG too on CUDA); --workers times real DataLoaders.
 
 With both parts, the workers a GPU needs: step images/s / one worker's images/s. Prints
-Markdown tables; --out writes everything as JSON. --tiny: the suite's shapes (MultiDigits pair
-at 32 px, batch 4; 8 images).
+Markdown tables; --out writes everything as JSON. --tiny: a quick run, the suite's (MultiDigits
+pair at 32 px, batch 4; one timed step or pass after one; 8 images).
 
     python tools/benchmarks/benchmark_train_throughput.py [--part steps data] [--tiny]
         [--device cuda] [--shapes 224x64 448x32] [--method 3d l2d mld] [--precision fp32 amp]
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import tempfile
 import time
 
@@ -110,7 +111,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.tiny:
         args.shapes = args.shapes or list(train_throughput.TINY['shapes'])
         args.images = args.images or 8
-        args.repeats, args.warmup, args.data_repeats = min(args.repeats, 2), 1, 1
+        args.repeats, args.warmup, args.data_repeats = 1, 1, 1
     args.shapes = args.shapes or list(train_throughput.SHAPES)
     args.images = args.images or 300
     return args
@@ -172,12 +173,16 @@ def data_part(args, clock, progress) -> dict:
         root = args.data_root or folder
         if args.data_root is None:
             progress(f'writing {args.images} COCO-format JPEGs')
-            out['images'] = data_pipeline.write_coco(root, args.images)
-        else:
-            out['images'] = dict(data_root=root, images=args.images)
+            data_pipeline.write_coco(root, args.images)
+        files = data_pipeline.image_files(root, args.images)
+        out['images'] = dict(
+            data_root=args.data_root or 'generated',
+            count=len(files),
+            mean_bytes=sum(map(os.path.getsize, files)) / max(len(files), 1),
+        )
         progress('pipelines: one worker, passes interleaved')
         variants = data_pipeline.pipeline_variants(root, args.pipelines, args.images)
-        rates = data_pipeline.measure(variants, args.images, args.data_repeats, 1, clock)
+        rates = data_pipeline.measure(variants, len(files), args.data_repeats, 1, clock)
         out['pipelines'] = [
             dict(pipeline=p, implementation=i, decoder=d, images_per_second=v)
             for (p, i, d), v in rates.items()
@@ -185,7 +190,7 @@ def data_part(args, clock, progress) -> dict:
         progress('decoders alone')
         decoders = data_pipeline.measure(
             data_pipeline.decoder_variants(root, args.images),
-            args.images,
+            len(files),
             args.data_repeats,
             1,
             clock,
@@ -217,8 +222,8 @@ def data_part(args, clock, progress) -> dict:
         if r['implementation'].startswith('shipped') and 'as shipped' in r['decoder']
     }
     print(
-        f'\nOne worker (one thread), {args.images} images '
-        f'({out["images"].get("mean_bytes", 0) / 1e3:.0f} kB mean), median of '
+        f'\nOne worker (one thread), {out["images"]["count"]} images '
+        f'({out["images"]["mean_bytes"] / 1e3:.0f} kB mean), median of '
         f'{args.data_repeats} pass(es), {args.clock} clock:'
     )
     print(

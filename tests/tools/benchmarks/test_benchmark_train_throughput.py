@@ -7,7 +7,8 @@ import math
 
 from conftest import load_tool
 
-ARGS = ['--tiny', '--device', 'cpu', '--method', '3d', '--precision', 'amp', '--pipelines', 'l2d']
+ARGS = ['--tiny', '--device', 'cpu', '--shapes', '16x2', '--method', '3d', '--precision', 'amp']
+ARGS += ['--pipelines', 'l2d']
 
 
 def test_tiny_run_reports_steps_data_and_workers(tmp_path, capsys):
@@ -41,4 +42,4 @@ def test_tiny_run_reports_steps_data_and_workers(tmp_path, capsys):
     for row in results['workers_needed']:
         assert row['workers'] == math.ceil(row['step_images_per_second'] / worker)
     printed = capsys.readouterr().out
-    assert '| 32 px, 4 | amp | 3d cached |' in printed and '| l2d | shipped' in printed
+    assert '| 16 px, 2 | amp | 3d cached |' in printed and '| l2d | shipped' in printed

@@ -10,8 +10,10 @@ import mlkd
 from mlkd.benchmarks import device_checks
 from mlkd.benchmarks.device_checks import Check, Setup
 
-# fp16 on CPU is slow: no timing, and the loss scale starts where 3D's gradients fit at init.
-TINY = ['--device', 'cpu', '--repeats', '0', '--init-scale', '256']
+# fp16 on CPU is slow: 16 px, batch 2, no timing, and the loss scale starts where 3D's
+# gradients fit at init.
+TINY = ['--device', 'cpu', '--image-size', '16', '--batch', '2', '--repeats', '0']
+TINY += ['--init-scale', '256']
 
 
 def test_every_check_passes_on_cpu(tmp_path, capsys):
