@@ -96,9 +96,12 @@ def test_the_tool_folders_are_found():
         'tools/misc',
         'tools/visualization',
     }
+    # gpu_check.py checks rather than times, beside the benchmarks whose helpers it shares
+    # (issue 32 names it so).
     assert all(
         osp.basename(p).startswith('benchmark_') == (osp.dirname(p) == 'tools/benchmarks')
         for p in SCRIPTS
+        if p != 'tools/benchmarks/gpu_check.py'
     )
 
 

@@ -25,39 +25,21 @@ thread on an idle machine the two agree.
 from __future__ import annotations
 
 import argparse
-import os.path as osp
 import time
 
 import torch
-from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
-from mmpretrain.structures import DataSample
 
 import mlkd
-from mlkd.apis.step_timing import method_cfg, net_cfg, timed_interleaved
+from mlkd.benchmarks.common import config, method_cfg, net_cfg, random_batch, timed_interleaved
 from mlkd.registry import MODELS
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 #: Method bases timed (``configs/_base_/methods/<name>.py``). The feature methods read the
 #: ResNet stage taps of ``configs/_base_/taps/resnet.py``; OFD needs pre-ReLU taps, which
 #: mmpretrain's ResNet does not have (its blocks apply the last ReLU to the residual sum
 #: inline), so it is not offered here.
 METHODS = ('3d', 'mld', 'kd', 'rkd', 'pkt', 'crd', 'fitnet', 'at', 'vid', 'reviewkd')
-
-
-def batch(size: int, num_classes: int = 80) -> dict:
-    g = torch.Generator().manual_seed(0)
-    samples = []
-    for _ in range(size):
-        labels = torch.randperm(num_classes, generator=g)[:3].tolist()
-        sample = DataSample().set_gt_label(labels)
-        sample.set_metainfo(dict(sample_idx=len(samples)))  # CRD's bank rows
-        samples.append(sample)
-    images = [
-        torch.randint(0, 256, (3, 224, 224), dtype=torch.uint8, generator=g) for _ in range(size)
-    ]
-    return dict(inputs=images, data_samples=samples)
 
 
 def main() -> None:
@@ -98,8 +80,8 @@ def main() -> None:
     optim = dict(optimizer=dict(type='Adam', lr=1e-4, weight_decay=1e-4))
     if args.amp:
         optim.update(type='MixedPrecisionOptimWrapper', device=args.device)
-    taps = Config.fromfile(osp.join(ROOT, 'configs', '_base_', 'taps', 'resnet.py')).resnet_taps
-    data = batch(args.batch)
+    taps = config('_base_/taps/resnet.py').resnet_taps
+    data = random_batch(args.batch, 224, 80)
     with DefaultScope.overwrite_default_scope('mlkd'):
         student = MODELS.build(dict(net_cfg('resnet18'), data_preprocessor=preprocessor))
         teacher = MODELS.build(dict(net_cfg('resnet34'), data_preprocessor=preprocessor)).eval()

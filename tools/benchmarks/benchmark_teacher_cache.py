@@ -32,11 +32,10 @@ import torch
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
-from mmpretrain.structures import DataSample
 
 import mlkd
-from mlkd.apis.step_timing import method_cfg, net_cfg, timed_interleaved
 from mlkd.apis.teacher_cache import TeacherCacheWriter
+from mlkd.benchmarks.common import method_cfg, net_cfg, random_batch, timed_interleaved
 from mlkd.models.distillers.teacher_cache import CACHE_DTYPES, TeacherOutputCache
 from mlkd.registry import MODELS
 
@@ -86,22 +85,6 @@ def pair_cfg(pair: str) -> dict:
             to_onehot=True,
         ),
     )
-
-
-def random_batch(size: int, image_size: int, num_classes: int) -> dict:
-    """A loader batch of random uint8 images, 1-3 labels each, ``sample_idx`` 0..size-1."""
-    g = torch.Generator().manual_seed(0)
-    samples = []
-    for index in range(size):
-        labels = torch.randperm(num_classes, generator=g)[: 1 + index % 3].tolist()
-        sample = DataSample().set_gt_label(labels)
-        sample.set_metainfo(dict(sample_idx=index))
-        samples.append(sample)
-    images = [
-        torch.randint(0, 256, (3, image_size, image_size), dtype=torch.uint8, generator=g)
-        for _ in range(size)
-    ]
-    return dict(inputs=images, data_samples=samples)
 
 
 def row_bytes(cache: TeacherOutputCache) -> dict[str, int]:

@@ -1,5 +1,5 @@
 """tools/benchmarks/benchmark_distill_step.py: ``--clock cpu`` is refused on CUDA (the timing itself:
-tests/apis/test_step_timing.py)."""
+tests/benchmarks/test_common.py)."""
 
 import pytest
 from conftest import load_tool

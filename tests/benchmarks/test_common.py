@@ -1,7 +1,7 @@
-"""mlkd.apis.step_timing: the variants are timed round-robin with the clock given, warm-up rounds
+"""mlkd.benchmarks.common: the variants are timed round-robin with the clock given, warm-up rounds
 untimed, one median per variant; the timed networks and methods come without downloads."""
 
-from mlkd.apis.step_timing import CRD_SAMPLES, method_cfg, net_cfg, timed_interleaved
+from mlkd.benchmarks.common import CRD_SAMPLES, method_cfg, net_cfg, timed_interleaved
 
 
 def test_steps_run_round_robin_and_report_medians_of_the_timed_rounds():
