@@ -707,7 +707,7 @@ RUN_FIRST = (
     'tests/tools/test_tool_server.py',
     'tests/tools/analysis_tools/test_logs.py',
     'tests/engine/test_amp.py',
-    'tests/tools/test_sweep.py',
+    'tests/tools/test_sweep_tool.py',
     'tests/tools/test_bad_inputs.py',
     'tests/tools/analysis_tools/test_per_class.py',
     'tests/engine/test_teacher_cache_distributed.py',

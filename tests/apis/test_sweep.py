@@ -1,5 +1,5 @@
 """mlkd.apis.sweep: the grid's keys and the teacher cache of its cells (the runs themselves:
-tests/tools/test_sweep.py, tools/analysis_tools/sweep.py as a user runs it)."""
+tests/tools/test_sweep_tool.py, tools/analysis_tools/sweep.py as a user runs it)."""
 
 import json
 
