@@ -8,7 +8,7 @@
 Runs the config's training data loader epoch by epoch (its sampler, seed, batch size and
 pipeline, so each batch is the one a training run would see) and only the teacher's forward pass
 (``torch.inference_mode``), storing the outputs the config's losses read, keyed by (seed, epoch,
-sample index) (:mod:`mlkd.models.distillers.teacher_cache`). Epochs already in the cache are
+sample index) (:mod:`mlkd.teacher_cache`). Epochs already in the cache are
 skipped, so a larger ``--epochs`` extends a cache. A training run reads it bit-identically when
 the teacher forward is the same: the same device and precision (``--amp`` must match the run's
 ``--amp``; the manifest records it and a mismatch is refused). ``--channels-last`` is faster on
@@ -37,14 +37,14 @@ from mmengine.runner import Runner, set_random_seed  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 from mlkd.models.algorithms.base import sample_indices  # noqa: E402
-from mlkd.models.distillers.teacher_cache import (  # noqa: E402
+from mlkd.registry import MODELS  # noqa: E402
+from mlkd.teacher_cache import (  # noqa: E402
     TeacherCacheError,  # noqa: E402
     TeacherOutputCache,
     run_fingerprint,
     teacher_precision,
     train_sampler,
 )
-from mlkd.registry import MODELS  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 
 AMP_DTYPES = {'float16': torch.float16, 'bfloat16': torch.bfloat16}

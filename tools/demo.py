@@ -62,7 +62,7 @@ from mlkd.engine.runs import (  # noqa: E402
     train_and_evaluate,  # noqa: E402
     write_json_atomic,
 )
-from mlkd.models.distillers import teacher_cache as cache_format  # noqa: E402
+from mlkd.teacher_cache import fingerprint as cache_format  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.output_policy import (  # noqa: E402
     add_overwrite_argument,

@@ -9,7 +9,7 @@ import torch
 from conftest import SMALL_TOOL_RUN, load_tool, read_scalars
 from mmengine.runner import Runner
 
-from mlkd.models.distillers.teacher_cache import TeacherCacheError
+from mlkd.teacher_cache import TeacherCacheError
 from mlkd.utils.cli import load_config
 
 CONFIG = 'configs/kd/kd_multidigits.py'

@@ -55,7 +55,7 @@ from mlkd.engine.runs import (  # noqa: E402
     train_and_evaluate,
     write_json_atomic,
 )
-from mlkd.models.distillers.teacher_cache import written_epochs  # noqa: E402
+from mlkd.teacher_cache import written_epochs  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.config_fingerprint import flatten_config  # noqa: E402
 from mlkd.utils.output_policy import (  # noqa: E402

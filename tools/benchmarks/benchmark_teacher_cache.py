@@ -45,8 +45,8 @@ from benchmark_distill_step import method_cfg, net_cfg, timed_interleaved  # noq
 from cache_teacher import TeacherCacheWriter  # noqa: E402
 
 import mlkd  # noqa: E402
-from mlkd.models.distillers.teacher_cache import CACHE_DTYPES, TeacherOutputCache  # noqa: E402
 from mlkd.registry import MODELS  # noqa: E402
+from mlkd.teacher_cache import CACHE_DTYPES, TeacherOutputCache  # noqa: E402
 
 #: The logit and the feature method timed by default (configs/_base_/methods/<name>.py).
 METHODS = ('kd', 'mld', 'fitnet', 'at', 'rkd')

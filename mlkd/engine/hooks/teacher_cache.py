@@ -5,20 +5,20 @@ from __future__ import annotations
 from mmengine.hooks import Hook
 from mmengine.runner import EpochBasedTrainLoop
 
-from mlkd.models.distillers.teacher_cache import (
+from mlkd.models.utils import unwrap_model
+from mlkd.registry import HOOKS
+from mlkd.teacher_cache import (
     TeacherCacheError,
     run_fingerprint,
     teacher_precision,
     train_sampler,
 )
-from mlkd.models.utils import unwrap_model
-from mlkd.registry import HOOKS
 
 
 @HOOKS.register_module()
 class TeacherCacheHook(Hook):
     """Drive a distiller's teacher cache (``model.teacher_cache``, a
-    :class:`~mlkd.models.distillers.teacher_cache.TeacherOutputCache`).
+    :class:`~mlkd.teacher_cache.TeacherOutputCache`).
 
     Does nothing for a model without an enabled cache, so the shipped distillation configs list it
     and ``--cfg-options model.teacher_cache.dir=DIR model.teacher_cache.mode=write`` (or ``read``)

@@ -11,8 +11,7 @@ from mlkd.models.algorithms.base import RoutedAlgorithm, sample_indices, task_lo
 from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
 from mlkd.registry import MODELS
-
-from .teacher_cache import TeacherOutputCache
+from mlkd.teacher_cache import TeacherOutputCache
 
 
 @MODELS.register_module()
@@ -59,7 +58,7 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         teacher_cache: ``dict(dir=..., mode='write' | 'read', dtype='float32')``: store the
             teacher's outputs per (seed, epoch, sample index) while training (``'write'``), or
             train from a stored cache instead of running the teacher (``'read'``), bit-identical
-            to the live teacher (:mod:`.teacher_cache`; needs ``TeacherCacheHook``). ``None``, or
+            to the live teacher (:mod:`mlkd.teacher_cache`; needs ``TeacherCacheHook``). ``None``, or
             ``dir`` and ``mode`` both ``None`` (the shipped configs' default), runs the teacher.
     """
 

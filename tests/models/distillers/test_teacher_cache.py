@@ -13,8 +13,8 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from mlkd.models.distillers import teacher_cache as tc
-from mlkd.models.distillers.teacher_cache import TeacherCacheError, TeacherOutputCache
+from mlkd.teacher_cache import TeacherCacheError, TeacherOutputCache
+from mlkd.teacher_cache import fingerprint as tc
 
 FINGERPRINT = dict(
     teacher_weights_sha256='a' * 64,
