@@ -62,7 +62,6 @@ from mlkd.engine.runs import (  # noqa: E402
     train_and_evaluate,  # noqa: E402
     write_json_atomic,
 )
-from mlkd.teacher_cache import fingerprint as cache_format  # noqa: E402
 from mlkd.utils.cli import load_config  # noqa: E402
 from mlkd.utils.output_policy import (  # noqa: E402
     add_overwrite_argument,
@@ -475,8 +474,8 @@ def main(argv: list[str] | None = None) -> None:
     distilled = [name for name in students if name != 'student']
     # A seed's cache is filled by `shards` tasks side by side, shard k with epochs k, k + shards...
     epochs = cache_epochs(distilled, args.cfg_options) if distilled else 0
-    # Without fcntl (Windows) a cache takes one writer process (teacher_cache's module doc).
-    shards = max(min(args.jobs, epochs), 1) if cache_format.fcntl is not None else 1
+    # Writers of disjoint epochs share a cache folder under its lock (mlkd.teacher_cache).
+    shards = max(min(args.jobs, epochs), 1)
     for seed in args.seeds:  # the seed's teacher cache is filled before its distilled stages
         for name in students:
             if name in distilled and ('cache', 0, seed) not in order:

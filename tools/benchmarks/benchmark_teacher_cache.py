@@ -45,6 +45,7 @@ from benchmark_distill_step import method_cfg, net_cfg, timed_interleaved  # noq
 from cache_teacher import TeacherCacheWriter  # noqa: E402
 
 import mlkd  # noqa: E402
+from mlkd.models.distillers.teacher_source import build_teacher_source  # noqa: E402
 from mlkd.registry import MODELS  # noqa: E402
 from mlkd.teacher_cache import CACHE_DTYPES, TeacherOutputCache  # noqa: E402
 
@@ -154,6 +155,13 @@ def fill_cache(
     return reader, float(np.median(seconds[1:] if len(seconds) > 1 else seconds))
 
 
+def serve_from(distiller, cache: TeacherOutputCache | None) -> None:
+    """Make ``distiller`` read its teacher outputs from ``cache`` (``None``: the live teacher)."""
+    distiller.teacher_source = build_teacher_source(
+        cache, distiller.teacher, distiller.run_teacher, distiller.teacher_outputs
+    )
+
+
 def loss_shift(distiller, data: dict, caches: dict[str, TeacherOutputCache]) -> dict[str, float]:
     """Relative change of the summed distillation loss of one batch, per storage dtype, against
     the float32 cache (the student's weights are those of the moment, not trained further)."""
@@ -161,12 +169,12 @@ def loss_shift(distiller, data: dict, caches: dict[str, TeacherOutputCache]) -> 
     with torch.no_grad():
         processed = distiller.data_preprocessor(data, True)
         for dtype, cache in caches.items():
-            distiller.teacher_cache = cache
+            serve_from(distiller, cache)
             losses = distiller.loss(processed['inputs'], processed['data_samples'])
             values[dtype] = sum(
                 v for k, v in losses.items() if k.startswith('loss_') and k != 'loss_cls'
             ).item()
-    distiller.teacher_cache = None
+    serve_from(distiller, None)
     reference = values['float32']
     return {
         d: abs(v - reference) / max(abs(reference), 1e-12)
@@ -275,13 +283,13 @@ def main(argv: list[str] | None = None) -> dict:
             reader = caches['float32']
 
             def live(d=distiller, w=wrapper):
-                d.teacher_cache = None
+                serve_from(d, None)
                 return d.train_step(data, w)
 
             def cached(d=distiller, w=wrapper, c=reader):
-                d.teacher_cache = c
+                serve_from(d, c)
                 out = d.train_step(data, w)
-                d.teacher_cache = None
+                serve_from(d, None)
                 return out
 
             steps[f'{name} live'] = live

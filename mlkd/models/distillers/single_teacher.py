@@ -7,11 +7,13 @@ from typing import Any
 
 import torch
 
-from mlkd.models.algorithms.base import RoutedAlgorithm, sample_indices, task_loss_keys
+from mlkd.models.algorithms.base import RoutedAlgorithm, task_loss_keys
 from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
 from mlkd.registry import MODELS
 from mlkd.teacher_cache import TeacherOutputCache
+
+from .teacher_source import TeacherSource, build_teacher_source
 
 
 @MODELS.register_module()
@@ -60,6 +62,8 @@ class SingleTeacherDistiller(RoutedAlgorithm):
             train from a stored cache instead of running the teacher (``'read'``), bit-identical
             to the live teacher (:mod:`mlkd.teacher_cache`; needs ``TeacherCacheHook``). ``None``, or
             ``dir`` and ``mode`` both ``None`` (the shipped configs' default), runs the teacher.
+            The choice is the distiller's :attr:`teacher_source`
+            (:mod:`~mlkd.models.distillers.teacher_source`).
     """
 
     losses_attr = 'distill_losses'
@@ -82,7 +86,7 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         init_cfg: dict | None = None,
     ) -> None:
         super().__init__(data_preprocessor, probe_input_size, init_cfg)
-        self.teacher_cache = TeacherOutputCache.from_config(teacher_cache)
+        cache = TeacherOutputCache.from_config(teacher_cache)  # a bad config fails before building
         self.student = build_network(student, 'student')
         # Building the teacher must not consume the random stream: the student (and anything
         # built later, e.g. by init_weights) then starts exactly as in a plain student run.
@@ -112,6 +116,14 @@ class SingleTeacherDistiller(RoutedAlgorithm):
             distill_losses,
             connectors,
             facts={'num_classes': self.num_classes, 'teacher': self.teacher},
+        )
+        #: Where :meth:`loss` gets the teacher's outputs: the live teacher or a teacher cache.
+        self.teacher_source = build_teacher_source(
+            cache,
+            self.teacher,
+            self.run_teacher,
+            self.teacher_outputs,
+            view=(views or {}).get('teacher'),
         )
 
     def networks(self) -> dict:
@@ -174,20 +186,13 @@ class SingleTeacherDistiller(RoutedAlgorithm):
             self.teacher(self._view(inputs, 'teacher'), mode='tensor')
         return teacher_taps.values()
 
-    def _teacher_outputs(self, inputs, data_samples) -> dict[str, Any]:
-        cache = self.teacher_cache
-        if cache is None:
-            return self.run_teacher(inputs)
-        sample_idx = sample_indices(data_samples, torch.device('cpu'))
-        if cache.mode == 'read':
-            device = next(self.student.parameters()).device
-            return cache.load(sample_idx, device)
-        outputs = self.run_teacher(inputs)
-        cache.store(sample_idx, outputs)
-        return outputs
+    @property
+    def teacher_sources(self) -> dict[str, TeacherSource]:
+        """Every teacher source by teacher name (one here): what ``TeacherCacheHook`` drives."""
+        return {'teacher': self.teacher_source}
 
     def loss(self, inputs, data_samples) -> dict[str, torch.Tensor]:
-        available: dict[str, Any] = dict(self._teacher_outputs(inputs, data_samples))
+        available: dict[str, Any] = self.teacher_source(inputs, data_samples)
         with self.record('s_') as student_taps:
             task = self.student(self._view(inputs, 'student'), data_samples, mode='loss')
         available.update(student_taps.values())
