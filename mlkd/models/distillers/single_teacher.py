@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -64,6 +64,9 @@ class SingleTeacherDistiller(RoutedAlgorithm):
             ``dir`` and ``mode`` both ``None`` (the shipped configs' default), runs the teacher.
             The choice is the distiller's :attr:`teacher_source`
             (:mod:`~mlkd.models.distillers.teacher_source`).
+        loss_guard: NaN / inf and divergence checks of every step's losses
+            (:class:`~mlkd.models.algorithms.RoutedAlgorithm`); ``None`` leaves them to the optimizer
+            wrapper.
     """
 
     losses_attr = 'distill_losses'
@@ -84,8 +87,9 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         data_preprocessor: dict | None = None,
         teacher_cache: dict | None = None,
         init_cfg: dict | None = None,
+        loss_guard: Mapping | None = None,
     ) -> None:
-        super().__init__(data_preprocessor, probe_input_size, init_cfg)
+        super().__init__(data_preprocessor, probe_input_size, init_cfg, loss_guard)
         cache = TeacherOutputCache.from_config(teacher_cache)  # a bad config fails before building
         self.student = build_network(student, 'student')
         # Building the teacher must not consume the random stream: the student (and anything
