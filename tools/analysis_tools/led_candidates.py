@@ -33,7 +33,7 @@ from mmengine.registry import DefaultScope  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 from mlkd.models.algorithms import Taps  # noqa: E402
-from mlkd.models.losses.label_embedding import (  # noqa: E402
+from mlkd.models.losses.logit_kd.label_embedding import (  # noqa: E402
     class_aware_distance_loss,  # noqa: E402
     instance_aware_distance_loss,
 )

@@ -37,11 +37,11 @@ from mlkd.models.losses import (
     MSEDistillLoss,
     MultiLabelKDLoss,
     MultiLabelLogitDistillLoss,
-    MultiLabelTaskLoss,
     NegativeDiscrepancyLoss,
     PartialSoftmaxLoss,
     PositiveDivideLoss,
     SoftmaxKDLoss,
+    TaskLoss,
     TwoWayMultiLabelLoss,
 )
 from mlkd.testing.loss_references import (
@@ -163,7 +163,7 @@ def main() -> None:
     ]
 
     def closure(module):
-        if isinstance(module, MultiLabelTaskLoss):  # head-style call
+        if isinstance(module, TaskLoss):  # head-style call
             return lambda s: module(s, gt)
         if isinstance(module, (PartialSoftmaxLoss, PositiveDivideLoss, NegativeDiscrepancyLoss)):
             return lambda s: module(s_logits=s, t_logits=t_logits, gt=gt)
