@@ -60,13 +60,13 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         teacher_cache: ``dict(dir=..., mode='write' | 'read', dtype='float32')``: store the
             teacher's outputs per (seed, epoch, sample index) while training (``'write'``), or
             train from a stored cache instead of running the teacher (``'read'``), bit-identical
-            to the live teacher (:mod:`mlkd.teacher_cache`; needs ``TeacherCacheHook``). ``None``, or
-            ``dir`` and ``mode`` both ``None`` (the shipped configs' default), runs the teacher.
-            The choice is the distiller's :attr:`teacher_source`
+            to the live teacher (:mod:`mlkd.teacher_cache`; needs ``TeacherCacheHook``).
+            ``None``, or ``dir`` and ``mode`` both ``None`` (the shipped configs' default), runs
+            the teacher. The choice is the distiller's :attr:`teacher_source`
             (:mod:`~mlkd.models.distillers.teacher_source`).
         loss_guard: NaN / inf and divergence checks of every step's losses
-            (:class:`~mlkd.models.algorithms.RoutedAlgorithm`); ``None`` leaves them to the optimizer
-            wrapper.
+            (:class:`~mlkd.models.algorithms.RoutedAlgorithm`); ``None`` leaves them to the
+            optimizer wrapper.
     """
 
     losses_attr = 'distill_losses'
