@@ -14,9 +14,10 @@ default_hooks = dict(
 )
 # NumClassesCheckHook fails at start-up when a head's num_classes disagrees with the datasets;
 # RandomStateHook stores the RNG states in checkpoints so that --resume continues exactly;
-# NonFiniteGuardHook stops at the first NaN / inf loss or gradient, before a checkpoint of
-# non-finite weights is written (or a finite one rotated away); LabelCoverageHook warns about
-# classes without positives (and max_epochs=0).
+# NonFiniteGuardHook stops before a checkpoint of non-finite or exploded weights is written (or a
+# finite one rotated away) and before training from a teacher with non-finite outputs (the losses
+# and gradients of each step are checked by model.loss_guard and the GuardedOptimWrapper of the
+# schedules); LabelCoverageHook warns about classes without positives (and max_epochs=0).
 custom_hooks = [
     dict(type='NumClassesCheckHook'),
     dict(type='RandomStateHook'),

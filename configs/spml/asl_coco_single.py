@@ -5,7 +5,6 @@ model = dict(
     losses=dict(
         asl=dict(
             type='UnobservedAsNegative',
-            inputs=dict(cls_score='logits'),
             loss=dict(type='AsymmetricMultiLabelLoss'),
         )
     )

@@ -6,7 +6,6 @@ model = dict(
     losses=dict(
         bce_pl=dict(
             type='UnobservedAsNegative',
-            inputs=dict(cls_score='logits'),
             loss=dict(type='SPLCLoss', margin=0.0, gamma=0.0),
         )
     )

@@ -2,10 +2,4 @@
 # Focal margin + SPLC (Zhang et al.: threshold 0.6, correction from epoch 1, margin 1, gamma 2),
 # unobserved = negative.
 _base_ = ['../_base_/spml/coco_resnet50_partial40.py']
-model = dict(
-    losses=dict(
-        splc=dict(
-            type='UnobservedAsNegative', inputs=dict(cls_score='logits'), loss=dict(type='SPLCLoss')
-        )
-    )
-)
+model = dict(losses=dict(splc=dict(type='UnobservedAsNegative', loss=dict(type='SPLCLoss'))))

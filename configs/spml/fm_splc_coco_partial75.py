@@ -7,7 +7,6 @@ model = dict(
     losses=dict(
         splc=dict(
             type='UnobservedAsNegative',
-            inputs=dict(cls_score='logits'),
             loss=dict(type='SPLCLoss', threshold=0.65),
         )
     )

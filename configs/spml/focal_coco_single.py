@@ -5,7 +5,6 @@ model = dict(
     losses=dict(
         focal=dict(
             type='UnobservedAsNegative',
-            inputs=dict(cls_score='logits'),
             loss=dict(type='AsymmetricFocalLoss'),
         )
     )

@@ -47,7 +47,6 @@ from mlkd.apis.runs import (
 )
 from mlkd.apis.tasks import Task, run_tasks
 from mlkd.apis.teacher_cache import fill_teacher_cache
-from mlkd.models.distillers import teacher_cache as teacher_cache_format
 from mlkd.registry import MODELS
 from mlkd.utils.cli import load_config
 from mlkd.utils.config_paths import source_checkout_root
@@ -322,9 +321,9 @@ def _teacher(job: dict, needs: dict) -> str | None:
 
 
 def cache_writers(jobs: int, epochs: int) -> int:
-    """How many tasks fill one seed's cache side by side: one per job, at most one per epoch.
-    Without ``fcntl`` (Windows) a cache takes one writer process (teacher_cache's module doc)."""
-    return max(min(jobs, epochs), 1) if teacher_cache_format.fcntl is not None else 1
+    """How many tasks fill one seed's cache side by side: one per job, at most one per epoch
+    (writers of disjoint epochs share a cache folder under its lock, :mod:`mlkd.teacher_cache`)."""
+    return max(min(jobs, epochs), 1)
 
 
 def _stage_report(seed: int, name: str) -> Callable[[dict, float], str]:

@@ -44,7 +44,7 @@ from mlkd.apis.runs import (
     write_json_atomic,
 )
 from mlkd.engine.hooks.progress import format_seconds
-from mlkd.models.distillers.teacher_cache import written_epochs
+from mlkd.teacher_cache import written_epochs
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import flatten_config
 from mlkd.utils.output_policy import check_outputs, open_output, save_figure, write_text

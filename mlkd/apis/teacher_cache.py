@@ -3,7 +3,7 @@
 Runs the config's training data loader epoch by epoch (its sampler, seed, batch size and
 pipeline, so each batch is the one a training run would see) and only the teacher's forward pass
 (``torch.inference_mode``), storing the outputs the config's losses read, keyed by (seed, epoch,
-sample index) (:mod:`mlkd.models.distillers.teacher_cache`). Epochs already in the cache are
+sample index) (:mod:`mlkd.teacher_cache`). Epochs already in the cache are
 skipped, so asking for more epochs extends a cache. A training run reads it bit-identically when
 the teacher forward is the same: the same device and precision (``amp`` must match the run's
 ``--amp``; the manifest records it and a mismatch is refused). ``channels_last`` is faster on
@@ -26,14 +26,14 @@ from mmengine.runner import set_random_seed
 
 from mlkd.engine.runner import MLKDRunner
 from mlkd.models.algorithms.base import sample_indices
-from mlkd.models.distillers.teacher_cache import (
+from mlkd.registry import MODELS
+from mlkd.teacher_cache import (
     TeacherCacheError,
     TeacherOutputCache,
     run_fingerprint,
     teacher_precision,
     train_sampler,
 )
-from mlkd.registry import MODELS
 
 __all__ = ['AMP_DTYPES', 'TeacherCacheWriter', 'fill_teacher_cache']
 

@@ -27,7 +27,7 @@ from mmengine.logging import MMLogger
 from mmpretrain.structures import DataSample
 
 # The teacher cache's one import site in the benchmarks (it is moving into its own package).
-from mlkd.models.distillers.teacher_cache import TeacherOutputCache  # noqa: I001
+from mlkd.teacher_cache import TeacherOutputCache
 from mlkd.utils.config_paths import resolve_config_path
 
 #: CRD's bank size for benchmark runs (the banks are indexed, never scanned: N does not matter).
@@ -261,9 +261,9 @@ def fill_teacher_cache(distiller, data: dict, folder: str, fingerprint: dict) ->
 @contextmanager
 def use_teacher_cache(distiller, cache: TeacherOutputCache | None) -> Iterator[None]:
     """Let ``distiller`` take its teacher's outputs from ``cache`` within the block."""
-    previous = distiller.teacher_cache
-    distiller.teacher_cache = cache
+    previous = distiller.teacher_source.cache
+    distiller.serve_teacher_from(cache)
     try:
         yield
     finally:
-        distiller.teacher_cache = previous
+        distiller.serve_teacher_from(previous)

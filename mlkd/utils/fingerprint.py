@@ -10,7 +10,7 @@ are hashed. Every place where results of different configs could be taken for ea
 * the results collector (:mod:`mlkd.apis.results`): runs are averaged as seeds only when their
   configs differ in nothing but the seed;
 * the config part of a teacher cache's manifest (``dataset_sha256`` in
-  :mod:`mlkd.models.distillers.teacher_cache`).
+  :mod:`mlkd.teacher_cache`).
 
 Standard library only, and nothing from mlkd: any layer may import it.
 """

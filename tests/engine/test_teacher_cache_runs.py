@@ -19,7 +19,7 @@ from mmengine.registry import DefaultScope
 
 from mlkd.engine import build_runner
 from mlkd.models.builder import build_network
-from mlkd.models.distillers.teacher_cache import TeacherCacheError
+from mlkd.teacher_cache import TeacherCacheError
 
 METHODS = {
     'mld': config_path('mld', 'mld_multidigits.py'),

@@ -14,7 +14,7 @@ from conftest import (
 )
 
 from mlkd.engine import build_runner
-from mlkd.models.distillers.teacher_cache import TeacherCacheError
+from mlkd.teacher_cache import TeacherCacheError
 from mlkd.utils.cli import load_config
 
 CONFIG, OPTIONS = CACHE_RUN_CONFIG, CACHE_RUN_OPTIONS

@@ -26,7 +26,7 @@ from mmengine.registry import DefaultScope
 
 import mlkd  # noqa: F401
 from mlkd.models.algorithms import Taps
-from mlkd.models.losses.label_embedding import (
+from mlkd.models.losses.logit_kd.label_embedding import (
     class_aware_distance_loss,
     instance_aware_distance_loss,
 )

@@ -7,7 +7,7 @@ logits; label embeddings = the teacher's plus unit noise) it prints, for several
 class counts C and label densities, the norm of each weighted term's gradient w.r.t. the student's
 logits (label embeddings for CD / ID) divided by the BCE-sum's gradient norm w.r.t. the logits,
 with the papers' literal weights and with ``weight_reference`` (the rule of
-:class:`~mlkd.models.losses.base.BaseDistillLoss`). The numbers are in docs/diagnosis.md.
+:mod:`mlkd.models.losses.weight_reference`). The numbers are in docs/diagnosis.md.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mlkd.models.losses import (
     NegativeDiscrepancyLoss,
     PositiveDivideLoss,
 )
-from mlkd.models.losses.base import PAPER_REFERENCE
+from mlkd.models.losses.weight_reference import PAPER_REFERENCE
 
 #: (B, C, positives per image): MultiDigits, COCO-like, and batch-size variations.
 SETTINGS = ((64, 10, 2.3), (64, 80, 2.9), (32, 10, 2.3), (128, 10, 2.3))

@@ -42,11 +42,11 @@ from mlkd.models.losses import (
     MSEDistillLoss,
     MultiLabelKDLoss,
     MultiLabelLogitDistillLoss,
-    MultiLabelTaskLoss,
     NegativeDiscrepancyLoss,
     PartialSoftmaxLoss,
     PositiveDivideLoss,
     SoftmaxKDLoss,
+    TaskLoss,
     TwoWayMultiLabelLoss,
 )
 
@@ -196,7 +196,7 @@ def main() -> None:
         cases = [(name, module, None) for name, module, _ in cases]
 
     def closure(module):
-        if isinstance(module, MultiLabelTaskLoss):  # head-style call
+        if isinstance(module, TaskLoss):  # head-style call
             return lambda s: module(s, gt)
         if isinstance(module, (PartialSoftmaxLoss, PositiveDivideLoss, NegativeDiscrepancyLoss)):
             return lambda s: module(s_logits=s, t_logits=t_logits, gt=gt)

@@ -36,8 +36,8 @@ from mmengine.registry import DefaultScope
 import mlkd
 from mlkd.apis.teacher_cache import TeacherCacheWriter
 from mlkd.benchmarks.common import method_cfg, net_cfg, random_batch, timed_interleaved
-from mlkd.models.distillers.teacher_cache import CACHE_DTYPES, TeacherOutputCache
 from mlkd.registry import MODELS
+from mlkd.teacher_cache import CACHE_DTYPES, TeacherOutputCache
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -138,12 +138,12 @@ def loss_shift(distiller, data: dict, caches: dict[str, TeacherOutputCache]) -> 
     with torch.no_grad():
         processed = distiller.data_preprocessor(data, True)
         for dtype, cache in caches.items():
-            distiller.teacher_cache = cache
+            distiller.serve_teacher_from(cache)
             losses = distiller.loss(processed['inputs'], processed['data_samples'])
             values[dtype] = sum(
                 v for k, v in losses.items() if k.startswith('loss_') and k != 'loss_cls'
             ).item()
-    distiller.teacher_cache = None
+    distiller.serve_teacher_from(None)
     reference = values['float32']
     return {
         d: abs(v - reference) / max(abs(reference), 1e-12)
@@ -252,13 +252,13 @@ def main(argv: list[str] | None = None) -> dict:
             reader = caches['float32']
 
             def live(d=distiller, w=wrapper):
-                d.teacher_cache = None
+                d.serve_teacher_from(None)
                 return d.train_step(data, w)
 
             def cached(d=distiller, w=wrapper, c=reader):
-                d.teacher_cache = c
+                d.serve_teacher_from(c)
                 out = d.train_step(data, w)
-                d.teacher_cache = None
+                d.serve_teacher_from(None)
                 return out
 
             steps[f'{name} live'] = live

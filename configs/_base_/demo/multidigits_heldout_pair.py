@@ -19,5 +19,6 @@ model = dict(
 )
 # The setting the papers' weights were tuned in (batch 64, 80 COCO classes, BCE-sum task loss).
 # A loss given `weight_reference=paper_reference` rescales its weight to this setting by the rule
-# of BaseDistillLoss (docs/diagnosis.md): here L_PD, L_NDD, CD and ID weights / 8, MLD's unchanged.
+# of ReferenceWeighted (docs/diagnosis.md): here L_PD, L_NDD, CD and ID weights / 8, MLD's
+# unchanged.
 paper_reference = dict(batch_size=64, num_classes=80)

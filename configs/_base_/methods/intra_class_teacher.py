@@ -10,6 +10,8 @@
 # size), Σ over anchors / batch size.
 method = dict(
     type='ClassifierWithLosses',
+    # NaN / inf or exploding losses stop the run before the step, naming the terms.
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     classifier=None,
     views=dict(anchor=0, positive=1),
     losses=dict(

@@ -10,6 +10,8 @@ _base_ = [
 ]
 model = dict(
     type='SingleTeacherDistiller',
+    # NaN / inf or exploding losses stop the run before the step, naming the terms.
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     student='{{fileDirname}}/../../multidigits/mldecoder_student.py',
     teacher='{{fileDirname}}/../../multidigits/mldecoder_teacher.py',
     teacher_ckpt='work_dirs/mldecoder_teacher',  # its work dir: its last checkpoint

@@ -10,6 +10,8 @@ _base_ = [
 ]
 model = dict(
     type='SingleTeacherDistiller',
+    # NaN / inf or exploding losses stop the run before the step, naming the terms.
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     student='{{fileDirname}}/../../multidigits/resnet_student_single_label.py',
     teacher='{{fileDirname}}/../../multidigits/resnet_teacher_single_label.py',
     teacher_ckpt='work_dirs/resnet_teacher_single_label',  # its work dir: its last checkpoint

@@ -6,7 +6,13 @@
 # last epoch (the validation set here is the test set).
 # weight_decay=0.0 is Adam's default, written out: MMEngine refuses a paramwise_cfg `decay_mult`
 # (ROLE's label estimates) when the optimizer has no weight_decay key ("base_wd should not be None").
-optim_wrapper = dict(optimizer=dict(type='Adam', lr=1e-5, weight_decay=0.0))
+# GuardedOptimWrapper (mlkd): a step with NaN / inf gradients is never applied, nor one whose
+# total loss is NaN / inf or exploded when the model has no model.loss_guard of its own.
+optim_wrapper = dict(
+    type='GuardedOptimWrapper',
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
+    optimizer=dict(type='Adam', lr=1e-5, weight_decay=0.0),
+)
 param_scheduler = []
 train_cfg = dict(by_epoch=True, max_epochs=10, val_interval=1)
 val_cfg = dict()

@@ -10,7 +10,11 @@
 max_lr = 1e-4
 schedule_epochs = 80
 
+# GuardedOptimWrapper (mlkd): a step with NaN / inf gradients is never applied, nor one whose
+# total loss is NaN / inf or exploded when the model has no model.loss_guard of its own.
 optim_wrapper = dict(
+    type='GuardedOptimWrapper',
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     optimizer=dict(type='Adam', lr=max_lr, betas=(0.95, 0.999), weight_decay=1e-4),
     paramwise_cfg=dict(bias_decay_mult=0.0, norm_decay_mult=0.0, flat_decay_mult=0.0),
 )

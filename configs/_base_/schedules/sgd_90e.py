@@ -11,7 +11,13 @@
 # is off: on N GPUs either set the per-GPU batch to 128 / N (same global batch, the paper's lr) or
 # keep it and pass `--auto-scale-lr` to tools/train.py, which multiplies the lr by
 # N x batch_size / 128 (linear scaling).
-optim_wrapper = dict(optimizer=dict(type='SGD', lr=0.05, momentum=0.9, weight_decay=5e-4))
+# GuardedOptimWrapper (mlkd): a step with NaN / inf gradients is never applied, nor one whose
+# total loss is NaN / inf or exploded when the model has no model.loss_guard of its own.
+optim_wrapper = dict(
+    type='GuardedOptimWrapper',
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
+    optimizer=dict(type='SGD', lr=0.05, momentum=0.9, weight_decay=5e-4),
+)
 param_scheduler = [dict(type='MultiStepLR', milestones=[30, 60], gamma=0.1, by_epoch=True)]
 train_cfg = dict(by_epoch=True, max_epochs=90, val_interval=1)
 val_cfg = dict()

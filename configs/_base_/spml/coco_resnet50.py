@@ -17,6 +17,8 @@ expected_positives = 2.9
 model = dict(
     _delete_=True,
     type='ClassifierWithLosses',
+    # NaN / inf or exploding losses stop the run before the step, naming the terms.
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     classifier=_base_.model,
     task_loss_weight=0.0,
     probe_input_size=(448, 448),

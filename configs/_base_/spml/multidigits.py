@@ -40,6 +40,8 @@ val_dataloader = dict(dataset=_base_.heldout_val)
 test_dataloader = dict(dataset=_base_.heldout_test)
 model = dict(
     type='ClassifierWithLosses',
+    # NaN / inf or exploding losses stop the run before the step, naming the terms.
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     # PyTorch's default initialisation (no Kaiming fan-out convs, no zero-initialised residual
     # branches, no N(0, 0.01) head): with mmengine's init the student stalls near the
     # constant-prediction loss under this schedule on 1500 mosaics, with full labels too

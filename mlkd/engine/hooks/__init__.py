@@ -1,11 +1,6 @@
 from .label_coverage import LabelCoverageHook
 from .loss_diagnostics import LossDiagnosticsHook
-from .non_finite_guard import (
-    DivergedTrainingError,
-    LossDivergence,
-    NonFiniteGuardHook,
-    NonFiniteTrainingError,
-)
+from .non_finite_guard import NonFiniteGuardHook
 from .num_classes_check import NumClassesCheckHook
 from .progress import ProgressBarHook
 from .random_state import RandomStateHook
@@ -14,12 +9,9 @@ from .teacher_cache import TeacherCacheHook
 from .teacher_eval import TeacherEvalHook
 
 __all__ = [
-    'DivergedTrainingError',
     'LabelCoverageHook',
     'LossDiagnosticsHook',
-    'LossDivergence',
     'NonFiniteGuardHook',
-    'NonFiniteTrainingError',
     'NumClassesCheckHook',
     'ProgressBarHook',
     'RandomStateHook',

@@ -1,4 +1,9 @@
 from .frozen_aware_constructor import FrozenAwareOptimWrapperConstructor
+from .guarded import GuardedOptimWrapper
 from .mixed_precision import MixedPrecisionOptimWrapper
 
-__all__ = ['FrozenAwareOptimWrapperConstructor', 'MixedPrecisionOptimWrapper']
+__all__ = [
+    'FrozenAwareOptimWrapperConstructor',
+    'GuardedOptimWrapper',
+    'MixedPrecisionOptimWrapper',
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import torch
@@ -11,13 +11,16 @@ from mmengine.logging import print_log
 from mmengine.optim import AmpOptimWrapper, OptimWrapper
 from torch import nn
 
+from mlkd.models.algorithms.loss_guard import LOSS_GUARD_DEFAULTS
 from mlkd.registry import OPTIM_WRAPPERS
+
+from .guarded import GuardedOptimWrapper
 
 _DTYPES = {'float16': torch.float16, 'bfloat16': torch.bfloat16}
 
 
 @OPTIM_WRAPPERS.register_module()
-class MixedPrecisionOptimWrapper(AmpOptimWrapper):
+class MixedPrecisionOptimWrapper(GuardedOptimWrapper, AmpOptimWrapper):
     """mmengine's ``AmpOptimWrapper`` that also runs on CPU, using ``torch.amp`` throughout.
 
     mmengine's wrapper refuses to be built without an accelerator and creates a deprecated
@@ -26,7 +29,9 @@ class MixedPrecisionOptimWrapper(AmpOptimWrapper):
     for that device, so the same ``--amp`` run — fp16 activations, dynamic loss scaling, steps
     skipped on overflow, scaler state in checkpoints — can be exercised on a CPU host and then
     used unchanged on GPUs. ``step``, ``backward`` and the checkpoint format (``loss_scaler`` in
-    the optimizer state) are mmengine's, so checkpoints move between the two wrappers.
+    the optimizer state) are mmengine's, so checkpoints move between the two wrappers. Steps are
+    guarded as by :class:`GuardedOptimWrapper` (non-finite gradients are left to the scaler while
+    it scales the loss).
 
     Args:
         dtype: ``'float16'`` or ``'bfloat16'`` (or the torch dtype). ``None`` (default) picks
@@ -37,6 +42,7 @@ class MixedPrecisionOptimWrapper(AmpOptimWrapper):
         scale_bf16: keep loss scaling with bfloat16 (default False).
         device: autocast device type; default: where mmengine puts the model
             (``mmengine.device.get_device()``).
+        loss_guard: see :class:`GuardedOptimWrapper`.
         **kwargs: :class:`mmengine.optim.OptimWrapper` arguments (``optimizer``, ``clip_grad``,
             ``accumulative_counts``).
     """
@@ -47,10 +53,12 @@ class MixedPrecisionOptimWrapper(AmpOptimWrapper):
         loss_scale: str | float | dict = 'dynamic',
         scale_bf16: bool = False,
         device: str | None = None,
+        loss_guard: Mapping | None = LOSS_GUARD_DEFAULTS,
         **kwargs,
     ) -> None:
         # mmengine's __init__ asserts an accelerator and builds a CUDA scaler: skip it.
         OptimWrapper.__init__(self, **kwargs)
+        self._init_guard(loss_guard)
         self.device_type = device or get_device()
         if self.device_type not in ('cuda', 'cpu'):
             raise ValueError(
@@ -98,6 +106,7 @@ class MixedPrecisionOptimWrapper(AmpOptimWrapper):
 
     @contextmanager
     def optim_context(self, model: nn.Module) -> Iterator[None]:
+        self._stepped_model = model
         # OptimWrapper's context handles no_sync during gradient accumulation.
         with (
             OptimWrapper.optim_context(self, model),

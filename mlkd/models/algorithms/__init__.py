@@ -3,6 +3,7 @@
 from .base import RoutedAlgorithm
 from .classifier_with_losses import ClassifierWithLosses
 from .global_batch import gather_batch
+from .loss_guard import DivergedTrainingError, LossDivergence, LossGuard, NonFiniteTrainingError
 from .routing import ArgumentBinding, ConnectorRouter, LossRouter
 from .taps import Taps
 
@@ -10,7 +11,11 @@ __all__ = [
     'ArgumentBinding',
     'ClassifierWithLosses',
     'ConnectorRouter',
+    'DivergedTrainingError',
+    'LossDivergence',
+    'LossGuard',
     'LossRouter',
+    'NonFiniteTrainingError',
     'RoutedAlgorithm',
     'Taps',
     'gather_batch',

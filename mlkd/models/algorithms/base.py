@@ -28,6 +28,7 @@ from torch import nn
 
 from mlkd.models.utils import batch_targets
 
+from .loss_guard import LossGuard
 from .routing import ConnectorRouter, LossRouter
 from .taps import Taps, resolve_module
 
@@ -75,6 +76,13 @@ class RoutedAlgorithm(BaseModel):
         data_preprocessor: defaults to :class:`MultiLabelDataPreprocessor` (targets built once).
         probe_input_size: ``(H, W)`` of the probe input (match the training crop; the shipped
             configs take it from the dataset config's ``input_size``).
+        loss_guard: settings of the :class:`~.loss_guard.LossGuard` that :meth:`parse_losses`
+            applies to every training step (``dict(divergence_factor=1e4, reference_iters=10)``
+            in the shipped configs): a NaN / inf term, or a total above ``divergence_factor``
+            times its starting level, stops the run before the step, naming the terms
+            (``divergence_factor=None`` keeps the NaN / inf check only). ``None``: the losses are
+            left to the optimizer wrapper (:class:`~mlkd.engine.optimizers.GuardedOptimWrapper`
+            checks their total).
     """
 
     #: Attribute (and state-dict prefix) of the losses: ``distill_losses`` in a distiller.
@@ -85,6 +93,7 @@ class RoutedAlgorithm(BaseModel):
         data_preprocessor: dict | None = None,
         probe_input_size: Sequence[int] = (224, 224),
         init_cfg: dict | None = None,
+        loss_guard: Mapping | None = None,
     ) -> None:
         if data_preprocessor is None:
             data_preprocessor = dict(type='MultiLabelDataPreprocessor')
@@ -94,6 +103,8 @@ class RoutedAlgorithm(BaseModel):
         self.probe_input_size = tuple(int(s) for s in probe_input_size)
         if len(self.probe_input_size) != 2:
             raise ValueError(f'probe_input_size must be (H, W), got {probe_input_size!r}')
+        #: Checks the losses of every training step (``None``: off); see :meth:`parse_losses`.
+        self.loss_guard = LossGuard.from_config(loss_guard, 'model.loss_guard')
 
     # ----------------------------------------------------------------- construction
     def networks(self) -> dict[str, tuple[nn.Module, str]]:
@@ -229,6 +240,18 @@ class RoutedAlgorithm(BaseModel):
         if consumed & {'crop_box', 'flip'}:
             names['crop_box'], names['flip'] = crop_geometry(data_samples, device)
         return names
+
+    def parse_losses(
+        self, losses: dict[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """mmengine's total and log variables of a step's losses, checked by :attr:`loss_guard`
+        before anything is back-propagated: a NaN / inf or exploding loss raises
+        :class:`~.loss_guard.NonFiniteTrainingError` / :class:`~.loss_guard.DivergedTrainingError`
+        naming the terms, the epoch and the iteration."""
+        loss, log_vars = super().parse_losses(losses)
+        if self.loss_guard is not None:
+            self.loss_guard(loss, log_vars)
+        return loss, log_vars
 
     def route(
         self, available: dict[str, Any], task: dict[str, torch.Tensor]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -51,6 +51,8 @@ class ClassifierWithLosses(RoutedAlgorithm):
         views: ``None`` (one view), or ``dict(name=index)`` of a multi-view batch, main view
             first (see above).
         data_preprocessor: defaults to :class:`MultiLabelDataPreprocessor`.
+        loss_guard: NaN / inf and divergence checks of every step's losses
+            (:class:`~.base.RoutedAlgorithm`); ``None`` leaves them to the optimizer wrapper.
     """
 
     def __init__(
@@ -64,8 +66,9 @@ class ClassifierWithLosses(RoutedAlgorithm):
         views: dict[str, int] | None = None,
         data_preprocessor: dict | None = None,
         init_cfg: dict | None = None,
+        loss_guard: Mapping | None = None,
     ) -> None:
-        super().__init__(data_preprocessor, probe_input_size, init_cfg)
+        super().__init__(data_preprocessor, probe_input_size, init_cfg, loss_guard)
         self.classifier = build_network(classifier, 'classifier')
         self.task_loss_weight = float(task_loss_weight)
         self.num_classes = getattr(getattr(self.classifier, 'head', None), 'num_classes', None)

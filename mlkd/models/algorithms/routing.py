@@ -22,7 +22,6 @@ the taps somebody uses.
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +29,7 @@ import torch
 from mmengine.dist import get_world_size
 from torch import nn
 
-from mlkd.models.losses.base import full_precision, input_function, needs_global_batch
+from mlkd.models.losses.base import full_precision, needs_global_batch
 from mlkd.registry import MODELS
 
 from .global_batch import gather_batch
@@ -40,13 +39,12 @@ ROUTING_KEYS = ('inputs', 'gather', 'source', 'target')
 
 
 def forward_arguments(module_cls: type) -> tuple[list[str], list[str]]:
-    """Names of a module's required and optional inputs (``*args`` / ``**kw`` skipped).
-
-    For an mlkd loss these are the arguments of its ``compute`` (the contract's
-    :func:`~mlkd.models.losses.base.input_function`); for any other module, of ``forward``.
+    """Names of a module's required and optional inputs: the arguments of its ``forward``
+    (``*args`` / ``**kw`` skipped). An mlkd loss's ``forward`` carries its ``compute``'s
+    arguments (:mod:`mlkd.models.losses.base`).
     """
     required, optional = [], []
-    for name, param in list(inspect.signature(input_function(module_cls)).parameters.items())[1:]:
+    for name, param in list(inspect.signature(module_cls.forward).parameters.items())[1:]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         (required if param.default is param.empty else optional).append(name)
@@ -94,7 +92,7 @@ class ArgumentBinding:
     ) -> None:
         supplied = set(supplied)
         required, optional = forward_arguments(module_cls)
-        inputs = _renamed_inputs(owner, module_cls, inputs)
+        inputs = dict(inputs or {})
         strangers = sorted(set(inputs) - set(required) - set(optional))
         if strangers:
             raise ValueError(
@@ -361,24 +359,6 @@ def _with_input_channels(
         return known
 
     return wrapped
-
-
-def _renamed_inputs(
-    owner: str, module_cls: type, inputs: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """``inputs`` with deprecated argument names (``renamed_inputs`` of the class) renamed."""
-    inputs = dict(inputs or {})
-    for old, new in getattr(module_cls, 'renamed_inputs', {}).items():
-        if old in inputs:
-            if new in inputs:
-                raise ValueError(f'{owner}: inputs has both {old!r} and its new name {new!r}')
-            warnings.warn(
-                f'{owner}: inputs key {old!r} of {module_cls.__name__} is deprecated, use {new!r}',
-                DeprecationWarning,
-                stacklevel=4,
-            )
-            inputs[new] = inputs.pop(old)
-    return inputs
 
 
 def _batch_size(available: Mapping[str, Any]) -> int | None:

@@ -41,7 +41,7 @@ class MultiLabelDataPreprocessor(ClsDataPreprocessor):
         channels_last: hand the images on in channels-last memory order (same values, other
             strides). CPU convolutions (oneDNN) of small networks then run ~30 % faster
             (docs/demo.md); the kernels differ, so the last bits of a run do too. A teacher cache
-            records it (:func:`~mlkd.models.distillers.teacher_cache.run_fingerprint`).
+            records it (:func:`~mlkd.teacher_cache.run_fingerprint`).
     """
 
     def __init__(

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
-from mlkd.models.algorithms.base import RoutedAlgorithm, sample_indices, task_loss_keys
+from mlkd.models.algorithms.base import RoutedAlgorithm, task_loss_keys
 from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
 from mlkd.registry import MODELS
+from mlkd.teacher_cache import TeacherOutputCache
 
-from .teacher_cache import TeacherOutputCache
+from .teacher_source import TeacherSource, build_teacher_source
 
 
 @MODELS.register_module()
@@ -59,8 +60,13 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         teacher_cache: ``dict(dir=..., mode='write' | 'read', dtype='float32')``: store the
             teacher's outputs per (seed, epoch, sample index) while training (``'write'``), or
             train from a stored cache instead of running the teacher (``'read'``), bit-identical
-            to the live teacher (:mod:`.teacher_cache`; needs ``TeacherCacheHook``). ``None``, or
-            ``dir`` and ``mode`` both ``None`` (the shipped configs' default), runs the teacher.
+            to the live teacher (:mod:`mlkd.teacher_cache`; needs ``TeacherCacheHook``).
+            ``None``, or ``dir`` and ``mode`` both ``None`` (the shipped configs' default), runs
+            the teacher. The choice is the distiller's :attr:`teacher_source`
+            (:mod:`~mlkd.models.distillers.teacher_source`).
+        loss_guard: NaN / inf and divergence checks of every step's losses
+            (:class:`~mlkd.models.algorithms.RoutedAlgorithm`); ``None`` leaves them to the
+            optimizer wrapper.
     """
 
     losses_attr = 'distill_losses'
@@ -81,9 +87,10 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         data_preprocessor: dict | None = None,
         teacher_cache: dict | None = None,
         init_cfg: dict | None = None,
+        loss_guard: Mapping | None = None,
     ) -> None:
-        super().__init__(data_preprocessor, probe_input_size, init_cfg)
-        self.teacher_cache = TeacherOutputCache.from_config(teacher_cache)
+        super().__init__(data_preprocessor, probe_input_size, init_cfg, loss_guard)
+        cache = TeacherOutputCache.from_config(teacher_cache)  # a bad config fails before building
         self.student = build_network(student, 'student')
         # Building the teacher must not consume the random stream: the student (and anything
         # built later, e.g. by init_weights) then starts exactly as in a plain student run.
@@ -113,6 +120,18 @@ class SingleTeacherDistiller(RoutedAlgorithm):
             distill_losses,
             connectors,
             facts={'num_classes': self.num_classes, 'teacher': self.teacher},
+        )
+        self.serve_teacher_from(cache)
+
+    def serve_teacher_from(self, cache: Mapping | TeacherOutputCache | None) -> None:
+        """Set where :meth:`loss` gets the teacher's outputs (:attr:`teacher_source`): the live
+        teacher (``None``) or a teacher cache (its config dict, or a built cache)."""
+        self.teacher_source = build_teacher_source(
+            cache,
+            self.teacher,
+            self.run_teacher,
+            self.teacher_outputs,
+            view=(self.views or {}).get('teacher'),
         )
 
     def networks(self) -> dict:
@@ -175,20 +194,13 @@ class SingleTeacherDistiller(RoutedAlgorithm):
             self.teacher(self._view(inputs, 'teacher'), mode='tensor')
         return teacher_taps.values()
 
-    def _teacher_outputs(self, inputs, data_samples) -> dict[str, Any]:
-        cache = self.teacher_cache
-        if cache is None:
-            return self.run_teacher(inputs)
-        sample_idx = sample_indices(data_samples, torch.device('cpu'))
-        if cache.mode == 'read':
-            device = next(self.student.parameters()).device
-            return cache.load(sample_idx, device)
-        outputs = self.run_teacher(inputs)
-        cache.store(sample_idx, outputs)
-        return outputs
+    @property
+    def teacher_sources(self) -> dict[str, TeacherSource]:
+        """Every teacher source by teacher name (one here): what ``TeacherCacheHook`` drives."""
+        return {'teacher': self.teacher_source}
 
     def loss(self, inputs, data_samples) -> dict[str, torch.Tensor]:
-        available: dict[str, Any] = dict(self._teacher_outputs(inputs, data_samples))
+        available: dict[str, Any] = self.teacher_source(inputs, data_samples)
         with self.record('s_') as student_taps:
             task = self.student(self._view(inputs, 'student'), data_samples, mode='loss')
         available.update(student_taps.values())

@@ -1,6 +1,8 @@
 """mlkd's losses, by contract (``base``) and by family.
 
 * :mod:`.base` — the contracts :class:`TaskLoss`, :class:`RoutedLoss`, :class:`StatefulLoss`;
+* :mod:`.weight_reference` — weights given for a reference setting, a policy a loss opts in to
+  (:class:`ReferenceWeighted`);
 * :mod:`.task` — task losses (BCE, ASL, focal, Two-way, Hill, SPLC, focal margin, WARP, RML,
   multi-label softmax);
 * :mod:`.logit_kd` — logit distillation (KD, DKD, MLLD, MLD, PS / PD, NDD, L2D, MSE, MDKD);
@@ -12,9 +14,7 @@
 * :mod:`.utils` — the numerical primitives they share.
 """
 
-from . import _deprecated
 from .base import (
-    BaseDistillLoss,  # noqa: F401
     RoutedLoss,  # noqa: F401
     StatefulLoss,  # noqa: F401
     StateSizeError,  # noqa: F401
@@ -27,9 +27,4 @@ from .feature_kd import *  # noqa: F401,F403
 from .logit_kd import *  # noqa: F401,F403
 from .single_positive import *  # noqa: F401,F403
 from .task import *  # noqa: F401,F403
-
-_deprecated.install()
-
-
-def __getattr__(name: str):
-    return _deprecated.renamed(name)
+from .weight_reference import PAPER_REFERENCE, ReferenceWeighted  # noqa: F401

@@ -14,15 +14,19 @@ math. The contract's ``forward`` does the rest, the same way for every loss:
 * casts the floating-point inputs to fp32 and switches autocast off (:func:`full_precision`), so
   a loss runs in fp32 whatever the networks run in;
 * multiplies the value by the effective weight, ``loss_weight`` times the loss's epoch schedule
-  (:meth:`RoutedLoss.weight_factor`: warm-ups, two-stage schedules) times the optional
-  ``weight_reference`` rescaling; a dict value (one entry per declared term in ``terms``) gets the
-  same weight on every term;
+  (:meth:`RoutedLoss.weight_factor`: warm-ups, two-stage schedules) times the loss's
+  :meth:`~_LossContract.input_weight` (1, unless a composable weight policy such as
+  :class:`~.weight_reference.ReferenceWeighted` says otherwise); a dict value (one entry per
+  declared term in ``terms``) gets the same weight on every term;
 * for a task loss, the reduction (``reduction`` / ``reduction_override``), the shape check and the
   world-size scaling of summed losses under DDP.
 
 The names of ``compute``'s arguments are the loss's inputs: the router reads them once, at build
 time, and supplies the named tensors (``s_logits``, ``t_logits``, ``gt``, ``s_<tap>``,
-``sample_idx``... see :mod:`mlkd.models.algorithms.base`). A loss whose value compares the samples
+``sample_idx``... see :mod:`mlkd.models.algorithms.base`). The contract gives each loss class a
+``forward`` whose signature is ``compute``'s (for a task loss: the heads' call plus ``compute``'s
+further inputs), so ``inspect.signature(loss)``, ``help(loss)`` and the router all see the real
+inputs, and a missing or unknown input is a ``TypeError`` naming it. A loss whose value compares the samples
 of the batch sets ``compares_samples = True``: the router then all-gathers its inputs under DDP
 (with gradient), so the value does not depend on the number of processes. Stateful losses always
 get the global batch, so that every rank applies the same update to its copy of the state.
@@ -34,8 +38,7 @@ from __future__ import annotations
 
 import inspect
 import math
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -43,10 +46,6 @@ import torch
 from mmengine.dist import get_world_size
 from torch import nn
 
-#: The setting every weight of the L2D / 3D recipes was tuned in: batch 64, 80 COCO classes, task
-#: loss BCE summed over the batch and the classes (docs/methods.md §4.1.1, §4.4.1).
-PAPER_REFERENCE = dict(batch_size=64, num_classes=80)
-TASK_REDUCTIONS = ('sum', 'mean')
 #: What the per-sample / per-class state of a :class:`StatefulLoss` is indexed by.
 STATE_KEYS = ('sample', 'class')
 
@@ -91,8 +90,22 @@ def check_loss_weight(value: float, owner: str) -> float:
 
 
 # ----------------------------------------------------------------------------- shared core
+class _InputSignature:
+    """``inspect.signature(loss)`` of a loss instance: its ``forward``'s inputs (``nn.Module``'s
+    ``__call__`` alone shows ``(*args, **kwargs)``). ``None`` on the class, so that
+    ``inspect.signature(LossClass)`` stays the constructor's."""
+
+    def __get__(self, instance: Any, owner: type) -> inspect.Signature | None:
+        if instance is None:
+            return None
+        signature = inspect.signature(owner.forward)
+        return signature.replace(parameters=list(signature.parameters.values())[1:])
+
+
 class _LossContract(nn.Module):
-    """What :class:`TaskLoss` and :class:`RoutedLoss` share: the weight, terms, routed inputs."""
+    """What :class:`TaskLoss` and :class:`RoutedLoss` share: the weight, terms, named inputs."""
+
+    __signature__ = _InputSignature()
 
     #: Whether the value depends on the other samples of the batch (see the module docstring).
     compares_samples: bool = False
@@ -103,17 +116,32 @@ class _LossContract(nn.Module):
         super().__init__()
         self.loss_weight = check_loss_weight(loss_weight, type(self).__name__)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A loss that writes compute (and not forward) gets a forward named by compute's inputs.
+        if 'compute' in vars(cls) and 'forward' not in vars(cls):
+            forward = cls._forward_of(cls.compute)
+            forward.__name__, forward.__qualname__ = 'forward', f'{cls.__qualname__}.forward'
+            forward.__module__ = cls.__module__
+            cls.forward = forward
+
+    @classmethod
+    def _forward_of(cls, compute: Callable) -> Callable:
+        """A ``forward`` for a subclass whose ``compute`` is ``compute`` (each contract's)."""
+        raise NotImplementedError
+
     def compute(self, *inputs: Any) -> torch.Tensor | dict[str, torch.Tensor]:
         """The unweighted loss on fp32 inputs; written by each subclass."""
         raise NotImplementedError(f'{type(self).__name__} must implement compute()')
 
-    @classmethod
-    def input_function(cls) -> Callable:
-        """The function whose signature names the loss's inputs (read by the router)."""
-        raise NotImplementedError
-
     def weight_factor(self) -> float:
         """Factor on ``loss_weight`` at this step (1; epoch-dependent schedules override it)."""
+        return 1.0
+
+    def input_weight(self, inputs: Mapping[str, Any]) -> float:
+        """Factor on ``loss_weight`` for these inputs (by name, in ``compute``'s order): 1.
+        A composable weight policy overrides it
+        (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`)."""
         return 1.0
 
     def _weighted(
@@ -139,10 +167,6 @@ class _LossContract(nn.Module):
         return f'loss_weight={self.loss_weight}'
 
 
-def _overrides(cls: type, name: str, base: type) -> bool:
-    return getattr(cls, name) is not getattr(base, name)
-
-
 # ----------------------------------------------------------------------------- TaskLoss
 class TaskLoss(_LossContract):
     """Contract of the losses that compare a network's predictions with the labels.
@@ -154,7 +178,8 @@ class TaskLoss(_LossContract):
     arguments of ``compute`` after ``reduction`` (ROLE's ``sample_idx``); the router supplies them
     by name.
 
-    The contract's ``forward(logits, gt, avg_factor=None, reduction_override=None)`` is the call of
+    The contract's ``forward(logits, gt, avg_factor=None, reduction_override=None)`` (and, by
+    name, ``compute``'s further inputs) is the call of
     mmpretrain's heads (``loss_module(cls_score, target, avg_factor=B)``, positional) and of the
     router (``logits`` and ``gt`` by name; in a distiller, map them:
     ``inputs=dict(logits='s_logits')``). It checks that logits and targets are ``[B, C]`` of one
@@ -180,8 +205,6 @@ class TaskLoss(_LossContract):
 
     #: Reductions a subclass offers; the first is its reference default.
     reductions: tuple[str, ...] = ('sum', 'mean', 'batchmean', 'none')
-    #: Deprecated argument names still accepted in a config's ``inputs`` (old -> new).
-    renamed_inputs = {'cls_score': 'logits'}
 
     def __init__(
         self,
@@ -210,24 +233,26 @@ class TaskLoss(_LossContract):
         raise NotImplementedError(f'{type(self).__name__} must implement compute()')
 
     @classmethod
-    def input_function(cls) -> Callable:
-        if _overrides(cls, 'forward', TaskLoss) or not _overrides(cls, 'compute', TaskLoss):
-            return cls.forward
-
-        # forward's (logits, gt, avg_factor, reduction_override) + compute's extra inputs
-        extras = list(inspect.signature(cls.compute).parameters.values())[4:]
-        base = list(inspect.signature(TaskLoss.forward).parameters.values())
-
-        def signature_only(*args, **kwargs):  # pragma: no cover - never called
-            raise NotImplementedError
-
-        keyword = [
-            p.replace(kind=p.KEYWORD_ONLY) if p.kind == p.POSITIONAL_OR_KEYWORD else p
-            for p in extras
+    def _forward_of(cls, compute: Callable) -> Callable:
+        # The heads' call (logits, gt, avg_factor, reduction_override) + compute's further inputs.
+        base = [
+            p
+            for p in inspect.signature(TaskLoss.forward).parameters.values()
+            if p.kind != p.VAR_KEYWORD
         ]
-        params = [p for p in base if p.kind != p.VAR_KEYWORD] + keyword
-        signature_only.__signature__ = inspect.Signature(params)
-        return signature_only
+        extras = [
+            p.replace(kind=p.KEYWORD_ONLY) if p.kind == p.POSITIONAL_OR_KEYWORD else p
+            for p in list(inspect.signature(compute).parameters.values())[4:]
+        ]
+
+        def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+            return TaskLoss.forward(self, *args, **kwargs)
+
+        forward.__signature__ = inspect.Signature(
+            base + extras, return_annotation=inspect.signature(TaskLoss.forward).return_annotation
+        )
+        forward.__doc__ = TaskLoss.forward.__doc__
+        return forward
 
     def forward(
         self,
@@ -259,7 +284,8 @@ class TaskLoss(_LossContract):
             loss = self.compute(logits.float(), gt.float(), reduction, **to_fp32(inputs))
         if reduction == 'sum' and self.scale_by_world_size and self.training:
             loss = loss * get_world_size()
-        return self._weighted(loss, self.loss_weight * self.weight_factor())
+        weight = self.input_weight(dict(logits=logits, gt=gt, **inputs))
+        return self._weighted(loss, self.loss_weight * self.weight_factor() * weight)
 
     def extra_repr(self) -> str:
         return f'reduction={self.reduction!r}, {super().extra_repr()}'
@@ -280,113 +306,44 @@ class RoutedLoss(_LossContract):
     * ``terms = ('a', 'b')`` for a dict result (each term logged as ``loss_<name>_<term>``);
     * :meth:`weight_factor` for a schedule over epochs (read the 0-based epoch with
       :func:`~mlkd.models.losses.utils.current_epoch`);
-    * ``scale_exponents = (a, b)`` to accept ``weight_reference`` (below).
+    * :class:`~.weight_reference.ReferenceWeighted` as a further base (with ``scale_exponents``)
+      to accept ``weight_reference``: a weight given for a reference batch size and class count.
 
-    ``forward(*inputs)`` casts floating inputs to fp32, evaluates ``compute`` with autocast off
-    and returns ``loss_weight · weight_factor() · reference scale · value``. Return a value
+    ``forward`` takes ``compute``'s inputs (the contract writes it for each loss, with
+    ``compute``'s signature), casts floating inputs to fp32, evaluates ``compute`` with autocast
+    off and returns ``loss_weight · weight_factor() · input_weight(inputs) · value``. Return a value
     connected to the graph even where nothing is valid (multiply by zero rather than returning a
     Python number), so that DDP sees the same parameters used at every step.
 
-    **Weights that keep their meaning across settings** (``weight_reference``, off by default).
-    A paper's weight ``w`` balances its term against the task loss of the paper's setting. The
-    unweighted value of a term grows like ``B^a · C^b`` at a fixed per-entry discrepancy
-    (``scale_exponents = (a, b)``: MLD sums over classes and divides by ``B``: (0, 1); L_PD and
-    L_NDD: (0, 0); CD and ID sum over the positives of the batch: (1, 0)), while the BCE-sum task
-    loss grows like ``B · C`` (a mean-reduced task loss does not grow). With
-    ``weight_reference=dict(batch_size=B_ref, num_classes=C_ref)`` the applied weight is
-
-        w · B^(t − a) · C^(t − b) / (B_ref^(1 − a) · C_ref^(1 − b)),   t = 1 (sum) or 0 (mean),
-
-    which keeps ``weighted term / task loss`` at its value in the reference setting for the
-    current batch size ``B`` and class count ``C``, read from the first input (``[B, C, ...]``:
-    the student logits or label embeddings) at every call. For MultiDigits (C = 10, B = 64,
-    BCE-sum) and ``PAPER_REFERENCE`` (B = 64, C = 80) this divides the L_PD, L_NDD, CD and ID
-    weights by 8 and leaves MLD's unchanged. It is a first-order rule on loss *values*; the
-    gradient ratios it produces are measured, not assumed (``LossDiagnosticsHook``,
-    docs/diagnosis.md).
-
     Args:
         loss_weight: factor applied to the value (finite, ``>= 0``).
-        weight_reference: ``None`` (the weight is applied literally), or
-            ``dict(batch_size=..., num_classes=..., task_reduction='sum' | 'mean')`` where
-            ``batch_size`` / ``num_classes`` describe the reference setting (its task loss a BCE
-            sum) and ``task_reduction`` this run's task loss (default ``'sum'``). Only losses
-            that declare ``scale_exponents`` accept it.
     """
 
-    #: ``(a, b)`` with the unweighted loss ∝ ``B^a · C^b``; ``None``: no ``weight_reference``.
-    scale_exponents: tuple[float, float] | None = None
-
-    def __init__(self, loss_weight: float = 1.0, weight_reference: dict | None = None) -> None:
-        super().__init__(loss_weight)
-        if weight_reference is not None and self.scale_exponents is None:
-            raise ValueError(
-                f'{type(self).__name__} does not declare scale_exponents, so it '
-                'cannot rescale its weight: remove weight_reference'
-            )
-        self.weight_reference = _check_reference(weight_reference, type(self).__name__)
-
     @classmethod
-    def input_function(cls) -> Callable:
-        # A subclass that writes forward itself (the pre-contract style) declares its inputs there.
-        if _overrides(cls, 'forward', RoutedLoss) or not _overrides(cls, 'compute', RoutedLoss):
-            return cls.forward
-        return cls.compute
+    def _forward_of(cls, compute: Callable) -> Callable:
+        signature = inspect.signature(compute)
+        inputs = signature.replace(parameters=list(signature.parameters.values())[1:])
 
-    def reference_scale(self, batch_size: int, num_classes: int) -> float:
-        """Factor on ``loss_weight`` for a batch of ``batch_size`` × ``num_classes`` (1 if off)."""
-        ref = self.weight_reference
-        if ref is None:
-            return 1.0
-        a, b = self.scale_exponents
-        t = 1.0 if ref['task_reduction'] == 'sum' else 0.0
-        return (
-            batch_size ** (t - a)
-            * num_classes ** (t - b)
-            / (ref['batch_size'] ** (1.0 - a) * ref['num_classes'] ** (1.0 - b))
-        )
+        def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor | dict[str, torch.Tensor]:
+            return self._evaluate(inputs.bind(*args, **kwargs))
+
+        forward.__signature__ = signature
+        forward.__doc__ = (
+            'The weighted value of :meth:`compute` on these inputs, evaluated in fp32 (see '
+            f':class:`RoutedLoss`).\n\n{inspect.getdoc(compute) or ""}'
+        ).strip()
+        return forward
 
     def forward(self, *inputs: Any, **named: Any) -> torch.Tensor | dict[str, torch.Tensor]:
         """The weighted value of ``compute(*inputs, **named)``, evaluated in fp32."""
-        inputs, named = to_fp32(inputs), to_fp32(named)
+        return self._evaluate(inspect.signature(self.compute).bind(*inputs, **named))
+
+    def _evaluate(self, bound: inspect.BoundArguments) -> torch.Tensor | dict[str, torch.Tensor]:
+        """``compute`` of the bound inputs in fp32 (autocast off), times the effective weight."""
         with full_precision():
-            value = self.compute(*inputs, **named)
-        factor = self.loss_weight * self.weight_factor()
-        if self.weight_reference is not None:
-            first = inputs[0] if inputs else next(iter(named.values()))
-            factor = factor * self.reference_scale(*first.shape[:2])
+            value = self.compute(*to_fp32(bound.args), **to_fp32(bound.kwargs))
+        factor = self.loss_weight * self.weight_factor() * self.input_weight(bound.arguments)
         return self._weighted(value, factor)
-
-    def extra_repr(self) -> str:
-        if self.weight_reference is None:
-            return super().extra_repr()
-        return f'{super().extra_repr()}, weight_reference={self.weight_reference}'
-
-
-def _check_reference(reference: dict | None, owner: str) -> dict | None:
-    if reference is None:
-        return None
-    if (
-        not isinstance(reference, dict)
-        or not {'batch_size', 'num_classes'} <= set(reference)
-        or not set(reference) <= {'batch_size', 'num_classes', 'task_reduction'}
-    ):
-        raise ValueError(
-            f'{owner}: weight_reference must be None or dict(batch_size=..., '
-            f"num_classes=..., task_reduction='sum'|'mean'), got {reference!r}"
-        )
-    ref = {'task_reduction': 'sum', **reference}
-    for key in ('batch_size', 'num_classes'):
-        if not isinstance(ref[key], int) or ref[key] < 1:
-            raise ValueError(
-                f'{owner}: weight_reference.{key} must be a positive int, got {ref[key]!r}'
-            )
-    if ref['task_reduction'] not in TASK_REDUCTIONS:
-        raise ValueError(
-            f'{owner}: weight_reference.task_reduction must be one of '
-            f'{TASK_REDUCTIONS}, got {ref["task_reduction"]!r}'
-        )
-    return ref
 
 
 # ----------------------------------------------------------------------------- StatefulLoss
@@ -506,20 +463,6 @@ class StatefulLoss(nn.Module):
         )
 
 
-# ----------------------------------------------------------------------------- deprecated
-class BaseDistillLoss(RoutedLoss):
-    """Deprecated name of :class:`RoutedLoss` (kept for one release)."""
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        warnings.warn(
-            f'{cls.__name__}: mlkd.models.losses.BaseDistillLoss is deprecated; derive '
-            'from RoutedLoss (or TaskLoss) and write compute() instead of forward()',
-            DeprecationWarning,
-            stacklevel=2,
-        )
-
-
 def is_stateful(loss: nn.Module | type) -> bool:
     """Whether a loss (or loss class) keeps state under the :class:`StatefulLoss` contract."""
     cls = loss if isinstance(loss, type) else type(loss)
@@ -529,10 +472,3 @@ def is_stateful(loss: nn.Module | type) -> bool:
 def needs_global_batch(loss_cls: type) -> bool:
     """Whether the router gathers the loss's inputs under DDP by default."""
     return bool(getattr(loss_cls, 'compares_samples', False)) or is_stateful(loss_cls)
-
-
-def input_function(loss_cls: type) -> Callable:
-    """The function whose signature declares a module's inputs (``forward`` for a foreign one)."""
-    if issubclass(loss_cls, _LossContract):
-        return loss_cls.input_function()
-    return loss_cls.forward

@@ -1,7 +1,10 @@
 """The three loss contracts: TaskLoss, RoutedLoss, StatefulLoss (mlkd/models/losses/base.py)."""
 
+import importlib
+import inspect
 import os
-import warnings
+import pydoc
+import re
 
 import pytest
 import torch
@@ -14,8 +17,13 @@ from torch import nn
 
 import mlkd.models  # noqa: F401
 from mlkd.models.algorithms import LossRouter
-from mlkd.models.losses import RoutedLoss, StatefulLoss, StateSizeError, TaskLoss
-from mlkd.models.losses.base import input_function
+from mlkd.models.losses import (
+    ReferenceWeighted,
+    RoutedLoss,
+    StatefulLoss,
+    StateSizeError,
+    TaskLoss,
+)
 from mlkd.registry import MODELS
 
 STATEFUL = {
@@ -86,13 +94,19 @@ def test_declared_terms_are_checked():
         Forgets()(torch.ones(2, 3))
 
 
-def test_weight_reference_needs_scale_exponents():
-    class NoExponents(RoutedLoss):
+def test_weight_reference_is_a_policy_a_loss_opts_in_to():
+    class Literal(RoutedLoss):
         def compute(self, s_logits):
             return s_logits.sum()
 
-    with pytest.raises(ValueError, match='NoExponents does not declare scale_exponents'):
-        NoExponents(weight_reference=dict(batch_size=64, num_classes=80))
+    with pytest.raises(TypeError, match='weight_reference'):
+        Literal(weight_reference=dict(batch_size=64, num_classes=80))
+    with pytest.raises(TypeError, match='NoExponents: a ReferenceWeighted loss declares'):
+
+        class NoExponents(ReferenceWeighted, RoutedLoss):
+            def compute(self, s_logits):
+                return s_logits.sum()
+
     mld = MODELS.build(
         dict(
             type='MultiLabelLogitDistillLoss', weight_reference=dict(batch_size=64, num_classes=80)
@@ -129,7 +143,40 @@ def test_task_loss_inputs_are_forward_plus_computes_extras():
         ['avg_factor', 'reduction_override'],
     )
     assert forward_arguments(MODELS.get('MultiLabelKDLoss'))[0] == ['s_logits', 't_logits']
-    assert input_function(nn.MSELoss) is nn.MSELoss.forward  # foreign modules: forward
+    assert forward_arguments(nn.MSELoss) == (['input', 'target'], [])  # foreign modules: forward
+
+
+@pytest.mark.parametrize('name', sorted(CASES))
+def test_signature_and_help_name_the_inputs(name):
+    """inspect.signature(loss) and help(loss) show the inputs compute reads (a task loss: the
+    heads' call plus compute's further inputs), not (*args, **kwargs)."""
+    loss = build(name)
+    compute = [
+        name
+        for name, p in inspect.signature(type(loss).compute).parameters.items()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ][1:]
+    if isinstance(loss, TaskLoss):  # compute(logits, gt, reduction, *further)
+        expected = ['logits', 'gt', 'avg_factor', 'reduction_override'] + compute[3:]
+    else:
+        expected = compute
+    shown = inspect.signature(loss)
+    assert list(shown.parameters) == expected, name
+    assert not any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in shown.parameters.values())
+    doc = pydoc.render_doc(loss, renderer=pydoc.plaintext)
+    line = next(row for row in doc.splitlines() if row.strip(' |').startswith('forward(self'))
+    assert re.findall(r'[(,] (\w+)(?=[:=,)])', line) == expected, line
+    assert inspect.signature(type(loss)) == inspect.signature(type(loss).__init__).replace(
+        parameters=list(inspect.signature(type(loss).__init__).parameters.values())[1:]
+    )  # the class still shows its constructor
+
+
+def test_a_missing_or_unknown_input_names_it():
+    kd = MODELS.build(dict(type='MultiLabelKDLoss'))
+    with pytest.raises(TypeError, match="missing a required argument: 't_logits'"):
+        kd(torch.zeros(2, 3))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'teacher'"):
+        kd(torch.zeros(2, 3), torch.zeros(2, 3), teacher=torch.zeros(2, 3))
 
 
 def test_task_loss_refuses_a_reduction_it_does_not_offer():
@@ -286,55 +333,25 @@ def test_resume_continues_the_state_bit_for_bit(tmp_path):
     assert torch.equal(resumed.model.losses['toy'].total, toy.total)
 
 
-# ----------------------------------------------------------------------------- deprecations
-def test_old_module_paths_still_import_with_a_warning():
-    import importlib
-    import sys
+# ----------------------------------------------------------------------------- no aliases
+@pytest.mark.parametrize(
+    'old', ['mlkd.models.losses.kd', 'mlkd.models.losses.bce', 'mlkd.models.losses._deprecated']
+)
+def test_the_flat_module_paths_of_before_the_families_are_gone(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
 
-    sys.modules.pop('mlkd.models.losses.kd', None)
-    with pytest.warns(
-        DeprecationWarning, match='mlkd.models.losses.kd moved to mlkd.models.losses.logit_kd.kd'
+
+def test_the_old_names_are_gone():
+    import mlkd.models.losses as losses
+
+    for name in ('BaseDistillLoss', 'MultiLabelTaskLoss'):
+        assert not hasattr(losses, name), name
+    with pytest.raises(
+        ValueError, match=r"inputs \['cls_score'\] are not arguments of BinaryCrossEntropySumLoss"
     ):
-        old = importlib.import_module('mlkd.models.losses.kd')
-    from mlkd.models.losses.logit_kd import kd
-
-    assert old is kd
-    with pytest.warns(DeprecationWarning, match='MultiLabelTaskLoss is deprecated'):
-        from mlkd.models.losses import MultiLabelTaskLoss
-    assert MultiLabelTaskLoss is TaskLoss
-
-
-def test_a_pre_contract_loss_still_works_through_the_router():
-    from mlkd.models.losses import BaseDistillLoss
-
-    with pytest.warns(DeprecationWarning, match='BaseDistillLoss is deprecated'):
-
-        class OldStyle(BaseDistillLoss):
-            def forward(self, s_logits, t_logits):
-                return self.loss_weight * (s_logits - t_logits).abs().mean()
-
-    MODELS.register_module(name='OldStyleLoss', module=OldStyle, force=True)
-    router = LossRouter(
-        {'old': dict(type='OldStyleLoss', loss_weight=3.0)},
-        {'s_logits', 't_logits'},
-        facts=lambda wanted: {},
-    )
-    s, t = torch.ones(2, 3), torch.zeros(2, 3)
-    assert float(router(dict(s_logits=s, t_logits=t))['loss_old']) == 3.0
-
-
-def test_the_old_cls_score_input_name_maps_to_logits_with_a_warning():
-    with pytest.warns(DeprecationWarning, match="inputs key 'cls_score'.*use 'logits'"):
-        router = LossRouter(
-            {'bce': dict(type='BinaryCrossEntropySumLoss', inputs=dict(cls_score='s_logits'))},
-            {'s_logits', 'gt'},
-            facts=lambda wanted: {},
-        )
-    assert router.bindings['bce'].sources == dict(logits='s_logits', gt='gt')
-    with warnings.catch_warnings():
-        warnings.simplefilter('error')
         LossRouter(
-            {'bce': dict(type='BinaryCrossEntropySumLoss', inputs=dict(logits='s_logits'))},
+            {'bce': dict(type='BinaryCrossEntropySumLoss', inputs=dict(cls_score='s_logits'))},
             {'s_logits', 'gt'},
             facts=lambda wanted: {},
         )

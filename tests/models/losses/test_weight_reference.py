@@ -12,7 +12,7 @@ from mlkd.models.losses import (
     NegativeDiscrepancyLoss,
     PositiveDivideLoss,
 )
-from mlkd.models.losses.base import PAPER_REFERENCE
+from mlkd.models.losses.weight_reference import PAPER_REFERENCE
 
 LOGIT_LOSSES = (MultiLabelLogitDistillLoss, PositiveDivideLoss, NegativeDiscrepancyLoss)
 EMB_LOSSES = (ClassAwareDistillLoss, InstanceAwareDistillLoss, LabelEmbeddingDistillLoss)

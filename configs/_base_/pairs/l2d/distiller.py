@@ -4,6 +4,8 @@
 # recorded only when a loss reads them.
 model = dict(
     type='SingleTeacherDistiller',
+    # NaN / inf or exploding losses stop the run before the step, naming the terms.
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     teacher=None,
     student=None,
     teacher_ckpt=None,

@@ -8,6 +8,8 @@ _base_ = [
 ]
 model = dict(
     type='SingleTeacherDistiller',
+    # NaN / inf or exploding losses stop the run before the step, naming the terms.
+    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     data_preprocessor=_base_.data_preprocessor,
     probe_input_size=(32, 32),
     teacher_cache=dict(dir=None, mode=None, dtype='float32'),

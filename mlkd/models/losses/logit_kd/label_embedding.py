@@ -39,6 +39,7 @@ from torch import Tensor
 from mlkd.registry import MODELS
 
 from ..base import RoutedLoss
+from ..weight_reference import ReferenceWeighted
 
 __all__ = [
     'pairwise_huber_distance_loss',
@@ -184,7 +185,7 @@ def instance_aware_distance_loss(
 
 
 @MODELS.register_module()
-class ClassAwareDistillLoss(RoutedLoss):
+class ClassAwareDistillLoss(ReferenceWeighted, RoutedLoss):
     """CD of L2D (class-aware label-wise embedding distillation), ``loss_weight · L_CD``.
 
     The L2D recipe weights it by 100 (use ``loss_weight=100`` or
@@ -192,8 +193,9 @@ class ClassAwareDistillLoss(RoutedLoss):
 
     Args:
         loss_weight: factor applied to ``L_CD``.
-        weight_reference: see :class:`~mlkd.models.losses.base.RoutedLoss` (default None:
-            ``loss_weight`` applied literally).
+        weight_reference: the setting ``loss_weight`` was given for
+            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
+            weight is applied literally).
     """
 
     compares_samples = True  # pairs / statistics over the batch
@@ -205,7 +207,7 @@ class ClassAwareDistillLoss(RoutedLoss):
 
 
 @MODELS.register_module()
-class InstanceAwareDistillLoss(RoutedLoss):
+class InstanceAwareDistillLoss(ReferenceWeighted, RoutedLoss):
     """ID of L2D (instance-aware label-wise embedding distillation), ``loss_weight · L_ID``.
 
     The L2D recipe weights it by 1000 (use ``loss_weight=1000`` or
@@ -213,8 +215,9 @@ class InstanceAwareDistillLoss(RoutedLoss):
 
     Args:
         loss_weight: factor applied to ``L_ID``.
-        weight_reference: see :class:`~mlkd.models.losses.base.RoutedLoss` (default None:
-            ``loss_weight`` applied literally).
+        weight_reference: the setting ``loss_weight`` was given for
+            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
+            weight is applied literally).
     """
 
     compares_samples = True  # pairs / statistics over the batch
@@ -226,7 +229,7 @@ class InstanceAwareDistillLoss(RoutedLoss):
 
 
 @MODELS.register_module()
-class LabelEmbeddingDistillLoss(RoutedLoss):
+class LabelEmbeddingDistillLoss(ReferenceWeighted, RoutedLoss):
     """LED of L2D: ``{'cd': w·λ_cd·L_CD, 'id': w·λ_id·L_ID}`` (both terms logged separately).
 
     A zero ``cd_weight`` or ``id_weight`` skips that term's computation; it is still returned as a
@@ -236,8 +239,9 @@ class LabelEmbeddingDistillLoss(RoutedLoss):
         cd_weight: ``λ_cd`` (100 in the L2D recipe).
         id_weight: ``λ_id`` (1000 in the L2D recipe).
         loss_weight: ``w``, multiplies both terms.
-        weight_reference: see :class:`~mlkd.models.losses.base.RoutedLoss` (default None:
-            ``loss_weight`` applied literally).
+        weight_reference: the setting ``loss_weight`` was given for
+            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
+            weight is applied literally).
     """
 
     compares_samples = True  # pairs / statistics over the batch

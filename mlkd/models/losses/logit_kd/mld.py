@@ -20,6 +20,7 @@ from mlkd.registry import MODELS
 
 from ..base import RoutedLoss
 from ..utils import REDUCTIONS, binary_kl_with_logits, check_choice, reduce_loss
+from ..weight_reference import ReferenceWeighted
 
 
 def multi_label_logit_distill(
@@ -41,15 +42,16 @@ def multi_label_logit_distill(
 
 
 @MODELS.register_module()
-class MultiLabelLogitDistillLoss(RoutedLoss):
+class MultiLabelLogitDistillLoss(ReferenceWeighted, RoutedLoss):
     """L2D's MLD loss (:func:`multi_label_logit_distill`); L2D's total uses weight 10.
 
     Args:
         reduction: ``'batchmean'`` (default, reference: Σ / B), ``'sum'``, ``'mean'``
             (Σ / (B·C)) or ``'none'``.
         loss_weight: factor applied to the loss.
-        weight_reference: see :class:`~mlkd.models.losses.base.RoutedLoss` (default None:
-            ``loss_weight`` applied literally).
+        weight_reference: the setting ``loss_weight`` was given for
+            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
+            weight is applied literally).
     """
 
     scale_exponents = (0.0, 1.0)  # Σ over classes / B

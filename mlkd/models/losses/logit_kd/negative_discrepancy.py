@@ -57,6 +57,7 @@ from mlkd.registry import MODELS
 
 from ..base import RoutedLoss
 from ..utils import check_choice, check_temperature
+from ..weight_reference import ReferenceWeighted
 
 FORMS = ('bound', 'exact')
 PAIR_NORMS = ('per_pair', 'global')
@@ -140,7 +141,7 @@ def negative_discrepancy(
 
 
 @MODELS.register_module()
-class NegativeDiscrepancyLoss(RoutedLoss):
+class NegativeDiscrepancyLoss(ReferenceWeighted, RoutedLoss):
     """3D's ``L_NDD`` (:func:`negative_discrepancy`); the switches are documented in the module.
 
     3D's total is reconstructed as ``L_task + α·L_PD + β·L_NDD`` with β = 10 (``loss_weight``).
@@ -152,8 +153,9 @@ class NegativeDiscrepancyLoss(RoutedLoss):
         gamma_b: weight of ``L_aux`` (default 2.0, the supplement's γ_b).
         prob_temperature: ``τ_n`` of ``p = σ(z/τ_n)`` (default 1.0).
         loss_weight: factor applied to the loss.
-        weight_reference: see :class:`~mlkd.models.losses.base.RoutedLoss` (default None:
-            ``loss_weight`` applied literally).
+        weight_reference: the setting ``loss_weight`` was given for
+            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
+            weight is applied literally).
     """
 
     compares_samples = True  # pairs / statistics over the batch

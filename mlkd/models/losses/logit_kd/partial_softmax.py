@@ -44,6 +44,7 @@ from ..utils import (
     label_masks,
     masked_logsumexp,
 )
+from ..weight_reference import ReferenceWeighted
 
 NORMALIZATIONS = ('batch', 'num_positives')
 
@@ -131,7 +132,7 @@ class PartialSoftmaxLoss(RoutedLoss):
 
 
 @MODELS.register_module()
-class PositiveDivideLoss(RoutedLoss):
+class PositiveDivideLoss(ReferenceWeighted, RoutedLoss):
     """3D's positive divide ``L_PD``, **reconstructed** as tempered PSM (:func:`partial_softmax_kl`).
 
     ``L_PD = (τ²/B) Σ_i Σ_{k∈P_i} KL(q^{t,(k)} ‖ q^{s,(k)})`` with ``q = softmax(·/τ)`` over one
@@ -142,8 +143,9 @@ class PositiveDivideLoss(RoutedLoss):
         temperature_squared: multiply by ``τ²`` (default True, Hinton's gradient-scale convention).
         normalize: ``'batch'`` (default: ÷B as PSM) or ``'num_positives'`` (÷ Σ_i |P_i|).
         loss_weight: factor applied to the loss.
-        weight_reference: see :class:`~mlkd.models.losses.base.RoutedLoss` (default None:
-            ``loss_weight`` applied literally).
+        weight_reference: the setting ``loss_weight`` was given for
+            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
+            weight is applied literally).
     """
 
     scale_exponents = (0.0, 0.0)  # Σ over a sample's positives / B; no growth with C

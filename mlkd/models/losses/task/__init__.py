@@ -47,9 +47,3 @@ __all__ = [
     'two_way_set_losses',
     'warp_loss',
 ]
-
-
-def __getattr__(name: str):
-    from .. import _deprecated
-
-    return _deprecated.renamed(name)

@@ -6,15 +6,16 @@ import os
 import os.path as osp
 import threading
 from collections import namedtuple
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 import torch.multiprocessing as mp
 
-from mlkd.models.distillers import teacher_cache as tc
-from mlkd.models.distillers.teacher_cache import TeacherCacheError, TeacherOutputCache
+from mlkd.teacher_cache import TeacherCacheError, TeacherOutputCache, written_epochs
+from mlkd.teacher_cache import cache as tc
+from mlkd.teacher_cache import format as cache_format
+from mlkd.teacher_cache.format import LOCK_FILE, MANIFEST
 
 FINGERPRINT = dict(
     teacher_weights_sha256='a' * 64,
@@ -304,22 +305,23 @@ def _race(monkeypatch, locked, first, second):
     not yet moved into place) until ``second``, run in this thread, has reached the manifest:
     blocked on the lock (``locked``), or done (the lock removed). Returns what ``second``
     raised (``None`` if nothing)."""
-    fcntl = pytest.importorskip('fcntl')
     paused, second_arrived, errors = threading.Event(), threading.Event(), []
-    manifest_writes = tc.atomic_write
+    manifest_writes, real_lock = cache_format.atomic_write, tc.manifest_lock
 
     @contextlib.contextmanager
     def pausing_write(path):
         with manifest_writes(path) as file:
             yield file
-            if threading.current_thread() is thread and osp.basename(path) == tc.MANIFEST:
+            if threading.current_thread() is thread and osp.basename(path) == MANIFEST:
                 paused.set()
                 assert second_arrived.wait(30), 'the second writer never reached the manifest'
 
-    def flock_noting_second(descriptor, operation):
+    @contextlib.contextmanager
+    def lock_noting_second(folder):
         if threading.current_thread() is not thread:
-            second_arrived.set()  # ... and blocks here until the first writer is done
-        fcntl.flock(descriptor, operation)
+            second_arrived.set()  # ... and blocks in the real lock until the first writer is done
+        with real_lock(folder) if locked else contextlib.nullcontext():
+            yield
 
     def run_first():
         try:
@@ -328,12 +330,8 @@ def _race(monkeypatch, locked, first, second):
             errors.append(error)
             paused.set()
 
-    monkeypatch.setattr(tc, 'atomic_write', pausing_write)
-    monkeypatch.setattr(
-        tc,
-        'fcntl',
-        SimpleNamespace(flock=flock_noting_second, LOCK_EX=fcntl.LOCK_EX) if locked else None,
-    )
+    monkeypatch.setattr(cache_format, 'atomic_write', pausing_write)
+    monkeypatch.setattr(tc, 'manifest_lock', lock_noting_second)
     thread = threading.Thread(target=run_first)
     thread.start()
     assert paused.wait(30), 'the first writer never wrote the manifest'
@@ -361,7 +359,7 @@ def test_two_writers_recording_epochs_at_once_keep_both(tmp_path, monkeypatch, l
         writer.begin_epoch(epoch, 2)
         writer.store(torch.tensor([1, 0]), _outputs(torch.tensor([1, 0]), epoch))
     assert _race(monkeypatch, locked, writers[0].end_epoch, writers[1].end_epoch) is None
-    written = tc.written_epochs(root)
+    written = written_epochs(root)
     if not locked:
         assert len(written) == 1  # the lost update the lock prevents
         return
@@ -391,5 +389,5 @@ def test_two_writers_creating_one_cache_at_once_share_it(tmp_path, monkeypatch, 
     assert writers[0].manifest == writers[1].manifest
     assert writers[1].manifest['fingerprint'] == FINGERPRINT
     # The lock file is the cache's own: the folder is not taken for a foreign one afterwards.
-    assert sorted(os.listdir(root)) == [tc.LOCK_FILE, 'manifest.json']
+    assert sorted(os.listdir(root)) == [LOCK_FILE, MANIFEST]
     TeacherOutputCache(root, 'write').open(FINGERPRINT, TAPS)

@@ -1,0 +1,52 @@
+"""Whether a run's augmentations are keyed by (seed, epoch, sample index), which makes a
+teacher's outputs cacheable exactly (see :mod:`mlkd.utils.sample_seed`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .format import TeacherCacheError
+
+
+def train_sampler(loader: Any) -> Any:
+    """The sampler of a data loader (inside its batch sampler where it has one)."""
+    return getattr(getattr(loader, 'batch_sampler', None), 'sampler', None) or loader.sampler
+
+
+def keyed_sampling_seed(loader: Any) -> int:
+    """The seed of ``loader``'s augmentations, after checking that they are keyed by
+    (seed, epoch, index): an :class:`~mlkd.datasets.EpochKeyedSampler`, a dataset whose fetch is
+    keyed (:class:`~mlkd.datasets.KeyedDataset`, which MLKDRunner's loaders have), and no batch
+    augmentation in the data preprocessor (those draw from the training's own stream, per batch).
+
+    Raises:
+        TeacherCacheError: naming what breaks the condition.
+    """
+    from mlkd.datasets.samplers import EpochKeyedSampler
+
+    sampler = train_sampler(loader)
+    if not isinstance(sampler, EpochKeyedSampler):
+        raise TeacherCacheError(
+            f'teacher cache: train_dataloader.sampler is {type(sampler).__name__}; a cache is '
+            'exact only when each augmentation is a function of (seed, epoch, sample index): add '
+            '--cfg-options train_dataloader.sampler.type=EpochKeyedSampler'
+        )
+    if not getattr(loader.dataset, 'fetches_sample_keys', False):
+        raise TeacherCacheError(
+            f'teacher cache: the training dataset {type(loader.dataset).__name__} does not fetch '
+            'samples under their (seed, epoch, index) random state (it is not wrapped in '
+            'KeyedDataset: build the data loader with MLKDRunner); its augmentations cannot be '
+            'cached exactly'
+        )
+    return int(sampler.seed)
+
+
+def check_no_batch_augments(preprocessor: Any) -> None:
+    """Refuse a data preprocessor with batch augmentations (Mixup, CutMix): they mix samples with
+    numbers drawn per batch, so the teacher's outputs of a sample are not a function of its key."""
+    if getattr(preprocessor, 'batch_augments', None):
+        raise TeacherCacheError(
+            'teacher cache: the data preprocessor has batch_augments; they mix samples per batch, '
+            "so a sample's teacher outputs are not a function of (seed, epoch, index). Remove "
+            'them or train without a cache'
+        )
