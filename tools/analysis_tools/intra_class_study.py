@@ -8,16 +8,25 @@ For each seed this trains, on single-label MultiDigits (configs/intra_class/mult
   (``teacher_intra_class.py``, λ = 0.02);
 * the student alone (``student.py``);
 * from each teacher, the student with KD (``kd.py`` / ``ours.py``) and with KD + RKD
-  (``kd_rkd.py`` / ``ours_rkd.py``);
+  (``kd_rkd.py`` / ``ours_rkd.py``, at the RKD loss weight chosen on val by the search below);
 
 then evaluates every run's last checkpoint on the val and the test split (top-1). The protocol
-(data, networks, recipe, λ, seeds) is fixed in the configs and here; nothing is selected on any
-split. It writes ``intra_class_study.{md,csv,png,json}`` to ``--out-dir``: mean ± std (sample std)
-over seeds per arm, and the paired differences intra-class − plain (same seed) with a 95 %
-Student-t interval. Runs whose results are in ``<work-dir>/results.json`` are not trained again.
+(data, networks, recipe, λ, seeds) is fixed in the configs and here; nothing is selected on the
+test split. It writes ``intra_class_study.{md,csv,png,json}`` to ``--out-dir``: mean ± std
+(sample std) over seeds per arm, and the paired differences (same seed) intra-class − plain and
+distilled − student alone with a 95 % Student-t interval. Runs whose results are in
+``<work-dir>/results.json`` are not trained again.
 
     OMP_NUM_THREADS=1 python tools/analysis_tools/intra_class_study.py \
         --seeds 0 1 2 --work-dir work_dirs/intra_class_study --out-dir configs/intra_class
+
+With ``--search-rkd-weights W ...`` it runs, instead, the validation search of the RKD loss
+weight of the KD+RKD runs (from the plain teacher, every seed, val only, per-term loss and
+gradient diagnostics, agreement with the teacher; ``intra_class_rkd_search.{md,csv,png,json}``):
+
+    OMP_NUM_THREADS=1 python tools/analysis_tools/intra_class_study.py --seeds 0 1 2 \
+        --search-rkd-weights 1 0.1 0.03 0.01 0.001 \
+        --work-dir work_dirs/intra_class_study --out-dir configs/intra_class
 """
 
 from __future__ import annotations
@@ -75,11 +84,14 @@ LABELS = {
     'kd_rkd': 'KD+RKD ← plain teacher',
     'ours_rkd': 'KD+RKD ← intra-class teacher ("Ours+RKD")',
 }
-#: paired comparisons: (label, intra-class run, plain run)
+#: paired comparisons: (label, treated run, control run)
 PAIRS = [
     ('teacher: intra-class − plain', 'teacher_intra_class', 'teacher'),
     ('KD student: from intra-class − from plain', 'ours', 'kd'),
     ('KD+RKD student: from intra-class − from plain', 'ours_rkd', 'kd_rkd'),
+    ('KD ← plain teacher − student alone', 'kd', 'student'),
+    ('KD+RKD ← plain teacher − student alone', 'kd_rkd', 'student'),
+    ('KD+RKD ← intra-class teacher − student alone', 'ours_rkd', 'student'),
 ]
 SPLITS = ('val', 'test')
 
@@ -180,23 +192,23 @@ def plot(arms: list[dict], pairs: list[dict], path: str, **policy) -> None:
             )
     right.axhline(0, color='k', linewidth=0.8)
     right.set_xticks(
-        range(len(pairs)), [p['comparison'].replace(': ', ':\n') for p in pairs], fontsize=7
+        range(len(pairs)), [textwrap.fill(p['comparison'], 18) for p in pairs], fontsize=7
     )
-    right.set_ylabel('intra-class − plain (top-1 points)')
+    right.set_ylabel('paired difference (top-1 points)')
     right.set_title('paired differences, 95 % t-interval', fontsize=9)
     right.legend(fontsize=8)
     save_figure(figure, path, dpi=120, **policy)
     plt.close(figure)
 
 
-def study_config(run: str, seed: int, work_dir: str, epochs: int | None):
+def study_config(run: str, seed: int, work_dir: str, epochs: int | None, config: str | None = None):
     """The config of ``run`` for ``seed`` as the study trains it (work dir
     ``<work_dir>/seed<seed>/<run>``, its teacher the same seed's run, loaders in-process, one
-    checkpoint, no validation during training)."""
+    checkpoint, no validation during training); ``config`` replaces the run's config file."""
     from mmengine.config import Config
 
-    config, teacher = RUNS[run]
-    cfg = Config.fromfile(osp.join(CONFIGS, config))
+    run_config, teacher = RUNS[run]
+    cfg = Config.fromfile(osp.join(CONFIGS, config or run_config))
     cfg.work_dir = osp.join(work_dir, f'seed{seed}', run)
     cfg.experiment_name = f'{OUT_NAME}_seed{seed}_{run}'
     cfg.randomness = dict(seed=seed, deterministic=False)
@@ -233,8 +245,9 @@ def train_and_evaluate(run: str, seed: int, work_dir: str, epochs: int | None) -
 #: search's diagnostics: RKDLoss(d, a) = RKDLoss(d, 0) + RKDLoss(0, a), the same loss.
 RKD_LOSS = 'rkd'
 RKD_TERMS = {'rkd_distance': dict(angle_weight=0.0), 'rkd_angle': dict(distance_weight=0.0)}
-#: The run whose RKD weight is searched (from the plain teacher) and the baseline it is paired with.
-SEARCH_RUN, SEARCH_BASELINE = 'kd_rkd', 'student'
+#: The run whose RKD weight is searched (from the plain teacher), the config the searched weight
+#: multiplies (the paper's RKD weight: distance 25, angle 50, loss weight 1), and the baseline.
+SEARCH_RUN, SEARCH_CONFIG, SEARCH_BASELINE = 'kd_rkd', 'kd_rkd_paper_weight.py', 'student'
 SEARCH_NAME = 'intra_class_rkd_search'
 #: Log keys of the terms, in plotting order.
 TERM_KEYS = ('loss_cls', 'loss_kd', 'loss_rkd_distance', 'loss_rkd_angle')
@@ -269,13 +282,13 @@ def prediction_agreement(runner) -> float:
 
 
 def search_run(seed: int, weight: float, work_dir: str, epochs: int | None, interval: int) -> dict:
-    """Train the study's KD+RKD (plain teacher of ``seed``) with the RKD loss weight ``weight``;
-    its val top-1, its val agreement with the teacher and, every ``interval`` iterations, each
+    """Train the study's KD+RKD (plain teacher of ``seed``) with the RKD loss weight ``weight``
+    times the paper's (``SEARCH_CONFIG``); its val top-1, its val agreement with the teacher and, every ``interval`` iterations, each
     term's weighted value and gradient norm on all the student's parameters
     (``LossDiagnosticsHook``). Never evaluates test."""
     from mmengine.runner import Runner
 
-    cfg = study_config(SEARCH_RUN, seed, work_dir, epochs)
+    cfg = study_config(SEARCH_RUN, seed, work_dir, epochs, SEARCH_CONFIG)
     cfg.work_dir = osp.join(work_dir, 'rkd_search', f'seed{seed}', f'w{weight:g}')
     cfg.experiment_name = f'{SEARCH_NAME}_seed{seed}_w{weight:g}'
     cfg.model.distill_losses = split_rkd(cfg.model.distill_losses, weight)
