@@ -163,7 +163,7 @@ def render(arms: list[dict], pairs: list[dict], seeds: list[int]) -> str:
 
 
 def plot(arms: list[dict], pairs: list[dict], path: str, **policy) -> None:
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), layout='constrained')
+    figure, (left, right) = plt.subplots(1, 2, figsize=(14, 4.8), layout='constrained')
     for i, arm in enumerate(arms):
         values = arm['test']
         left.bar(
@@ -192,7 +192,7 @@ def plot(arms: list[dict], pairs: list[dict], path: str, **policy) -> None:
             )
     right.axhline(0, color='k', linewidth=0.8)
     right.set_xticks(
-        range(len(pairs)), [textwrap.fill(p['comparison'], 18) for p in pairs], fontsize=7
+        range(len(pairs)), [textwrap.fill(p['comparison'], 16) for p in pairs], fontsize=7
     )
     right.set_ylabel('paired difference (top-1 points)')
     right.set_title('paired differences, 95 % t-interval', fontsize=9)
@@ -567,7 +567,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv=None) -> tuple[list[dict], list[dict]]:
+def main(argv=None) -> tuple[list[dict], list[dict]] | list[dict]:
+    """The study (its arms and paired rows), or with ``--search-rkd-weights`` the search's rows."""
     args = parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds) or len(args.seeds) < 2:
         raise SystemExit(f'--seeds: give at least two distinct seeds, got {args.seeds}')
