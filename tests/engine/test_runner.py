@@ -15,7 +15,7 @@ from mmengine.config import Config
 from mmengine.dataset import BaseDataset
 from mmengine.runner import Runner
 
-from mlkd.datasets import KeyedDataset
+from mlkd.datasets import KeyedDataset, MultiDigits
 from mlkd.engine import MLKDRunner, build_runner
 from mlkd.utils.checkpoint import CheckpointMismatchError
 
@@ -213,4 +213,8 @@ def test_epoch_keyed_sampler_refuses_a_dataset_that_ignores_its_keys():
             Runner.build_dataloader(loader, seed=0)
         # mmengine's num_batch_per_epoch slices the wrapped dataset: still keyed.
         sliced = MLKDRunner.build_dataloader(dict(loader, num_batch_per_epoch=1), seed=0)
+        # A loader config may hold a dataset built already: MLKDRunner wraps it too.
+        given = MLKDRunner.build_dataloader(dict(loader, dataset=MultiDigits(num_samples=8)), seed=0)
     assert len(sliced.sampler) == 4 and {k.seed for k in sliced.sampler} == {0}
+    assert isinstance(given.dataset, KeyedDataset) and type(given.dataset.dataset) is MultiDigits
+    assert [type(k).__name__ for k in given.sampler] == ['SampleKey'] * 8
