@@ -33,7 +33,6 @@ from .runs import (
     save_finished_run,
     set_run_seed,
     train_and_evaluate,
-    write_json_atomic,
 )
 from .sweep import SweepRequestError, run_sweep
 from .tasks import Task, run_tasks
@@ -73,5 +72,4 @@ __all__ = [
     'save_finished_run',
     'set_run_seed',
     'train_and_evaluate',
-    'write_json_atomic',
 ]

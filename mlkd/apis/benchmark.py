@@ -43,11 +43,11 @@ from mlkd.apis.runs import (
     evaluate_checkpoint,
     set_run_seed,
     train_and_evaluate,
-    write_json_atomic,
 )
 from mlkd.apis.tasks import Task, run_tasks
 from mlkd.apis.teacher_cache import fill_teacher_cache
 from mlkd.registry import MODELS
+from mlkd.utils.atomic import write_json_atomic
 from mlkd.utils.cli import load_config
 from mlkd.utils.config_paths import source_checkout_root
 from mlkd.utils.fingerprint import fingerprint

@@ -236,16 +236,9 @@ def load_finished_run(path: str, cfg: Config, *, what: str, overwrite: bool = Fa
 def save_finished_run(path: str, result: dict, cfg: Config) -> None:
     """Store ``result`` at ``path`` with the fingerprint of ``cfg``, the config that made it (and
     its flattened values, to name what differs when another config would reuse it)."""
+    from mlkd.utils.atomic import write_json_atomic
     from mlkd.utils.fingerprint import fingerprint, flatten_config
 
     write_json_atomic(
         path, dict(result, config_sha256=fingerprint(cfg), config_values=flatten_config(cfg))
     )
-
-
-def write_json_atomic(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` so that readers see either nothing or the whole file (the
-    caller decides whether ``path`` may be replaced)."""
-    from mlkd.utils.output_policy import write_text
-
-    write_text(path, json.dumps(data, indent=1, sort_keys=True), overwrite=True)

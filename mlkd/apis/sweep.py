@@ -41,10 +41,10 @@ from mlkd.apis.runs import (
     seed_written_key,
     set_run_seed,
     train_and_evaluate,
-    write_json_atomic,
 )
 from mlkd.engine.hooks.progress import format_seconds
 from mlkd.teacher_cache import written_epochs
+from mlkd.utils.atomic import write_json_atomic
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import flatten_config
 from mlkd.utils.output_policy import check_outputs, open_output, save_figure, write_text

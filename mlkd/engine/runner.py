@@ -87,7 +87,12 @@ class MLKDRunner(Runner):
       :meth:`save_checkpoint`) are written to a temporary file and renamed into place
       (:class:`~mlkd.utils.checkpoint.AtomicLocalBackend`), so a crash or a full disk while
       saving leaves no truncated ``epoch_N.pth`` and never damages the file being replaced.
-      Remote destinations and explicit ``backend_args`` are mmengine's.
+      Remote destinations and explicit ``backend_args`` are mmengine's. Two files that
+      ``CheckpointHook`` writes itself are mmengine's too, written in place: the
+      ``last_checkpoint`` pointer (one line naming the newest checkpoint) and, with
+      ``published_keys`` set (no shipped config sets it), the published copy
+      ``epoch_N-<sha256>.pth`` made after training from the complete checkpoint, which stays
+      intact whatever happens to the copy.
     * **keyed fetch**: every data loader's dataset is wrapped in
       :class:`~mlkd.datasets.KeyedDataset`, which fetches the indices of
       :class:`~mlkd.datasets.EpochKeyedSampler` under the random state of (seed, epoch, index)

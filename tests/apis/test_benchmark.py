@@ -18,7 +18,8 @@ from mlkd.apis.benchmark import (
     run_benchmark,
 )
 from mlkd.apis.benchmark_report import metric_label, validate_results
-from mlkd.apis.runs import METRICS, write_json_atomic
+from mlkd.apis.runs import METRICS
+from mlkd.utils.atomic import write_json_atomic
 
 
 @pytest.fixture

@@ -5,12 +5,10 @@ import ast
 import glob
 import os
 import os.path as osp
-import resource
-import signal
 
 import pytest
 import torch
-from conftest import REPO, config_path, small_run_cfg
+from conftest import REPO, config_path, file_size_limit, small_run_cfg
 from mmengine.config import Config
 from mmengine.dataset import BaseDataset
 from mmengine.runner import Runner
@@ -130,15 +128,8 @@ def test_a_full_disk_while_saving_leaves_the_old_checkpoint_intact(runner, tmp_p
     _save(runner, tmp_path, 'epoch_3.pth')
     path = tmp_path / 'epoch_3.pth'
     before = path.read_bytes()
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failing write, not a killed process
-    resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) // 2, hard))
-    try:
-        with pytest.raises(OSError):
-            _save(runner, tmp_path, 'epoch_3.pth')
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, handler)
+    with file_size_limit(len(before) // 2), pytest.raises(OSError):
+        _save(runner, tmp_path, 'epoch_3.pth')
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ['epoch_3.pth']
 
@@ -214,7 +205,9 @@ def test_epoch_keyed_sampler_refuses_a_dataset_that_ignores_its_keys():
         # mmengine's num_batch_per_epoch slices the wrapped dataset: still keyed.
         sliced = MLKDRunner.build_dataloader(dict(loader, num_batch_per_epoch=1), seed=0)
         # A loader config may hold a dataset built already: MLKDRunner wraps it too.
-        given = MLKDRunner.build_dataloader(dict(loader, dataset=MultiDigits(num_samples=8)), seed=0)
+        given = MLKDRunner.build_dataloader(
+            dict(loader, dataset=MultiDigits(num_samples=8)), seed=0
+        )
     assert len(sliced.sampler) == 4 and {k.seed for k in sliced.sampler} == {0}
     assert isinstance(given.dataset, KeyedDataset) and type(given.dataset.dataset) is MultiDigits
     assert [type(k).__name__ for k in given.sampler] == ['SampleKey'] * 8
