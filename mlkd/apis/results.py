@@ -30,7 +30,7 @@ from mlkd.utils.fingerprint import (
     values_fingerprint,
 )
 from mlkd.utils.run_logs import RunLog, dumped_config_path, read_run_log
-from mlkd.utils.tables import format_mean_std, mean_std
+from mlkd.utils.tables import format_mean_std, format_seconds, mean_std
 
 __all__ = ['Run', 'group_runs', 'grouped_table', 'per_run_table', 'read_run']
 
@@ -167,13 +167,6 @@ def group_runs(runs: list[Run], allow_mixed: bool = False) -> list[list[Run]]:
     ]
 
 
-def format_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return NONE
-    seconds = int(round(seconds))
-    return f'{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}'
-
-
 def grouped_table(groups: list[list[Run]], metrics: list[str]) -> tuple[list, list, list, list]:
     """Header and rows for printing, header and rows for the CSV (numbers unformatted)."""
     header = ['config', 'teacher', 'student', 'method', 'seeds', 'epochs']
@@ -201,7 +194,7 @@ def grouped_table(groups: list[list[Run]], metrics: list[str]) -> tuple[list, li
                 csv_row += [mean, std]
         walls = [r.log.wall_time_s for r in group if r.log.wall_time_s is not None]
         wall = mean_std(walls)[0] if walls else None
-        row.append(format_seconds(wall))
+        row.append(format_seconds(wall, hours=True))
         csv_row += [wall, ';'.join(r.work_dir for r in group)]
         rows.append(row)
         csv_rows.append(csv_row)
@@ -230,6 +223,6 @@ def per_run_table(runs: list[Run], metrics: list[str]) -> tuple[list, list]:
                 NONE if last is None else f'{last:.2f}',
                 NONE if best is None else f'{best[1]:.2f} (epoch {best[0]})',
             ]
-        row.append(format_seconds(run.log.wall_time_s))
+        row.append(format_seconds(run.log.wall_time_s, hours=True))
         rows.append(row)
     return header, rows

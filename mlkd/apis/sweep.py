@@ -23,11 +23,9 @@ losses read makes the read refuse the cache, naming the field.
 
 from __future__ import annotations
 
-import csv
 import json
 import os.path as osp
 import re
-import statistics
 import time
 from collections.abc import Callable, Sequence
 
@@ -42,12 +40,12 @@ from mlkd.apis.runs import (
     set_run_seed,
     train_and_evaluate,
 )
-from mlkd.engine.hooks.progress import format_seconds
 from mlkd.teacher_cache import written_epochs
 from mlkd.utils.atomic import write_json_atomic
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import flatten_config
-from mlkd.utils.output_policy import check_outputs, open_output, save_figure, write_text
+from mlkd.utils.output_policy import check_outputs, save_figure, write_text
+from mlkd.utils.tables import format_seconds, mean_std, render_table, write_csv
 
 __all__ = ['SweepRequestError', 'cell_name', 'resolve_key', 'run_sweep', 'use_teacher_cache']
 
@@ -115,8 +113,9 @@ def summary_grid(
                 for s in seeds
                 if cell_name(x, y, s) in results
             ]
-            row_m.append(statistics.mean(values) if values else float('nan'))
-            row_s.append(statistics.stdev(values) if len(values) > 1 else 0.0)
+            mean, std = mean_std(values)
+            row_m.append(mean)
+            row_s.append(0.0 if std is None else std)
             row_n.append(len(values))
         means.append(row_m)
         stds.append(row_s)
@@ -125,45 +124,57 @@ def summary_grid(
 
 
 def write_table(
-    path: str, grid, x_key: str, y_key: str, x_values, y_values, metric: str, title: str, **policy
+    path: str,
+    grid: tuple[list[list[float]], list[list[float]], list[list[int]]],
+    x_key: str,
+    y_key: str,
+    x_values: list,
+    y_values: list,
+    metric: str,
+    title: str,
+    **policy,
 ) -> None:
+    """``sweep.md``: the :func:`summary_grid` of ``metric`` as a Markdown table, rows ``y_key``,
+    columns ``x_key``, each cell ``mean ± std (n=runs)`` (``—`` without runs), under the output
+    policy (``policy``: ``inputs``, ``overwrite``)."""
     means, stds, counts = grid
-    lines = [
-        f'# {title}',
-        '',
-        f'Validation {metric} (mean ± std over seeds, n = runs); rows `{y_key}`, '
-        f'columns `{x_key}`.',
-        '',
-        '| ' + ' | '.join([f'{y_key} \\ {x_key}'] + [str(x) for x in x_values]) + ' |',
-        '|' + '---|' * (len(x_values) + 1),
+    rows = [
+        [y] + [f'{m:.2f} ± {s:.2f} (n={n})' if n else '—' for m, s, n in zip(*cells)]
+        for y, *cells in zip(y_values, means, stds, counts)
     ]
-    for y, row_m, row_s, row_n in zip(y_values, means, stds, counts):
-        cells = [f'{m:.2f} ± {s:.2f} (n={n})' if n else '—' for m, s, n in zip(row_m, row_s, row_n)]
-        lines.append('| ' + ' | '.join([str(y)] + cells) + ' |')
-    write_text(path, '\n'.join(lines) + '\n', **policy)
+    header = [f'{y_key} \\ {x_key}', *map(str, x_values)]
+    text = (
+        f'# {title}\n\nValidation {metric} (mean ± std over seeds, n = runs); rows `{y_key}`, '
+        f'columns `{x_key}`.\n\n{render_table(header, rows)}\n'
+    )
+    write_text(path, text, **policy)
 
 
-def write_csv(path: str, results: dict[str, dict], **policy) -> None:
-    with open_output(path, newline='', **policy) as f:
-        writer = csv.writer(f)
-        writer.writerow(['x_key', 'x', 'y_key', 'y', 'seed', *METRICS, 'seconds'])
-        for result in results.values():
-            writer.writerow(
-                [
-                    result['x_key'],
-                    result['x'],
-                    result['y_key'],
-                    result['y'],
-                    result['seed'],
-                    *(result['val'][m] for m in METRICS),
-                    f'{result["seconds"]:.1f}',
-                ]
-            )
+def write_results_csv(path: str, results: dict[str, dict], **policy) -> None:
+    """``sweep.csv``: one row per finished run (its keys, values, seed, the validation
+    :data:`~mlkd.apis.runs.METRICS` and its seconds), under the output policy."""
+    header = ['x_key', 'x', 'y_key', 'y', 'seed', *METRICS, 'seconds']
+    rows = [
+        [r['x_key'], r['x'], r['y_key'], r['y'], r['seed'], *(r['val'][m] for m in METRICS)]
+        + [f'{r["seconds"]:.1f}']
+        for r in results.values()
+    ]
+    write_csv(path, header, rows, **policy)
 
 
 def write_heatmap(
-    path: str, grid, x_key: str, y_key: str, x_values, y_values, metric: str, title: str, **policy
+    path: str,
+    grid: tuple[list[list[float]], list[list[float]], list[list[int]]],
+    x_key: str,
+    y_key: str,
+    x_values: list,
+    y_values: list,
+    metric: str,
+    title: str,
+    **policy,
 ) -> None:
+    """``sweep.png``: the mean of the :func:`summary_grid` as a heatmap, each cell annotated
+    with mean ± std, under the output policy (``policy``: ``inputs``, ``overwrite``)."""
     import matplotlib
 
     matplotlib.use('Agg')
@@ -377,5 +388,5 @@ def write_sweep_outputs(
     policy = dict(inputs=[config], overwrite=True)
     axes = (x_key, y_key, x_values, y_values, metric, title)
     write_table(osp.join(work_dir, 'sweep.md'), grid, *axes, **policy)
-    write_csv(osp.join(work_dir, 'sweep.csv'), results, **policy)
+    write_results_csv(osp.join(work_dir, 'sweep.csv'), results, **policy)
     write_heatmap(osp.join(work_dir, 'sweep.png'), grid, *axes, **policy)

@@ -10,14 +10,7 @@ from mmengine.dist import is_main_process
 from mmengine.hooks import Hook
 
 from mlkd.registry import HOOKS
-
-
-def format_seconds(seconds: float) -> str:
-    """``75.2`` -> ``'1:15'``; hours shown when needed (``'1:02:03'``)."""
-    seconds = max(int(round(seconds)), 0)
-    minutes, secs = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return f'{hours}:{minutes:02d}:{secs:02d}' if hours else f'{minutes}:{secs:02d}'
+from mlkd.utils.tables import format_seconds
 
 
 @HOOKS.register_module()
