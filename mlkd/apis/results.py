@@ -201,7 +201,10 @@ def grouped_table(groups: list[list[Run]], metrics: list[str]) -> tuple[list, li
     return header, rows, csv_header, csv_rows
 
 
-def per_run_table(runs: list[Run], metrics: list[str]) -> tuple[list, list]:
+def per_run_table(runs: list[Run], metrics: list[str]) -> tuple[list[str], list[list]]:
+    """Header and rows of ``--per-run``: one row per run (work dir, config, teacher, student,
+    method, seed, last epoch, each metric's last and best value with the best epoch, wall
+    time)."""
     header = ['work dir', 'config', 'teacher', 'student', 'method', 'seed', 'epochs']
     for key in metrics:
         header += [f'{key} (last)', f'{key} (best)']

@@ -29,16 +29,24 @@ from mmengine.runner import Runner
 METRICS = ('mAP', 'CF1_thr0.5', 'OF1_thr0.5')
 
 
+#: Modules whose ``UserWarning`` notices :func:`quiet` hides: torch's DataLoader (more workers
+#: than it suggests for this machine, said again by every run) and mmengine's own notices.
+QUIET_USER_WARNING_MODULES = (r'torch\.utils\.data', r'mmengine')
+
+
 @contextmanager
 def quiet() -> Iterator[None]:
-    """Silence mmengine's INFO log lines and library deprecation warnings for the block."""
+    """Silence mmengine's INFO log lines, deprecation warnings and the library notices of
+    :data:`QUIET_USER_WARNING_MODULES` for the block; any other warning (mlkd's: what a run
+    gets wrong) is still shown."""
     logger = logging.getLogger('mmengine')
     level = logger.level
     logger.setLevel(logging.ERROR)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', DeprecationWarning)
         warnings.simplefilter('ignore', FutureWarning)
-        warnings.simplefilter('ignore', UserWarning)
+        for module in QUIET_USER_WARNING_MODULES:
+            warnings.filterwarnings('ignore', category=UserWarning, module=module)
         try:
             yield
         finally:

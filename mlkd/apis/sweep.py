@@ -27,7 +27,8 @@ import json
 import os.path as osp
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from mmengine.config import Config
 
@@ -54,7 +55,7 @@ class SweepRequestError(ValueError):
     """A sweep that cannot run as asked (its grid or keys); nothing was trained."""
 
 
-def use_teacher_cache(cfg, seed: int) -> str | None:
+def use_teacher_cache(cfg: Config, seed: int) -> str | None:
     """Point a cell's ``model.teacher_cache`` at the seed's cache: ``'read'`` when it holds every
     epoch of the run, else ``'write'``; ``None`` (nothing changed) without a configured cache."""
     cache = cfg.get('model', {}).get('teacher_cache') or {}
@@ -74,7 +75,7 @@ def cell_name(x_value, y_value, seed: int) -> str:
     return f'x={safe[0]}_y={safe[1]}_seed={seed}'
 
 
-def resolve_key(cfg, key: str):
+def resolve_key(cfg: Config | Mapping, key: str) -> Any:
     """The value of the dotted ``key`` in ``cfg``; list entries by index (``losses.0.weight``).
 
     Raises:
@@ -274,7 +275,8 @@ def run_sweep(
     ``work_dir`` (module doc) and write its tables.
 
     Args:
-        metric: the validation metric of the tables.
+        metric: the validation metric of the tables (one of :data:`~mlkd.apis.runs.METRICS`,
+            what each run reports).
         options: ``--cfg-options`` applied to every cell.
         verbose: show the training logs.
         overwrite: replace what an earlier sweep of another config or grid left in the work dir
@@ -284,12 +286,18 @@ def run_sweep(
         each cell's result by :func:`cell_name`.
 
     Raises:
-        SweepRequestError: see :func:`check_grid` (nothing trained).
+        SweepRequestError: see :func:`check_grid`, or a ``metric`` the runs do not report
+            (nothing trained).
         StaleResultError: a finished cell of another config, without ``overwrite``.
         OutputExistsError: the tables of another sweep, without ``overwrite``.
     """
     (x_key, x_values), (y_key, y_values) = x, y
     seeds = list(seeds)
+    if metric not in METRICS:
+        raise SweepRequestError(
+            f'metric {metric!r} is not one the runs report ({", ".join(METRICS)}): the tables '
+            'could not be written after training'
+        )
     base = load_config(config, options)  # --cfg-options keys checked
     check_grid(base, config, x, y, seeds)
 

@@ -10,9 +10,10 @@ process.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import torch
 from mmengine.config import Config
 from mmengine.model import is_model_wrapper
 from mmengine.runner import Runner
@@ -139,12 +140,24 @@ class MLKDRunner(Runner):
     def load_checkpoint(
         self,
         filename: str,
-        map_location='cpu',
+        map_location: str | torch.device | Callable = 'cpu',
         strict: bool | None = None,
         revise_keys: list = [(r'^module\.', '')],  # noqa: B006 - mmengine's; never mutated
     ) -> dict:
         """mmengine's ``Runner.load_checkpoint`` with ``strict`` defaulting to the config's
         ``load_strict`` (True when unset), and a mismatch reported with the file's name.
+
+        Args:
+            filename: the checkpoint (a local path or a URL mmengine can read).
+            map_location: where tensors are loaded (``torch.load``'s; mmengine's default
+                ``'cpu'``).
+            strict: refuse a checkpoint that does not fit the model exactly (default: the
+                config's ``load_strict``, else True).
+            revise_keys: ``(pattern, replacement)`` applied to the checkpoint's keys (mmengine's:
+                a DDP ``module.`` prefix removed).
+
+        Returns:
+            the loaded checkpoint.
 
         Raises:
             CheckpointMismatchError: naming the file and listing mmengine's report (unexpected

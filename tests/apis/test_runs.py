@@ -2,12 +2,13 @@
 checkpoint it saved last."""
 
 import os.path as osp
+import warnings
 
 import pytest
 from conftest import config_path, small_run_cfg
 from mmengine.config import Config
 
-from mlkd.apis.runs import set_run_seed, train_and_evaluate
+from mlkd.apis.runs import quiet, set_run_seed, train_and_evaluate
 from mlkd.utils.cli import load_config
 
 
@@ -72,3 +73,14 @@ def test_a_run_by_iterations_reports_its_last_checkpoint(tmp_path):
     result = train_and_evaluate(cfg, 'by iterations', progress=False, metrics=())
     assert result['checkpoint'] == osp.join(cfg.work_dir, 'iter_3.pth')
     assert osp.isfile(result['checkpoint'])
+
+
+def test_quiet_hides_library_notices_and_shows_the_rest():
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter('always')
+        with quiet():
+            for module in ('torch.utils.data.dataloader', 'mmengine.runner.runner'):
+                warnings.warn_explicit('notice', UserWarning, 'library.py', 1, module=module)
+            warnings.warn('the run gets this wrong', UserWarning, stacklevel=1)
+            warnings.warn('deprecated', DeprecationWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ['the run gets this wrong']

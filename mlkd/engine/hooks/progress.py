@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from typing import TextIO
 
+import torch
 from mmengine.dist import is_main_process
 from mmengine.hooks import Hook
 
@@ -55,7 +57,8 @@ class ProgressBarHook(Hook):
         elapsed = time.perf_counter() - self._start
         rate = elapsed / max(done - self._start_iter, 1)
         filled = int(self.width * done / max(total, 1))
-        loss = float(outputs['loss']) if outputs and 'loss' in outputs else float('nan')
+        loss = outputs.get('loss', math.nan) if outputs else math.nan
+        loss = float(loss.detach() if torch.is_tensor(loss) else loss)  # no autograd warning
         self._write(
             f'\r{self.label} [{"#" * filled}{"." * (self.width - filled)}] '
             f'epoch {runner.epoch + 1}/{runner.max_epochs} iter {done}/{total} '
