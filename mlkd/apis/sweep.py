@@ -28,6 +28,7 @@ import os.path as osp
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mmengine.config import Config
@@ -101,18 +102,44 @@ def duplicates(values: list) -> list:
     return [v for i, v in enumerate(values) if v in values[:i]]
 
 
+@dataclass(frozen=True)
+class SweepGrid:
+    """What the sweep's table and heatmap show: ``metric`` per cell of ``x_key`` × ``y_key``.
+
+    Attributes:
+        means, stds, counts: ``[len(y_values)][len(x_values)]``: the mean over the cell's seeds
+            (NaN without runs), the sample std (0 for one run) and the number of runs.
+    """
+
+    x_key: str
+    y_key: str
+    x_values: list
+    y_values: list
+    metric: str
+    title: str
+    means: list[list[float]]
+    stds: list[list[float]]
+    counts: list[list[int]]
+
+
 def summary_grid(
-    results: dict[str, dict], x_values: list, y_values: list, seeds: list[int], metric: str
-) -> tuple[list[list[float]], list[list[float]], list[list[int]]]:
-    """Mean, std (0 for one seed) and count of ``metric`` per (y, x) cell; NaN when no run."""
+    results: dict[str, dict],
+    x: tuple[str, list],
+    y: tuple[str, list],
+    seeds: list[int],
+    metric: str,
+    title: str,
+) -> SweepGrid:
+    """Mean, std and count of the validation ``metric`` per (y, x) cell of ``results``."""
+    (x_key, x_values), (y_key, y_values) = x, y
     means, stds, counts = [], [], []
-    for y in y_values:
+    for y_value in y_values:
         row_m, row_s, row_n = [], [], []
-        for x in x_values:
+        for x_value in x_values:
             values = [
-                results[cell_name(x, y, s)]['val'][metric]
+                results[cell_name(x_value, y_value, s)]['val'][metric]
                 for s in seeds
-                if cell_name(x, y, s) in results
+                if cell_name(x_value, y_value, s) in results
             ]
             mean, std = mean_std(values)
             row_m.append(mean)
@@ -121,32 +148,21 @@ def summary_grid(
         means.append(row_m)
         stds.append(row_s)
         counts.append(row_n)
-    return means, stds, counts
+    return SweepGrid(x_key, y_key, x_values, y_values, metric, title, means, stds, counts)
 
 
-def write_table(
-    path: str,
-    grid: tuple[list[list[float]], list[list[float]], list[list[int]]],
-    x_key: str,
-    y_key: str,
-    x_values: list,
-    y_values: list,
-    metric: str,
-    title: str,
-    **policy,
-) -> None:
-    """``sweep.md``: the :func:`summary_grid` of ``metric`` as a Markdown table, rows ``y_key``,
-    columns ``x_key``, each cell ``mean ± std (n=runs)`` (``—`` without runs), under the output
-    policy (``policy``: ``inputs``, ``overwrite``)."""
-    means, stds, counts = grid
+def write_table(path: str, grid: SweepGrid, **policy) -> None:
+    """``sweep.md``: ``grid`` as a Markdown table, rows ``y_key``, columns ``x_key``, each cell
+    ``mean ± std (n=runs)`` (``—`` without runs), under the output policy (``policy``:
+    ``inputs``, ``overwrite``)."""
     rows = [
         [y] + [f'{m:.2f} ± {s:.2f} (n={n})' if n else '—' for m, s, n in zip(*cells)]
-        for y, *cells in zip(y_values, means, stds, counts)
+        for y, *cells in zip(grid.y_values, grid.means, grid.stds, grid.counts)
     ]
-    header = [f'{y_key} \\ {x_key}', *map(str, x_values)]
+    header = [f'{grid.y_key} \\ {grid.x_key}', *map(str, grid.x_values)]
     text = (
-        f'# {title}\n\nValidation {metric} (mean ± std over seeds, n = runs); rows `{y_key}`, '
-        f'columns `{x_key}`.\n\n{render_table(header, rows)}\n'
+        f'# {grid.title}\n\nValidation {grid.metric} (mean ± std over seeds, n = runs); rows '
+        f'`{grid.y_key}`, columns `{grid.x_key}`.\n\n{render_table(header, rows)}\n'
     )
     write_text(path, text, **policy)
 
@@ -163,29 +179,20 @@ def write_results_csv(path: str, results: dict[str, dict], **policy) -> None:
     write_csv(path, header, rows, **policy)
 
 
-def write_heatmap(
-    path: str,
-    grid: tuple[list[list[float]], list[list[float]], list[list[int]]],
-    x_key: str,
-    y_key: str,
-    x_values: list,
-    y_values: list,
-    metric: str,
-    title: str,
-    **policy,
-) -> None:
-    """``sweep.png``: the mean of the :func:`summary_grid` as a heatmap, each cell annotated
-    with mean ± std, under the output policy (``policy``: ``inputs``, ``overwrite``)."""
+def write_heatmap(path: str, grid: SweepGrid, **policy) -> None:
+    """``sweep.png``: the means of ``grid`` as a heatmap, each cell annotated with mean ± std,
+    under the output policy (``policy``: ``inputs``, ``overwrite``)."""
     import matplotlib
 
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     import numpy as np
 
-    means, stds, counts = (np.asarray(a, dtype=float) for a in grid)
+    x_values, y_values = grid.x_values, grid.y_values
+    means, stds, counts = (np.asarray(a, dtype=float) for a in (grid.means, grid.stds, grid.counts))
     fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(x_values), 1.4 + 0.9 * len(y_values)))
     image = ax.imshow(np.ma.masked_invalid(means), cmap='viridis', origin='lower', aspect='auto')
-    fig.colorbar(image, ax=ax, label=f'val {metric}')
+    fig.colorbar(image, ax=ax, label=f'val {grid.metric}')
     finite = means[np.isfinite(means)]
     middle = (finite.min() + finite.max()) / 2 if finite.size else 0.0
     for i in range(len(y_values)):
@@ -203,9 +210,9 @@ def write_heatmap(
                 )
     ax.set_xticks(range(len(x_values)), [str(v) for v in x_values])
     ax.set_yticks(range(len(y_values)), [str(v) for v in y_values])
-    ax.set_xlabel(x_key)
-    ax.set_ylabel(y_key)
-    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(grid.x_key)
+    ax.set_ylabel(grid.y_key)
+    ax.set_title(grid.title, fontsize=10)
     fig.tight_layout()
     save_figure(fig, path, dpi=120, **policy)
     plt.close(fig)
@@ -389,12 +396,10 @@ def write_sweep_outputs(
 ) -> None:
     """Refresh ``sweep.md``, ``sweep.csv`` and ``sweep.png`` with the finished cells of the grid
     (this sweep's own tables, checked at its start)."""
-    (x_key, x_values), (y_key, y_values) = x, y
-    wanted = {cell_name(xv, yv, s) for s in seeds for yv in y_values for xv in x_values}
+    wanted = {cell_name(xv, yv, s) for s in seeds for yv in y[1] for xv in x[1]}
     results = {k: v for k, v in done.items() if k in wanted}
-    grid = summary_grid(results, x_values, y_values, seeds, metric)
+    grid = summary_grid(results, x, y, seeds, metric, title)
     policy = dict(inputs=[config], overwrite=True)
-    axes = (x_key, y_key, x_values, y_values, metric, title)
-    write_table(osp.join(work_dir, 'sweep.md'), grid, *axes, **policy)
+    write_table(osp.join(work_dir, 'sweep.md'), grid, **policy)
     write_results_csv(osp.join(work_dir, 'sweep.csv'), results, **policy)
-    write_heatmap(osp.join(work_dir, 'sweep.png'), grid, *axes, **policy)
+    write_heatmap(osp.join(work_dir, 'sweep.png'), grid, **policy)
