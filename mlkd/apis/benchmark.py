@@ -43,11 +43,11 @@ from mlkd.apis.runs import (
     evaluate_checkpoint,
     set_run_seed,
     train_and_evaluate,
-    write_json_atomic,
 )
 from mlkd.apis.tasks import Task, run_tasks
 from mlkd.apis.teacher_cache import fill_teacher_cache
 from mlkd.registry import MODELS
+from mlkd.utils.atomic import write_json_atomic
 from mlkd.utils.cli import load_config
 from mlkd.utils.config_paths import source_checkout_root
 from mlkd.utils.fingerprint import fingerprint
@@ -234,17 +234,18 @@ def result_path(work_dir: str, seed: int, stage: str) -> str:
 
 
 def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
-    """Task: train (or, with ``job['given']``, evaluate) one stage of one seed and store its
-    ``result.json``. ``job``: ``benchmark``, ``name``, ``seed``, ``root`` (the call's work dir),
-    ``teacher`` (a given checkpoint) or ``teacher_task`` (the key of the teacher's task in
-    ``needs``), ``given``, ``options``, ``protocol``, ``verbose``, ``overwrite``."""
+    """Task: train one stage of one seed (the teacher stage with a teacher checkpoint given:
+    evaluate it) and store its ``result.json``. ``job``: ``benchmark``, ``name``, ``seed``,
+    ``root`` (the call's work dir), ``teacher`` (a given checkpoint) or ``teacher_task`` (the key
+    of the teacher's task in ``needs``), ``options``, ``protocol``, ``verbose``, ``overwrite``."""
     work_dir = osp.join(job['root'], f'seed{job["seed"]}', job['name'])
     label = f'[seed {job["seed"]}] {job["name"]:9s}'
     cfg = job['benchmark'].stage_config(
         job['name'], work_dir, job['seed'], _teacher(job, needs), job['options']
     )
     metrics = job['benchmark'].metrics
-    if job['given'] is None:
+    given = job['teacher'] if job['name'] == job['benchmark'].teacher else None
+    if given is None:
         result = train_and_evaluate(
             cfg,
             label,
@@ -255,9 +256,7 @@ def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
             metrics=metrics,
         )
     else:
-        result = evaluate_checkpoint(
-            cfg, job['given'], label, verbose=job['verbose'], metrics=metrics
-        )
+        result = evaluate_checkpoint(cfg, given, label, verbose=job['verbose'], metrics=metrics)
     result.update(seed=job['seed'], protocol=job['protocol'])
     write_json_atomic(osp.join(work_dir, 'result.json'), result)
     return result
@@ -407,7 +406,7 @@ def plan_tasks(
                 Task(
                     ('stage', name, seed),
                     run_stage,
-                    dict(common, name=name, seed=seed, given=None),
+                    dict(common, name=name, seed=seed),
                     after=waits + cache_keys if name in distilled else (),
                     name=f'[seed {seed}] {name}',
                     report=_stage_report(seed, name),
@@ -501,7 +500,6 @@ def run_benchmark(
         options=options,
         teacher=teacher_ckpt,
         teacher_task=teacher_task,
-        given=teacher_ckpt,
         protocol=protocol,
         verbose=verbose,
         overwrite=overwrite,

@@ -8,10 +8,10 @@ of its ``results.json`` (:mod:`mlkd.apis.benchmark`).
 from __future__ import annotations
 
 import re
-import statistics
 from collections.abc import Sequence
 
 from mlkd.utils.output_policy import save_figure
+from mlkd.utils.tables import format_mean_std, mean_std
 
 __all__ = ['metric_label', 'plot_results', 'results_table', 'validate_results']
 
@@ -19,12 +19,6 @@ __all__ = ['metric_label', 'plot_results', 'results_table', 'validate_results']
 def metric_label(key: str) -> str:
     """A metric's column name: ``'CF1_thr0.5'`` -> ``'CF1 (thr 0.5)'``."""
     return re.sub(r'_thr([0-9.]+)$', r' (thr \1)', key)
-
-
-def _cell(values: list[float]) -> str:
-    if len(values) == 1:
-        return f'{values[0]:.2f}'
-    return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
 
 
 def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[str]) -> str:
@@ -43,11 +37,11 @@ def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[
             cpu = [r['cpu_seconds'] for r in timed if 'cpu_seconds' in r]
             rows.append(
                 [name]
-                + [_cell([r['test'][k] for r in runs]) for k in metrics]
+                + [format_mean_std([r['test'][k] for r in runs]) for k in metrics]
                 + [
-                    _cell([r['val']['mAP'] for r in runs]),
-                    _cell([r['seconds'] for r in timed]) if timed else 'given',
-                    _cell(cpu) if cpu else '-',
+                    format_mean_std([r['val']['mAP'] for r in runs]),
+                    format_mean_std([r['seconds'] for r in timed]) if timed else 'given',
+                    format_mean_std(cpu) if cpu else '-',
                 ]
             )
     seeds = max(len(runs) for runs in results.values())
@@ -69,8 +63,8 @@ def plot_results(
     fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(names), 3.6))
     for i, name in enumerate(names):
         values = [r['test']['mAP'] for r in results[name]]
-        mean = statistics.mean(values)
-        std = statistics.stdev(values) if len(values) > 1 else 0.0
+        mean, std = mean_std(values)
+        std = 0.0 if std is None else std
         ax.bar(i, mean, color='#9ecae1' if name != teacher else '#bdbdbd', yerr=std, capsize=4)
         ax.scatter([i] * len(values), values, color='black', s=12, zorder=3)
         ax.text(i, mean, f'{mean:.1f}', ha='center', va='bottom', fontsize=8)

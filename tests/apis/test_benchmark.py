@@ -18,7 +18,8 @@ from mlkd.apis.benchmark import (
     run_benchmark,
 )
 from mlkd.apis.benchmark_report import metric_label, validate_results
-from mlkd.apis.runs import METRICS, write_json_atomic
+from mlkd.apis.runs import METRICS
+from mlkd.utils.atomic import write_json_atomic
 
 
 @pytest.fixture
@@ -101,7 +102,7 @@ def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its
     stages = ['student', 'KD', 'teacher', '3D']
     configs = {name: DEMO.stage_config(name, f'w/seed0/{name}', 0, None) for name in stages}
     epochs = configs['KD'].train_cfg.max_epochs
-    common = dict(benchmark=DEMO, root='w', options=None, teacher=None, given=None)
+    common = dict(benchmark=DEMO, root='w', options=None, teacher=None)
     tasks = plan_tasks(DEMO, configs, [3, 5], dict(common, teacher_task=('stage', 'teacher', 3)), 2)
     teacher, shards = ('stage', 'teacher', 3), [('cache', 0, 3), ('cache', 1, 3)]
     assert [t.key for t in tasks] == [

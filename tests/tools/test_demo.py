@@ -114,7 +114,8 @@ def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monke
     from conftest import load_tool
     from mmengine.config import DictAction
 
-    from mlkd.apis import DEMO, protocol_of, write_json_atomic
+    from mlkd.apis import DEMO, protocol_of
+    from mlkd.utils.atomic import write_json_atomic
 
     monkeypatch.chdir(REPO)
     work = str(tmp_path / 'demo')

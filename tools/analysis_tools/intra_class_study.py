@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import os.path as osp
 import textwrap
@@ -43,7 +42,6 @@ import matplotlib
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt
-from scipy import stats
 
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
@@ -52,6 +50,7 @@ from mlkd.utils.output_policy import (
     save_figure,
 )
 from mlkd.utils.run_logs import read_diagnostics
+from mlkd.utils.stats import paired_differences
 from mlkd.utils.tables import format_mean_std, mean_std, render_table, write_csv
 
 CONFIGS = osp.join(
@@ -96,15 +95,10 @@ SPLITS = ('val', 'test')
 def paired_interval(
     treated: list[float], control: list[float], level: float = 0.95
 ) -> tuple[float, float, float]:
-    """Mean of ``treated − control`` (paired) and its Student-t ``level`` interval."""
-    if len(treated) != len(control):
-        raise ValueError(f'paired samples differ in length: {len(treated)} vs {len(control)}')
-    diffs = [a - b for a, b in zip(treated, control)]
-    mean, std = mean_std(diffs)
-    if std is None:
-        return mean, math.nan, math.nan
-    half = stats.t.ppf(0.5 + level / 2, len(diffs) - 1) * std / math.sqrt(len(diffs))
-    return mean, mean - half, mean + half
+    """Mean of ``treated − control`` (paired) and its Student-t ``level`` interval
+    (:func:`mlkd.utils.stats.paired_differences`)."""
+    paired = paired_differences(treated, control, level)
+    return paired.mean, paired.low, paired.high
 
 
 def summarize(
