@@ -216,6 +216,15 @@ def cell(values: list[float]) -> str:
     return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
 
 
+#: Fidelity columns of the table (DistillFidelity; the distilled stages, '-' for the others).
+FIDELITY_COLUMNS = ('fidelity/mAP_vs_teacher', 'fidelity/label_agreement')
+
+
+def fidelity_cell(runs: list[dict], key: str) -> str:
+    values = [r.get('fidelity', {}).get('test', {}).get(key) for r in runs]
+    return cell(values) if values and None not in values else '-'
+
+
 def summarise(results: dict[str, list[dict]]) -> str:
     from terminaltables import AsciiTable
 
@@ -226,6 +235,7 @@ def summarise(results: dict[str, list[dict]]) -> str:
             'test CF1 (thr 0.5)',
             'test OF1 (thr 0.5)',
             'val mAP',
+            *(f'test {key}' for key in FIDELITY_COLUMNS),
             'wall time (s)',
             'CPU time (s)',
         ]
@@ -239,6 +249,7 @@ def summarise(results: dict[str, list[dict]]) -> str:
                 + [cell([r['test'][k] for r in runs]) for k in METRICS]
                 + [
                     cell([r['val']['mAP'] for r in runs]),
+                    *(fidelity_cell(runs, key) for key in FIDELITY_COLUMNS),
                     cell([r['seconds'] for r in timed]) if timed else 'given',
                     cell(cpu) if cpu else '-',
                 ]

@@ -12,12 +12,14 @@ default_hooks = dict(
 # RandomStateHook stores the RNG states in checkpoints so that --resume continues exactly;
 # NonFiniteGuardHook stops at the first NaN / inf loss or gradient, before a checkpoint of
 # non-finite weights is written (or a finite one rotated away); LabelCoverageHook warns about
-# classes without positives (and max_epochs=0).
+# classes without positives (and max_epochs=0); TeacherScoreHook has a distiller score its teacher
+# on the evaluated data only while a metric reads it (DistillFidelity).
 custom_hooks = [
     dict(type='NumClassesCheckHook'),
     dict(type='RandomStateHook'),
     dict(type='NonFiniteGuardHook'),
     dict(type='LabelCoverageHook'),
+    dict(type='TeacherScoreHook'),
 ]
 
 env_cfg = dict(

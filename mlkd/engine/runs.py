@@ -21,6 +21,24 @@ from mmengine.config import Config
 
 #: Metrics reported by the demo and the sweep (MultiLabelMetrics names).
 METRICS = ('mAP', 'CF1_thr0.5', 'OF1_thr0.5')
+#: Distillation fidelity (DistillFidelity), recorded under ``result['fidelity'][split]`` where the
+#: config's evaluator computes it (a distilled stage), absent otherwise.
+FIDELITY_METRICS = (
+    'fidelity/mAP_vs_teacher',
+    'fidelity/mean_abs_diff',
+    'fidelity/label_agreement',
+)
+
+
+def fidelity_of(metrics, prefix: str = '') -> dict[str, float]:
+    """The :data:`FIDELITY_METRICS` found in ``metrics`` (keys ``prefix + name``; message-hub
+    scalars or plain floats), by name."""
+    found = {}
+    for key in FIDELITY_METRICS:
+        value = metrics.get(prefix + key)
+        if value is not None:
+            found[key] = float(value.current() if hasattr(value, 'current') else value)
+    return found
 
 
 @contextmanager
@@ -155,9 +173,13 @@ def train_and_evaluate(
                 f'(is val_interval a divisor of max_epochs in {cfg.filename}?)'
             )
         result = {'val': {key: float(scalars[f'val/{key}'].current()) for key in METRICS}}
+        fidelity = {'val': fidelity_of(scalars, 'val/')}
         if test:
             metrics = runner.test()
             result['test'] = {key: float(metrics[key]) for key in METRICS}
+            fidelity['test'] = fidelity_of(metrics)
+        if any(fidelity.values()):
+            result['fidelity'] = fidelity
     result['seconds'] = time.perf_counter() - start
     result['cpu_seconds'] = time.process_time() - cpu_start
     result['checkpoint'] = osp.join(cfg.work_dir, f'epoch_{cfg.train_cfg.max_epochs}.pth')
@@ -180,10 +202,13 @@ def evaluate_checkpoint(cfg: Config, checkpoint: str, label: str, *, verbose: bo
         cfg.log_level = 'ERROR'
     with quiet() if not verbose else nullcontext():
         runner = Runner.from_cfg(cfg)
-        result = {
-            split: {key: float(metrics[key]) for key in METRICS}
-            for split, metrics in (('val', runner.val()), ('test', runner.test()))
-        }
+        evaluated = {'val': runner.val(), 'test': runner.test()}
+    result = {
+        split: {key: float(metrics[key]) for key in METRICS} for split, metrics in evaluated.items()
+    }
+    fidelity = {split: fidelity_of(metrics) for split, metrics in evaluated.items()}
+    if any(fidelity.values()):
+        result['fidelity'] = fidelity
     return dict(result, seconds=None, checkpoint=checkpoint)
 
 
