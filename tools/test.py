@@ -2,6 +2,11 @@
 
 On a distillation config the student is evaluated (the distiller's ``predict`` is the student's).
 Prints the metrics and, for multi-label metrics, a per-class AP table.
+
+``--teacher TEACHER_CONFIG TEACHER_CKPT`` scores a plain (non-distilled) classifier against a
+teacher: the classifier is evaluated inside a :class:`SingleTeacherDistiller` without losses, and a
+``DistillFidelity`` metric is added to the test evaluator (where the config has none), so a plain
+student baseline gets the same ``fidelity/*`` keys as its distilled versions.
 """
 
 import argparse
@@ -21,6 +26,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--work-dir', help='where the evaluation log goes')
     parser.add_argument('--out', help='write scores and labels of every image to this .npz file')
     add_overwrite_argument(parser)
+    parser.add_argument(
+        '--teacher',
+        nargs=2,
+        metavar=('TEACHER_CONFIG', 'TEACHER_CKPT'),
+        help="score a plain classifier's fidelity to this teacher (its training config and "
+        'checkpoint or work dir): adds DistillFidelity to the test evaluator',
+    )
     add_run_arguments(parser, cfg_options_example='test_dataloader.batch_size=32')
     return parse_run_arguments(parser, argv)
 
@@ -51,7 +63,8 @@ def main(argv: list[str] | None = None) -> None:
         evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
         cfg.test_evaluator = evaluators + [dict(type='DumpScores', out_file=args.out)]
     prepare_distributed(cfg, args.launcher)
-    runner, _ = evaluate(cfg, args.checkpoint)  # runner_type (MLKDRunner), else mmengine's Runner
+    # runner_type (MLKDRunner), else mmengine's Runner
+    runner, _ = evaluate(cfg, args.checkpoint, teacher=args.teacher)
     finish_distributed()
     if runner.rank == 0:
         classes = runner.test_dataloader.dataset.metainfo.get('classes')

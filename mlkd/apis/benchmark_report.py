@@ -15,6 +15,15 @@ from mlkd.utils.tables import format_mean_std, mean_std
 
 __all__ = ['metric_label', 'plot_results', 'results_table', 'validate_results']
 
+#: Fidelity columns of the table (DistillFidelity; the distilled stages, '-' for the others).
+FIDELITY_COLUMNS = ('fidelity/mAP_vs_teacher', 'fidelity/label_agreement')
+
+
+def fidelity_cell(runs: list[dict], key: str) -> str:
+    """Mean ± std of a test fidelity key over ``runs``, '-' where a run has none."""
+    values = [r.get('fidelity', {}).get('test', {}).get(key) for r in runs]
+    return format_mean_std(values) if values and None not in values else '-'
+
 
 def metric_label(key: str) -> str:
     """A metric's column name: ``'CF1_thr0.5'`` -> ``'CF1 (thr 0.5)'``."""
@@ -22,14 +31,15 @@ def metric_label(key: str) -> str:
 
 
 def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[str]) -> str:
-    """The test ``metrics``, val mAP and wall / CPU time of each stage, mean ± std over its seeds,
-    as a terminaltables table titled ``'<title>, <n> seed(s)'``."""
+    """The test ``metrics``, val mAP, test fidelity (:data:`FIDELITY_COLUMNS`) and wall / CPU
+    time of each stage, mean ± std over its seeds, as a terminaltables table titled
+    ``'<title>, <n> seed(s)'``."""
     from terminaltables import AsciiTable
 
     rows = [
         ['model']
         + [f'test {metric_label(key)}' for key in metrics]
-        + ['val mAP', 'wall time (s)', 'CPU time (s)']
+        + ['val mAP', *(f'test {key}' for key in FIDELITY_COLUMNS), 'wall time (s)', 'CPU time (s)']
     ]
     for name, runs in results.items():
         if runs:
@@ -40,6 +50,7 @@ def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[
                 + [format_mean_std([r['test'][k] for r in runs]) for k in metrics]
                 + [
                     format_mean_std([r['val']['mAP'] for r in runs]),
+                    *(fidelity_cell(runs, key) for key in FIDELITY_COLUMNS),
                     format_mean_std([r['seconds'] for r in timed]) if timed else 'given',
                     format_mean_std(cpu) if cpu else '-',
                 ]

@@ -27,6 +27,24 @@ from mmengine.runner import Runner
 
 #: Metrics reported by the demo and the sweep (MultiLabelMetrics names).
 METRICS = ('mAP', 'CF1_thr0.5', 'OF1_thr0.5')
+#: Distillation fidelity (DistillFidelity), recorded under ``result['fidelity'][split]`` where the
+#: config's evaluator computes it (a distilled stage), absent otherwise.
+FIDELITY_METRICS = (
+    'fidelity/mAP_vs_teacher',
+    'fidelity/mean_abs_diff',
+    'fidelity/label_agreement',
+)
+
+
+def fidelity_of(metrics: Mapping, prefix: str = '') -> dict[str, float]:
+    """The :data:`FIDELITY_METRICS` found in ``metrics`` (keys ``prefix + name``; message-hub
+    scalars or plain floats), by name."""
+    found = {}
+    for key in FIDELITY_METRICS:
+        value = metrics.get(prefix + key)
+        if value is not None:
+            found[key] = float(value.current() if hasattr(value, 'current') else value)
+    return found
 
 
 #: Modules whose ``UserWarning`` notices :func:`quiet` hides: torch's DataLoader (more workers
@@ -175,19 +193,67 @@ def train(
     return runner
 
 
+def score_against_teacher(cfg: Config, teacher_config: str, teacher_ckpt: str) -> None:
+    """Make ``cfg``'s plain classifier the student of a loss-free distiller of the teacher, and
+    add ``DistillFidelity`` to its test evaluator (unless it has one). In place.
+
+    The classifier's weights are then loaded into ``model.student`` (:func:`evaluate`), not
+    through ``load_from``, whose keys would lack the ``student.`` prefix.
+    """
+    model = cfg.model.to_dict() if hasattr(cfg.model, 'to_dict') else dict(cfg.model)
+    if 'teacher' in model or 'student' in model:
+        raise ValueError(
+            f'--teacher scores a plain classifier, but {cfg.filename} defines model.type='
+            f'{model.get("type")!r}; a distillation config evaluates its student against its own '
+            'teacher (add DistillFidelity to its test_evaluator)'
+        )
+    if not osp.isfile(teacher_config):
+        raise FileNotFoundError(f'--teacher: config file not found: {teacher_config}')
+    preprocessor = model.pop('data_preprocessor', None) or cfg.get('data_preprocessor')
+    cfg.model = dict(
+        type='SingleTeacherDistiller',
+        student=model,
+        teacher=teacher_config,
+        teacher_ckpt=teacher_ckpt,
+        data_preprocessor=preprocessor,
+    )
+    evaluators = cfg.test_evaluator
+    evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
+    if not any(e.get('type') == 'DistillFidelity' for e in evaluators):
+        evaluators.append(dict(type='DistillFidelity'))
+    cfg.test_evaluator = evaluators
+
+
 def evaluate(
-    cfg: Config, checkpoint: str, splits: Sequence[str] = ('test',)
+    cfg: Config,
+    checkpoint: str,
+    splits: Sequence[str] = ('test',),
+    teacher: Sequence[str] | None = None,
 ) -> tuple[Runner, dict[str, dict]]:
     """Load ``checkpoint`` (strictly, under ``MLKDRunner``) into the runner ``cfg`` names and
     evaluate it on ``splits`` (``'val'``, ``'test'``), as ``tools/test.py`` does.
+
+    Args:
+        teacher: ``(config, checkpoint or work dir)`` of a teacher to score a plain classifier's
+            fidelity to (:func:`score_against_teacher`; ``tools/test.py --teacher``).
 
     Returns:
         the runner and ``{split: the evaluator's metrics}``.
     """
     from mlkd.engine.runner import build_runner
 
-    cfg.load_from, cfg.resume = checkpoint, False
-    runner = build_runner(cfg)
+    cfg.resume = False
+    if teacher is None:
+        cfg.load_from = checkpoint
+        runner = build_runner(cfg)
+    else:
+        from mlkd.models.utils import unwrap_model
+        from mlkd.models.weights import load_network_checkpoint
+
+        score_against_teacher(cfg, *teacher)
+        cfg.load_from = None  # the classifier's weights go into model.student, below
+        runner = build_runner(cfg)
+        load_network_checkpoint(unwrap_model(runner.model).student, checkpoint, 'student')
     loops = {'val': runner.val, 'test': runner.test}
     return runner, {split: loops[split]() for split in splits}
 
@@ -254,9 +320,13 @@ def train_and_evaluate(
                 f'(is val_interval a divisor of max_epochs in {cfg.filename}?)'
             )
         result = {'val': {key: float(scalars[f'val/{key}'].current()) for key in metrics}}
+        fidelity = {'val': fidelity_of(scalars, 'val/')}
         if test:
             tested = runner.test()
             result['test'] = {key: float(tested[key]) for key in metrics}
+            fidelity['test'] = fidelity_of(tested)
+        if any(fidelity.values()):
+            result['fidelity'] = fidelity
     result['seconds'] = time.perf_counter() - start
     result['cpu_seconds'] = time.process_time() - cpu_start
     result['checkpoint'] = last_checkpoint(runner, cfg.work_dir)
@@ -287,6 +357,9 @@ def evaluate_checkpoint(
     result = {
         split: {key: float(values[key]) for key in metrics} for split, values in evaluated.items()
     }
+    fidelity = {split: fidelity_of(values) for split, values in evaluated.items()}
+    if any(fidelity.values()):
+        result['fidelity'] = fidelity
     return dict(result, seconds=None, checkpoint=checkpoint)
 
 

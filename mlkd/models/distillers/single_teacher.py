@@ -111,6 +111,8 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         self.teacher.requires_grad_(False)
         self.teacher.eval()
         self.task_loss_weight = float(task_loss_weight)
+        # Set by TeacherScoreHook while an evaluator reads `teacher_score` (DistillFidelity).
+        self.eval_teacher_score = False
         if views is not None and set(views) != {'teacher', 'student'}:
             raise ValueError(f'views must be None or dict(teacher=i, student=j), got {views!r}')
         self.views = views
@@ -172,15 +174,36 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         if mode == 'loss':
             return self.loss(inputs, data_samples)
         if mode == 'predict':
-            return self.student(self._view(inputs, 'student'), data_samples, mode='predict')
+            predictions = self.student(self._view(inputs, 'student'), data_samples, mode='predict')
+            if self.eval_teacher_score:
+                self._put_teacher_scores(inputs, predictions)
+            return predictions
         if mode == 'tensor':
             return self.student(self._view(inputs, 'student'), mode='tensor')
         raise RuntimeError(f'invalid mode {mode!r}; expected loss, predict or tensor')
 
     @torch.no_grad()
     def teacher_predict(self, inputs, data_samples=None) -> list:
-        """The teacher's predictions (for ``TeacherEvalHook`` and sanity checks)."""
-        return self.teacher(self._view(inputs, 'teacher'), data_samples, mode='predict')
+        """The teacher's predictions (for ``TeacherEvalHook`` and sanity checks); each carries its
+        own scores as ``teacher_score`` too, so an evaluator holding ``DistillFidelity`` scores
+        the teacher against itself."""
+        predictions = self.teacher(self._view(inputs, 'teacher'), data_samples, mode='predict')
+        for sample in predictions:
+            sample.set_field(sample.pred_score, 'teacher_score')
+        return predictions
+
+    @torch.no_grad()
+    def _put_teacher_scores(self, inputs, predictions: list) -> None:
+        """Put the teacher's scores (its head's own activation: sigmoid for multi-label heads,
+        softmax for single-label ones) on every student prediction as ``teacher_score``.
+
+        The teacher runs live: a teacher cache holds the training batches of each epoch, not the
+        evaluation splits. Fresh data samples receive the teacher's predictions, so the student's
+        ``pred_score`` / ``pred_label`` stay untouched.
+        """
+        teacher = self.teacher(self._view(inputs, 'teacher'), mode='predict')
+        for sample, scored in zip(predictions, teacher):
+            sample.set_field(scored.pred_score, 'teacher_score')
 
     @property
     def teacher_outputs(self) -> list[str]:
