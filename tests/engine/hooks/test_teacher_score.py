@@ -7,6 +7,7 @@ import torch
 from conftest import SMALL_TOOL_RUN, config_path, run_tool, small_run_cfg
 from mmengine.runner import Runner
 
+from mlkd.engine import build_runner
 from mlkd.evaluation.metrics import fidelity_metrics, load_score_dump
 
 DISTILL = config_path('3d', '3d_multidigits.py')
@@ -18,7 +19,7 @@ def _runner(work_dir: str, config: str, evaluator: list) -> Runner:
     if 'teacher_ckpt' in cfg.model:
         cfg.model.teacher_ckpt, cfg.model.allow_random_teacher = None, True
     cfg.val_evaluator = evaluator
-    return Runner.from_cfg(cfg)
+    return build_runner(cfg)
 
 
 def test_val_scores_the_teacher_only_when_a_metric_reads_it(tmp_path):
