@@ -1,4 +1,4 @@
-"""DigitScenes: a bundled multi-label benchmark with COCO-like label statistics (issue 28).
+"""DigitScenes: a bundled multi-label benchmark with COCO-like label statistics.
 
 MultiDigits has 10 labels, about 4.5 per image, every class equally frequent and every digit the
 same size and brightness: a teacher's scores on it carry little that the labels do not. A
@@ -64,9 +64,8 @@ COLOURS = {
 DIGIT_SCENE_CLASSES = tuple(f'{colour}_{digit}' for colour in COLOURS for digit in range(10))
 _NUM_CLASSES = len(DIGIT_SCENE_CLASSES)
 _DEFAULT_NUM_SAMPLES = {'train': 3000, 'val': 1000, 'test': 1000}
-_CHUNK = (
-    1024  # images composed at a time (bounds the float buffer; the streams do not depend on it)
-)
+# Images composed at a time (bounds the float buffer; the random streams do not depend on it).
+_CHUNK = 1024
 
 
 def scene_world(
