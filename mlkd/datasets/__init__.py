@@ -1,5 +1,6 @@
 from .cifar import CIFAR10, CIFAR100
 from .dataset_wrappers import KeyedDataset
+from .digit_scenes import DigitScenes
 from .image_list import MultiLabelImageList
 from .multidigits import MultiDigits, export_image_folder
 from .multiglyphs import MultiGlyphs
@@ -9,6 +10,7 @@ from .tiny_imagenet import TinyImageNet
 __all__ = [
     'CIFAR10',
     'CIFAR100',
+    'DigitScenes',
     'EpochKeyedSampler',
     'KeyedDataset',
     'MultiDigits',

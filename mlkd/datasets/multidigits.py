@@ -44,6 +44,21 @@ _DEFAULT_NUM_SAMPLES = {'train': 2000, 'val': 500, 'test': 500}
 _CHUNK = 1024
 
 
+def check_generated_split(dataset: str, split: str, kwargs: dict) -> None:
+    """Refuse a split name outside train / val / test and file arguments (``ann_file``,
+    ``data_root``, ``data_prefix``) given to an in-memory dataset; drops their empty values from
+    ``kwargs`` (in place), which mmengine's dataset would otherwise receive."""
+    for key in ('ann_file', 'data_root', 'data_prefix'):
+        if kwargs.get(key):
+            raise TypeError(
+                f'{dataset} does not read files; remove `{key}` from its '
+                'config (images are generated from sklearn.datasets.load_digits)'
+            )
+        kwargs.pop(key, None)
+    if split not in _SPLITS:
+        raise ValueError(f'{dataset}: split must be one of {_SPLITS}, got {split!r}')
+
+
 @functools.lru_cache(maxsize=1)
 def load_digit_scans() -> tuple[np.ndarray, np.ndarray]:
     """Return the scikit-learn digit scans, loaded once per process.
@@ -192,15 +207,7 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
         test_mode: bool = False,
         **kwargs: Any,
     ) -> None:
-        for key in ('ann_file', 'data_root', 'data_prefix'):
-            if kwargs.get(key):
-                raise TypeError(
-                    f'MultiDigits does not read files; remove `{key}` from its '
-                    'config (images are generated from sklearn.datasets.load_digits)'
-                )
-            kwargs.pop(key, None)
-        if split not in _SPLITS:
-            raise ValueError(f'MultiDigits: split must be one of {_SPLITS}, got {split!r}')
+        check_generated_split('MultiDigits', split, kwargs)
         if variant not in _VARIANTS:
             raise ValueError(f'MultiDigits: variant must be one of {_VARIANTS}, got {variant!r}')
         if not isinstance(grid, int) or grid < 1:
@@ -362,7 +369,7 @@ class MultiDigits(ObservedLabelsMixin, MultiLabelDataset):
             full: use ``gt_label_full`` instead of ``gt_label``.
 
         Returns:
-            np.ndarray: uint8 array of shape (len(self), 10).
+            np.ndarray: uint8 array of shape (len(self), number of classes).
         """
         key = 'gt_label_full' if full else 'gt_label'
         matrix = np.zeros((len(self), len(self.metainfo['classes'])), dtype=np.uint8)

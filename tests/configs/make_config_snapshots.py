@@ -63,6 +63,7 @@ SAMPLE = (
     'pkt/pkt_coco_cifar_wrn_40_2_to_cifar_wrn_16_2.py',
     'pretrain/multiglyphs_student_backbone.py',
     'ps/ps_multidigits.py',
+    'ranking/kd.py',
     'reviewkd/reviewkd_coco_cifar_resnet32x4_to_shufflenet_v2.py',
     'reviewkd/reviewkd_voc_swin_t_to_mobilenet_v2.py',
     'rkd/rkd_voc_resnet50_to_mobilenet_v2.py',

@@ -21,7 +21,11 @@ from mlkd.models.bundled_weights import (
 
 def test_every_shipped_file_has_the_recorded_sha256_and_size():
     manifest = bundled_manifest()
-    assert set(manifest) == {'multiglyphs_teacher_backbone', 'multiglyphs_student_backbone'}
+    assert set(manifest) == {
+        'multiglyphs_teacher_backbone',
+        'multiglyphs_student_backbone',
+        'multiglyphs_w16_backbone',
+    }
     shipped = {f for f in os.listdir(BUNDLED_DIR) if f.endswith('.pth')}
     assert shipped == {entry['file'] for entry in manifest.values()}
     total = 0
@@ -37,23 +41,31 @@ def test_every_shipped_file_has_the_recorded_sha256_and_size():
     assert total <= 10 * 2**20  # the issue's budget for shipped weights
 
 
-def _demo_network(stage: str):
+def _demo_network(stage: str, folder: str = 'demo'):
     from mmengine.registry import DefaultScope
 
     from mlkd.registry import MODELS
     from mlkd.utils.cli import load_config
 
-    cfg = load_config(osp.join(REPO, 'configs', 'demo', f'{stage}.py'))
+    cfg = load_config(osp.join(REPO, 'configs', folder, f'{stage}.py'))
     with DefaultScope.overwrite_default_scope('mlkd'):
         model = MODELS.build(cfg.model)
         model.init_weights()
     return model
 
 
-@pytest.mark.parametrize('stage', ['teacher', 'student'])
-def test_the_demo_networks_start_from_the_bundled_backbones(stage):
-    model = _demo_network(stage)
-    shipped = torch.load(bundled_weights_path(f'multiglyphs_{stage}_backbone'), weights_only=True)
+@pytest.mark.parametrize(
+    'folder, stage, weights',
+    [
+        ('demo', 'teacher', 'multiglyphs_teacher_backbone'),
+        ('demo', 'student', 'multiglyphs_student_backbone'),
+        ('ranking', 'teacher', 'multiglyphs_w16_backbone'),
+        ('ranking', 'student', 'multiglyphs_student_backbone'),
+    ],
+)
+def test_the_benchmark_networks_start_from_the_bundled_backbones(folder, stage, weights):
+    model = _demo_network(stage, folder)
+    shipped = torch.load(bundled_weights_path(weights), weights_only=True)
     own = model.backbone.state_dict()
     assert own.keys() == shipped.keys()
     assert all(torch.equal(own[k], v) for k, v in shipped.items())

@@ -1,0 +1,86 @@
+"""DigitScenes (the ranking benchmark's data): deterministic bytes, COCO-like label statistics,
+hard objects, missed annotations, disjoint splits."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from mlkd.datasets import DigitScenes
+from mlkd.datasets.digit_scenes import DIGIT_SCENE_CLASSES, scene_world
+
+TINY = dict(num_samples=6, seed=3, world_seed=1, grid=3, max_objects=5, mean_objects=3.5)
+# Recorded when the generator was written: the same arguments must give the same bytes.
+TINY_DIGEST = '568701009c74214d90821334fabea6e8a020c48cc6b7798ae45053350fe3a982'
+
+
+def test_tiny_scenes_match_the_recorded_bytes_and_labels():
+    data = DigitScenes(split='val', **TINY)
+    images = np.stack([data.get_data_info(i)['img'] for i in range(6)])
+    assert images.shape == (6, 32, 32, 3) and images.dtype == np.uint8
+    digest = hashlib.sha256(images.tobytes())
+    digest.update(repr([data.get_data_info(i)['gt_label'] for i in range(6)]).encode())
+    assert digest.hexdigest() == TINY_DIGEST
+
+
+def test_labels_are_the_classes_of_the_objects_and_misses_only_drop_positives():
+    clean = DigitScenes(split='train', num_samples=300, missed_annotation=(0.0, 0.0))
+    missed = DigitScenes(split='train', num_samples=300, missed_annotation=(0.2, 0.9))
+    for i in range(300):
+        info, noisy = clean.get_data_info(i), missed.get_data_info(i)
+        present = sorted({c for c in info['object_labels'] if c >= 0})
+        assert info['gt_label'] == info['gt_label_full'] == present
+        # The same scene (misses are drawn after everything else is laid out) ...
+        np.testing.assert_array_equal(info['img'], noisy['img'])
+        assert noisy['gt_label_full'] == present
+        # ... whose annotation keeps a subset of the positives.
+        assert set(noisy['gt_label']) <= set(present)
+    full, seen = missed.get_label_matrix(full=True), missed.get_label_matrix()
+    hard = np.array([missed.get_data_info(i)['object_hard'] for i in range(300)])
+    assert hard.any() and (hard.sum() / (full.sum() + 1e-9)) > 0.1
+    kept = seen.sum() / full.sum()
+    assert 0.5 < kept < 0.95  # misses of easy (0.2) and hard (0.9) objects
+
+
+def test_label_statistics_are_coco_like():
+    data = DigitScenes(split='train', num_samples=1500)
+    labels = data.get_label_matrix()
+    assert labels.shape == (1500, 40) and len(DIGIT_SCENE_CLASSES) == 40
+    assert 2.0 <= labels.sum(axis=1).mean() <= 4.0  # positives per image
+    counts = labels.sum(axis=0)
+    assert counts.min() > 0 and counts.max() / counts.min() >= 10  # a long tail
+    # Classes of one topic co-occur more often than independent classes would.
+    freq = labels.mean(axis=0)
+    lift = (labels.T.astype(float) @ labels / len(labels)) / np.outer(freq, freq)
+    same = data.topics.T.astype(int) @ data.topics.astype(int) > 0
+    off_diagonal = ~np.eye(40, dtype=bool)
+    assert lift[same & off_diagonal].mean() > 1.5 * lift[~same & off_diagonal].mean()
+
+
+def test_splits_share_the_world_and_draw_disjoint_scans():
+    train = DigitScenes(split='train', num_samples=8)
+    val = DigitScenes(split='val', num_samples=8)
+    np.testing.assert_array_equal(train.prior, val.prior)
+    np.testing.assert_array_equal(train.topics, val.topics)
+    assert not set(train.source_indices) & set(val.source_indices)
+    prior, topics = scene_world(8, 8, 0.8, 0)
+    assert topics.sum(axis=0).min() >= 1 and (topics.sum(axis=1) == 8).all()
+    assert prior.max() / prior.min() == pytest.approx(40**0.8)
+
+
+@pytest.mark.parametrize(
+    'kwargs, message',
+    [
+        (dict(split='dev'), 'split'),
+        (dict(num_samples=0), 'num_samples'),
+        (dict(mean_objects=0.5), 'mean_objects'),
+        (dict(object_size=(20, 10)), 'object_size'),
+        (dict(missed_annotation=(0.0, 1.0)), 'missed_annotation'),
+        (dict(grid=2, max_objects=6), 'grid'),
+        (dict(num_topics=2, topic_size=8), 'cover'),
+        (dict(data_root='x'), 'does not read files'),
+    ],
+)
+def test_bad_arguments_are_refused_naming_them(kwargs, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        DigitScenes(**dict(dict(num_samples=4), **kwargs))
