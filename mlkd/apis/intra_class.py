@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os.path as osp
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mlkd.apis.intra_class_report import write_search_outputs, write_study_outputs
@@ -93,7 +93,6 @@ PAIRS = [
     ('KD+RKD ← plain teacher − student alone', 'kd_rkd', 'student'),
     ('KD+RKD ← intra-class teacher − student alone', 'ours_rkd', 'student'),
 ]
-Log = Callable[[str], None]
 
 
 def _print(line: str) -> None:
@@ -151,21 +150,29 @@ def _top1(result: dict) -> dict:
     return dict(kept, cpu_seconds=result['cpu_seconds'], config_sha256=result['config_sha256'])
 
 
+def _run_study_for_outputs(
+    study: Study, name: str, work_dir: str, out_dir: str, seeds: Sequence[int], call: dict
+) -> tuple[dict, dict[str, str], dict]:
+    """Check ``seeds``, run ``study`` (``call``: :func:`~mlkd.apis.study.run_study`'s keyword
+    arguments) with ``<out_dir>/<name>.{md,csv,png,json}`` checked before any training; return its
+    results, those paths and the policy they are written under (``overwrite``, ``log``)."""
+    check_seeds(seeds)
+    outputs = output_files(out_dir, name)
+    runs = run_study(study, work_dir, seeds=seeds, outputs=list(outputs.values()), **call)
+    policy = dict(overwrite=call.get('overwrite', False), log=call.get('log', _print))
+    return runs, outputs, policy
+
+
 def run_intra_class_study(
-    work_dir: str,
-    out_dir: str,
-    *,
-    seeds: Sequence[int],
-    epochs: int | None = None,
-    options: Mapping[str, Any] | None = None,
-    jobs: int = 1,
-    overwrite: bool = False,
-    verbose: bool = False,
-    log: Log = _print,
+    work_dir: str, out_dir: str, *, seeds: Sequence[int], **call: Any
 ) -> tuple[list[dict], list[dict]]:
-    """Train (or reuse) :data:`INTRA_CLASS` for ``seeds`` in ``work_dir``
-    (:func:`~mlkd.apis.study.run_study`, same arguments) and write ``intra_class_study.{md,csv,png,
-    json}`` to ``out_dir`` (refused before any training where they exist, unless ``overwrite``).
+    """Train (or reuse) :data:`INTRA_CLASS` for ``seeds`` in ``work_dir`` and write
+    ``intra_class_study.{md,csv,png,json}`` to ``out_dir`` (refused before any training where
+    they exist, unless ``overwrite``).
+
+    Args:
+        call: the keyword arguments of :func:`~mlkd.apis.study.run_study` (``epochs``,
+            ``options``, ``jobs``, ``overwrite``, ``verbose``, ``log``).
 
     Returns:
         :func:`summarize`'s arms and pairs.
@@ -174,23 +181,12 @@ def run_intra_class_study(
         StudyRequestError: fewer than two distinct seeds, or see :func:`run_study`.
         StaleResultError, OutputExistsError: see :func:`run_study` (nothing trained).
     """
-    check_seeds(seeds)
-    outputs = output_files(out_dir, STUDY_NAME)
-    runs = run_study(
-        INTRA_CLASS,
-        work_dir,
-        seeds=seeds,
-        epochs=epochs,
-        options=options,
-        jobs=jobs,
-        overwrite=overwrite,
-        verbose=verbose,
-        outputs=list(outputs.values()),
-        log=log,
+    runs, outputs, policy = _run_study_for_outputs(
+        INTRA_CLASS, STUDY_NAME, work_dir, out_dir, seeds, call
     )
     results = {str(seed): {name: _top1(r) for name, r in runs[seed].items()} for seed in seeds}
     arms, pairs = summarize(results, seeds)
-    write_study_outputs(outputs, results, arms, pairs, seeds, overwrite=overwrite, log=log)
+    write_study_outputs(outputs, results, arms, pairs, seeds, **policy)
     return arms, pairs
 
 
@@ -200,7 +196,8 @@ def run_intra_class_study(
 RKD_LOSS = 'rkd'
 RKD_TERMS = {'rkd_distance': dict(angle_weight=0.0), 'rkd_angle': dict(distance_weight=0.0)}
 #: The config whose RKD weight the searched weight multiplies (the paper's: distance 25, angle 50,
-#: loss weight 1), the study's run it replaces (KD+RKD from the plain teacher) and the baseline.
+#: loss weight 1), the study's run that teaches the searched runs (the plain teacher) and the
+#: study's run they are compared with (the student alone).
 SEARCH_CONFIG = f'{CONFIGS}/kd_rkd_paper_weight.py'
 SEARCH_TEACHER, SEARCH_BASELINE = 'teacher', 'student'
 SEARCH_NAME = 'intra_class_rkd_search'
@@ -318,15 +315,10 @@ def run_rkd_search(
     seeds: Sequence[int],
     weights: Sequence[float],
     interval: int = 8,
-    epochs: int | None = None,
-    options: Mapping[str, Any] | None = None,
-    jobs: int = 1,
-    overwrite: bool = False,
-    verbose: bool = False,
-    log: Log = _print,
+    **call: Any,
 ) -> list[dict]:
     """Train (or reuse) the search (:func:`search_study`) for ``seeds`` in ``work_dir`` and write
-    ``intra_class_rkd_search.{md,csv,png,json}`` to ``out_dir``; the other arguments as for
+    ``intra_class_rkd_search.{md,csv,png,json}`` to ``out_dir``; ``call`` as for
     :func:`run_intra_class_study`. Returns :func:`summarize_search`'s rows.
 
     Raises:
@@ -338,19 +330,9 @@ def run_rkd_search(
         raise StudyRequestError(
             f'--search-rkd-weights: give distinct positive weights, got {weights}'
         )
-    check_seeds(seeds)
-    outputs = output_files(out_dir, SEARCH_NAME)
-    runs = run_study(
-        search_study(weights, interval),
-        work_dir,
-        seeds=seeds,
-        epochs=epochs,
-        options=options,
-        jobs=jobs,
-        overwrite=overwrite,
-        verbose=verbose,
-        outputs=list(outputs.values()),
-        log=log,
+    study = search_study(weights, interval)
+    runs, outputs, policy = _run_study_for_outputs(
+        study, SEARCH_NAME, work_dir, out_dir, seeds, call
     )
     search = {
         str(seed): {f'{w:g}': _search_cell(runs[seed][search_run_name(w)]) for w in weights}
@@ -358,7 +340,5 @@ def run_rkd_search(
     }
     student = {str(seed): runs[seed][SEARCH_BASELINE]['val'][METRIC] for seed in seeds}
     rows = summarize_search(search, student, seeds, weights)
-    write_search_outputs(
-        outputs, rows, search, student, seeds, chosen_weight(rows), overwrite=overwrite, log=log
-    )
+    write_search_outputs(outputs, rows, search, student, seeds, chosen_weight(rows), **policy)
     return rows

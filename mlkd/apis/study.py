@@ -100,7 +100,8 @@ class Study:
     ) -> Config:
         """The resolved config of run ``name`` for ``seed`` in the call's ``work_dir`` (module
         doc); ``epochs``: the same recipe shortened to that many epochs
-        (:func:`shorten_schedule`); ``options``: the call's ``--cfg-options`` (keys checked)."""
+        (:func:`shorten_schedule`); ``options``: the call's ``--cfg-options`` (keys checked),
+        applied after the study's and the run's own."""
         run = self.runs[name]
         # merge_from_dict consumes the ``_delete_`` markers of the dicts it merges: give it copies.
         merged = copy.deepcopy({**self.options, **run.options, **(options or {})})
@@ -172,8 +173,8 @@ def train_run(job: dict, needs: dict, live_progress: bool) -> dict:
     cfg = study.run_config(
         name, seed, job['work_dir'], epochs=job['epochs'], options=job['options']
     )
-    for key in _teacher_task(study, name, seed):
-        cfg.model.teacher_ckpt = needs[key]['checkpoint']
+    if run.teacher is not None:
+        cfg.model.teacher_ckpt = needs[('run', run.teacher, seed)]['checkpoint']
     result = train_and_evaluate(
         cfg,
         f'[seed {seed}] {name}',
