@@ -732,6 +732,7 @@ RUN_FIRST = (
     'tests/engine/test_distributed.py',
     'tests/configs/test_paper_table_configs.py',
     'tests/tools/test_demo.py',
+    'tests/tools/analysis_tools/test_intra_class_study.py',
     'tests/configs/test_intra_class_configs.py',
 )
 

@@ -1,7 +1,8 @@
 """What the tools call (mmpretrain's ``apis``): train or evaluate a run (:func:`train`,
 :func:`evaluate`), fill a teacher cache, run a benchmark (a task graph of stages over seeds) or a
-sweep, collect results, export a network to ONNX, calibrate thresholds, label images. Library code
-under ``mlkd`` never imports this package; the tools under ``tools/`` are argument parsers over it.
+sweep or a study (runs trained for every seed: the intra-class study), collect results, export a
+network to ONNX, calibrate thresholds, label images. Library code under ``mlkd`` never imports
+this package; the tools under ``tools/`` are argument parsers over it.
 """
 
 from mlkd.utils.fingerprint import fingerprint
@@ -25,6 +26,7 @@ from .inference import (
     save_labels,
     split_scores,
 )
+from .intra_class import INTRA_CLASS, run_intra_class_study, run_rkd_search
 from .runs import (
     METRICS,
     StaleResultError,
@@ -37,6 +39,7 @@ from .runs import (
     train,
     train_and_evaluate,
 )
+from .study import Study, StudyRequestError, StudyRun, run_study
 from .sweep import SweepRequestError, run_sweep
 from .tasks import Task, run_tasks
 from .teacher_cache import AMP_DTYPES, TeacherCacheWriter, fill_teacher_cache
@@ -56,11 +59,15 @@ __all__ = [
     'split_scores',
     'AMP_DTYPES',
     'DEMO',
+    'INTRA_CLASS',
     'METRICS',
     'Benchmark',
     'BenchmarkRequestError',
     'ProtocolError',
     'StaleResultError',
+    'Study',
+    'StudyRequestError',
+    'StudyRun',
     'SweepRequestError',
     'Task',
     'TeacherCacheWriter',
@@ -72,6 +79,9 @@ __all__ = [
     'prepare_training',
     'protocol_of',
     'run_benchmark',
+    'run_intra_class_study',
+    'run_rkd_search',
+    'run_study',
     'run_sweep',
     'run_tasks',
     'save_finished_run',

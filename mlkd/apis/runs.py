@@ -27,12 +27,15 @@ from mmengine.runner import Runner
 
 #: Metrics reported by the demo and the sweep (MultiLabelMetrics names).
 METRICS = ('mAP', 'CF1_thr0.5', 'OF1_thr0.5')
-#: Distillation fidelity (DistillFidelity), recorded under ``result['fidelity'][split]`` where the
-#: config's evaluator computes it (a distilled stage), absent otherwise.
+#: Distillation fidelity (DistillFidelity: multi-label, then single-label keys), recorded under
+#: ``result['fidelity'][split]`` where the config's evaluator computes it (a distilled stage),
+#: absent otherwise.
 FIDELITY_METRICS = (
     'fidelity/mAP_vs_teacher',
     'fidelity/mean_abs_diff',
     'fidelity/label_agreement',
+    'fidelity/top1_agreement',
+    'fidelity/kl',
 )
 
 
@@ -367,10 +370,12 @@ class StaleResultError(RuntimeError):
     """A stored result was made by another config than the one it would stand for."""
 
 
-def load_finished_run(path: str, cfg: Config, *, what: str, overwrite: bool = False) -> dict | None:
-    """The result stored at ``path`` by :func:`save_finished_run` for ``cfg`` (same
-    :func:`~mlkd.utils.fingerprint.fingerprint`), or ``None`` when there is none, or when it was
-    made by another config and ``overwrite`` allows replacing it.
+def load_finished_run(
+    path: str, cfg: Config | Mapping, *, what: str, overwrite: bool = False
+) -> dict | None:
+    """The result stored at ``path`` by :func:`save_finished_run` for ``cfg`` (a config, or a
+    run's identity as a dict: same :func:`~mlkd.utils.fingerprint.fingerprint`), or ``None`` when
+    there is none, or when it was made by another config and ``overwrite`` allows replacing it.
 
     Raises:
         StaleResultError: the stored result was made by another config (or by an mlkd that did
@@ -400,7 +405,7 @@ def load_finished_run(path: str, cfg: Config, *, what: str, overwrite: bool = Fa
     )
 
 
-def save_finished_run(path: str, result: dict, cfg: Config) -> None:
+def save_finished_run(path: str, result: dict, cfg: Config | Mapping) -> None:
     """Store ``result`` at ``path`` with the fingerprint of ``cfg``, the config that made it (and
     its flattened values, to name what differs when another config would reuse it)."""
     from mlkd.utils.atomic import write_json_atomic

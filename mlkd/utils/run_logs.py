@@ -195,3 +195,21 @@ def read_diagnostics(run_dir: str) -> dict[int, dict[str, dict[str, float]]]:
     if not records:
         raise ValueError(f'{files[-1]} holds no diag/* scalars (was LossDiagnosticsHook on?)')
     return {step: dict(terms) for step, terms in sorted(records.items())}
+
+
+def read_diagnostic_series(run_dir: str) -> dict:
+    """:func:`read_diagnostics` by column: ``{'steps': [step, ...], 'terms': {term: {stat:
+    [value at each step, None where not logged]}}}`` (JSON-serialisable, steps in order)."""
+    records = read_diagnostics(run_dir)
+    steps = list(records)
+    terms = sorted({term for step in steps for term in records[step]})
+    return {
+        'steps': steps,
+        'terms': {
+            term: {
+                stat: [records[step].get(term, {}).get(stat) for step in steps]
+                for stat in sorted({s for step in steps for s in records[step].get(term, {})})
+            }
+            for term in terms
+        },
+    }

@@ -1,162 +1,164 @@
-"""tools/analysis_tools/intra_class_study.py: the summary (mean ± std per arm, paired differences
-with a 95 % t-interval) against a hand computation, from a results store whose runs are all
-finished (so nothing trains), and the refusals."""
-
-from __future__ import annotations
+"""tools/analysis_tools/intra_class_study.py as a user runs it: the RKD weight search trained on a
+tiny setting (two seeds, one epoch of 64 mosaics, one weight), its outputs, a second call that
+reuses every run, and a changed config that is refused, then trained again with --overwrite; the
+study's tables from the results a finished call leaves; the refusals. (An existing table refused
+without --overwrite: tests/tools/test_output_policy_tools.py.)"""
 
 import csv
 import json
 import math
+import os
 import os.path as osp
-import statistics
 
 import pytest
-from conftest import assert_png, load_tool
+from conftest import TINY_TOOL_DATA, assert_png, parsed_cfg_options, run_tool
 
-from mlkd.utils.output_policy import OutputExistsError
+from mlkd.apis.intra_class import INTRA_CLASS, TERM_KEYS
+from mlkd.apis.runs import save_finished_run
+from mlkd.apis.study import result_path, run_identities
+from mlkd.utils.run_logs import dumped_config_path
 
-TOOL = load_tool('analysis_tools/intra_class_study')
+TOOL = 'tools/analysis_tools/intra_class_study.py'
+#: One epoch of 64 training mosaics (two iterations), 32 val and 32 test mosaics; the datasets
+#: skip mmengine's serialisation (its gc.collect is a third of such a run's time).
+TINY_DATA = [
+    *TINY_TOOL_DATA,
+    *(f'{split}_dataloader.dataset.serialize_data=False' for split in ('train', 'val', 'test')),
+]
+TINY = ['--epochs', '1', '--cfg-options', *TINY_DATA]
 #: t quantile 0.975 with 2 degrees of freedom (tables: 4.303)
 T_975_DF2 = 4.302652729916
-RUNS = ('teacher', 'teacher_intra_class', 'student', 'kd', 'ours', 'kd_rkd', 'ours_rkd')
 
 
-def _results() -> dict:
-    """Three seeds; every run's val = test - 1, test = 90 + seed + offset of the run."""
-    offsets = dict(zip(RUNS, (5.0, 5.5, 0.0, 1.0, 1.6, 1.2, 0.9)))
-    results = {}
-    for seed in (0, 1, 2):
-        for run in RUNS:
-            test = 90 + seed + offsets[run] + (0.3 * seed if run == 'ours' else 0.0)
-            results.setdefault(str(seed), {})[run] = {
-                'val': test - 1,
-                'test': test,
-                'cpu_seconds': 1.0,
-            }
-    return results
+def intra_class_study(*args: str, expect: int = 0):
+    proc = run_tool(TOOL, *args)
+    assert proc.returncode == expect, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
 
 
-def test_summary_equals_a_hand_computation():
-    arms, pairs = TOOL.summarize(_results(), [0, 1, 2])
-    by_run = {arm['run']: arm for arm in arms}
-    assert by_run['teacher']['test'] == [95.0, 96.0, 97.0]
-    assert by_run['teacher_intra_class']['val'] == [94.5, 95.5, 96.5]
-    kd = next(p for p in pairs if p['comparison'].startswith('KD student'))
-    # ours − kd per seed: 0.6, 0.9, 1.2 -> mean 0.9, sd 0.3, half width t * 0.3 / sqrt(3)
-    diffs = [0.6, 0.9, 1.2]
-    half = T_975_DF2 * statistics.stdev(diffs) / math.sqrt(3)
-    for split in ('val', 'test'):
-        assert kd[split] == pytest.approx((0.9, 0.9 - half, 0.9 + half), abs=1e-9)
-    teacher = next(p for p in pairs if p['comparison'].startswith('teacher'))
-    # A constant difference (0.5 every seed): zero-width interval.
-    assert teacher['test'] == pytest.approx((0.5, 0.5, 0.5), abs=1e-9)
-    rkd = next(p for p in pairs if p['comparison'].startswith('KD+RKD'))
-    assert rkd['test'] == pytest.approx((-0.3, -0.3, -0.3), abs=1e-9)
+@pytest.fixture(scope='module')
+def search(tmp_path_factory) -> dict:
+    """One call of the search: seeds 0 and 1, RKD weight 0.1, diagnostics every iteration."""
+    root = tmp_path_factory.mktemp('intra_class_search')
+    work, out = str(root / 'work'), str(root / 'out')
+    argv = ['--seeds', '0', '1', '--work-dir', work, '--out-dir', out, *TINY]
+    argv += ['--search-rkd-weights', '0.1', '--diagnostics-interval', '1']
+    proc = intra_class_study(*argv)
+    return dict(work=work, out=out, argv=argv, stdout=proc.stdout)
 
 
-def test_paired_interval_checks_lengths():
-    with pytest.raises(ValueError, match='differ in length: 2 vs 3'):
-        TOOL.paired_interval([1.0, 2.0], [1.0, 2.0, 3.0])
+def _load(path: str) -> dict:
+    with open(path, encoding='utf-8') as file:
+        return json.load(file)
 
 
-def test_finished_runs_are_reused_and_outputs_written(tmp_path):
-    work, out = tmp_path / 'work', tmp_path / 'out'
-    work.mkdir()
-    (work / 'results.json').write_text(json.dumps(_results()))
-    TOOL.main(['--seeds', '0', '1', '2', '--work-dir', str(work), '--out-dir', str(out)])
-    table = (out / 'intra_class_study.md').read_text(encoding='utf-8')
-    # teacher: 95, 96, 97 -> 96.00 ± 1.00; the KD difference 0.9 [0.9 ∓ half].
+def test_search_trains_its_runs_and_writes_its_outputs(search):
+    work, out = search['work'], search['out']
+    saved = _load(osp.join(out, 'intra_class_rkd_search.json'))
+    assert set(saved['runs']) == {'0', '1'} and set(saved['student_val']) == {'0', '1'}
+    for seed in ('0', '1'):
+        cell = saved['runs'][seed]['0.1']
+        assert 0.0 <= cell['val'] <= 100.0 and 0.0 <= cell['agreement'] <= 100.0
+        assert cell['steps'] == [1, 2]  # both iterations diagnosed
+        assert set(cell['terms']) == set(TERM_KEYS)
+        assert all(len(v) == 2 for term in cell['terms'].values() for v in term.values())
+        # Each seed's KD+RKD distilled its own seed's plain teacher (its last checkpoint), and its
+        # stored result names that teacher by the teacher run's fingerprint.
+        run_dir = osp.join(work, f'seed{seed}', 'rkd_w0.1')
+        teacher = _load(osp.join(work, f'seed{seed}', 'teacher', 'result.json'))
+        with open(dumped_config_path(run_dir), encoding='utf-8') as file:
+            assert repr(teacher['checkpoint']) in file.read()
+        stored = _load(osp.join(run_dir, 'result.json'))
+        assert teacher['config_sha256'] in stored['config_values']['model.teacher_ckpt']
+        assert 'test' not in stored  # the search reads val only
+    table = open(osp.join(out, 'intra_class_rkd_search.md'), encoding='utf-8').read()
+    assert '| 0.1 | (2.5, 5) |' in table
+    assert 'Chosen (highest mean val top-1): RKD loss weight 0.1.' in table
+    with open(osp.join(out, 'intra_class_rkd_search.csv'), encoding='utf-8') as file:
+        rows = list(csv.DictReader(file))
+    assert [(r['weight'], r['seed']) for r in rows] == [('0.1', '0'), ('0.1', '1')]
+    assert float(rows[1]['val']) == saved['runs']['1']['0.1']['val']
+    assert_png(osp.join(out, 'intra_class_rkd_search.png'))
+
+
+def test_a_second_call_reuses_every_run(search):
+    before = _load(osp.join(search['out'], 'intra_class_rkd_search.json'))
+    proc = intra_class_study(*search['argv'], '--overwrite')  # --overwrite: the tables only
+    reused = [line for line in proc.stdout.splitlines() if ': reused ' in line]
+    assert len(reused) == 6 and 'epoch 1/1' not in proc.stdout  # nothing trained
+    assert _load(osp.join(search['out'], 'intra_class_rkd_search.json')) == before
+
+
+def test_a_changed_config_is_refused_then_trained_again_with_overwrite(search):
+    """The searched runs' config changes (their diagnostics interval); the teacher's and the
+    student's does not: only the searched runs are stale. (Runs last: it changes the work dir.)"""
+    out = search['out']
+    argv = [*search['argv'][:-1], '2']  # --diagnostics-interval 2
+    table = osp.join(out, 'intra_class_rkd_search.md')
+    mtime = os.stat(table).st_mtime_ns
+    proc = intra_class_study(*argv, expect=1)
+    assert 'rkd_w0.1/result.json' in proc.stderr and 'interval: 1 -> 2' in proc.stderr
+    assert '--overwrite' in proc.stderr and 'epoch 1/1' not in proc.stdout
+    assert os.stat(table).st_mtime_ns == mtime  # nothing written
+    proc = intra_class_study(*argv, '--overwrite')
+    reused = [line for line in proc.stdout.splitlines() if ': reused ' in line]
+    assert sorted(line.split(':')[0] for line in reused) == [
+        f'[seed {s}] {name}' for s in (0, 1) for name in ('student', 'teacher')
+    ]
+    saved = _load(osp.join(out, 'intra_class_rkd_search.json'))
+    assert [saved['runs'][s]['0.1']['steps'] for s in ('0', '1')] == [[1], [1]]
+
+
+def _finished_study(work: str, seeds: list[int]) -> dict:
+    """What a finished call of the study with ``TINY`` leaves: every run's result, stored with
+    its identity (val = test - 1, test = 90 + seed + an offset per run)."""
+    options = parsed_cfg_options(*TINY_DATA)
+    offsets = dict(zip(INTRA_CLASS.runs, (5.0, 5.5, 0.0, 1.0, 1.6, 1.2, 0.9)))
+    identities = run_identities(
+        INTRA_CLASS, list(INTRA_CLASS.runs), seeds, work, epochs=1, options=options
+    )
+    for (name, seed), identity in identities.items():
+        test = 90 + seed + offsets[name] + (0.3 * seed if name == 'ours' else 0.0)
+        result = dict(
+            val={'accuracy/top1': test - 1},
+            test={'accuracy/top1': test},
+            cpu_seconds=1.0,
+            checkpoint=osp.join(work, f'seed{seed}', name, 'epoch_1.pth'),
+        )
+        save_finished_run(result_path(work, seed, name), result, identity)
+    return offsets
+
+
+def test_study_tables_from_the_results_of_a_finished_call(tmp_path):
+    work, out = str(tmp_path / 'work'), str(tmp_path / 'out')
+    offsets = _finished_study(work, [0, 1, 2])
+    argv = ['--seeds', '0', '1', '2', '--work-dir', work, '--out-dir', out, *TINY]
+    proc = intra_class_study(*argv)
+    assert proc.stdout.count(': reused ') == 21 and 'epoch 1/1' not in proc.stdout
+    table = (tmp_path / 'out' / 'intra_class_study.md').read_text(encoding='utf-8')
+    # teacher: 95, 96, 97 -> 96.00 ± 1.00; the KD difference 0.9 [0.9 ∓ half] (sd 0.3).
     assert '| plain teacher | 95.00 ± 1.00 | 96.00 ± 1.00 | 95.0, 96.0, 97.0 |' in table
     half = T_975_DF2 * 0.3 / math.sqrt(3)
     assert f'+0.90 [{0.9 - half:+.2f}, {0.9 + half:+.2f}]' in table
-    with open(out / 'intra_class_study.csv', encoding='utf-8') as file:
+    with open(tmp_path / 'out' / 'intra_class_study.csv', encoding='utf-8') as file:
         rows = list(csv.DictReader(file))
-    assert len(rows) == len(RUNS) * 3 and {r['run'] for r in rows} == set(RUNS)  # x 3 seeds
-    assert json.loads((out / 'intra_class_study.json').read_text()) == _results()
-    assert_png(str(out / 'intra_class_study.png'))
-    with pytest.raises(OutputExistsError, match='intra_class_study.md. exists; pass --overwrite'):
-        TOOL.main(['--seeds', '0', '1', '2', '--work-dir', str(work), '--out-dir', str(out)])
+    assert [(r['run'], r['seed']) for r in rows] == [(n, str(s)) for s in range(3) for n in offsets]
+    saved = _load(str(tmp_path / 'out' / 'intra_class_study.json'))
+    assert saved['2']['ours']['test'] == pytest.approx(90 + 2 + 1.6 + 0.6)
+    assert saved['0']['kd'] == {
+        'val': 90.0,
+        'test': 91.0,
+        'cpu_seconds': 1.0,
+        'config_sha256': _load(result_path(work, 0, 'kd'))['config_sha256'],
+    }
+    assert_png(str(tmp_path / 'out' / 'intra_class_study.png'))
 
 
-def test_fewer_than_two_distinct_seeds_are_refused(tmp_path):
+def test_requests_that_cannot_run_are_refused(tmp_path):
+    out = str(tmp_path / 'out')
     for seeds in (['0'], ['1', '1']):
-        with pytest.raises(SystemExit, match='at least two distinct seeds'):
-            TOOL.main(['--seeds', *seeds, '--out-dir', str(tmp_path)])
-    assert not osp.exists(tmp_path / 'intra_class_study.md')
-
-
-# ----------------------------------------------------------------------------- RKD weight search
-def test_split_rkd_is_the_same_loss_with_its_terms_apart():
-    import torch
-
-    from mlkd.registry import MODELS
-
-    losses = {
-        'kd': dict(type='SoftmaxKDLoss', loss_weight=0.9),
-        'rkd': dict(type='RKDLoss', distance_weight=25.0, angle_weight=50.0, loss_weight=1.0),
-    }
-    split = TOOL.split_rkd(losses, 0.1)
-    assert set(split) == {'kd', 'rkd_distance', 'rkd_angle'} and split['kd'] == losses['kd']
-    assert losses['rkd']['loss_weight'] == 1.0  # the input is left as it was
-    g = torch.Generator().manual_seed(0)
-    s, t = torch.randn(6, 5, generator=g), torch.randn(6, 7, generator=g)
-    whole = MODELS.build(dict(losses['rkd'], loss_weight=0.1))(s, t)
-    parts = sum(MODELS.build(split[name])(s, t) for name in ('rkd_distance', 'rkd_angle'))
-    assert float(parts) == pytest.approx(float(whole), rel=1e-6)
-
-
-def _search_cells(weights, seeds) -> dict:
-    """val = 60 + 10·log10(weight)-ish per weight + seed; constant diagnostics per term."""
-    terms = {
-        t: {'value': [1.0, 3.0], 'grad_norm': [2.0, 4.0 + i]} for i, t in enumerate(TOOL.TERM_KEYS)
-    }
-    offsets = {1.0: -30.0, 0.1: 2.0, 0.01: 1.0}
-    return {
-        str(s): {
-            f'{w:g}': {
-                'val': 60.0 + offsets[w] + s + (0.5 * s if w == 0.1 else 0.0),
-                'agreement': 50.0 + s,
-                'steps': [1, 9],
-                'terms': terms,
-                'cpu_seconds': 1.0,
-            }
-            for w in weights
-        }
-        for s in seeds
-    }
-
-
-def test_search_summary_equals_a_hand_computation():
-    weights, seeds = [1.0, 0.1, 0.01], [0, 1, 2]
-    rows = TOOL.summarize_search(
-        _search_cells(weights, seeds), {'0': 60.0, '1': 61.0, '2': 62.0}, seeds, weights
-    )
-    by_weight = {r['weight']: r for r in rows}
-    # weight 0.1 − student per seed: 2.0, 2.5, 3.0 -> mean 2.5, sd 0.5
-    half = T_975_DF2 * 0.5 / math.sqrt(3)
-    assert by_weight[0.1]['vs_student'] == pytest.approx((2.5, 2.5 - half, 2.5 + half))
-    assert by_weight[1.0]['vs_student'] == pytest.approx((-30.0, -30.0, -30.0))
-    assert by_weight[0.01]['agreement'] == [50.0, 51.0, 52.0]
-    # medians over every step of every seed: grad norms [2, 4 + i] x 3 seeds -> (2 + 4 + i) / 2
-    assert by_weight[1.0]['loss_rkd_angle/grad_norm'] == pytest.approx((2.0 + 4.0 + 3) / 2)
-    assert by_weight[1.0]['loss_cls/value'] == pytest.approx(2.0)
-    assert TOOL.chosen_weight(rows) == 0.1
-
-
-def test_search_from_finished_runs_writes_its_outputs(tmp_path):
-    weights, seeds = [1.0, 0.1, 0.01], [0, 1]
-    work, out = tmp_path / 'work', tmp_path / 'out'
-    (work / 'rkd_search').mkdir(parents=True)
-    (work / 'results.json').write_text(json.dumps(_results()))
-    (work / 'rkd_search' / 'results.json').write_text(json.dumps(_search_cells(weights, seeds)))
-    argv = ['--seeds', '0', '1', '--work-dir', str(work), '--out-dir', str(out)]
-    rows = TOOL.main([*argv, '--search-rkd-weights', '1', '0.1', '0.01'])
-    assert [r['weight'] for r in rows] == weights
-    table = (out / 'intra_class_rkd_search.md').read_text(encoding='utf-8')
-    assert '| 1 (paper) | (25, 50) |' in table
-    assert 'Chosen (highest mean val top-1): RKD loss weight 0.1.' in table
-    with open(out / 'intra_class_rkd_search.csv', encoding='utf-8') as file:
-        assert len(list(csv.DictReader(file))) == len(weights) * len(seeds)
-    assert_png(str(out / 'intra_class_rkd_search.png'))
-    with pytest.raises(SystemExit, match='distinct positive weights'):
-        TOOL.main([*argv, '--search-rkd-weights', '1', '1', '--overwrite'])
+        proc = intra_class_study('--seeds', *seeds, '--out-dir', out, expect=2)
+        assert 'at least two distinct seeds' in proc.stderr
+    proc = intra_class_study('--search-rkd-weights', '1', '1', '--out-dir', out, expect=2)
+    assert 'distinct positive weights' in proc.stderr
+    assert not osp.exists(out)

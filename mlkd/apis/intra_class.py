@@ -1,0 +1,344 @@
+"""The bundled-data study of the intra-class contrastive teacher (configs/intra_class/README.md,
+"Study on MultiDigits") and the validation search of its KD+RKD runs' RKD weight, each a
+:class:`~mlkd.apis.study.Study` (results reused only for the config that made them).
+
+"Enriching Knowledge Distillation with Intra-Class Contrastive Learning" (anonymous ICLR
+submission) claims that a teacher trained with ``CE + λ·L_intra`` teaches better than a plain
+one. For each seed :data:`INTRA_CLASS` trains, on single-label MultiDigits
+(``configs/intra_class/multidigits/``): the plain teacher (``teacher.py``) and the intra-class
+contrastive teacher (``teacher_intra_class.py``, λ = 0.02); the student alone (``student.py``);
+from each teacher of the same seed, the student with KD (``kd.py`` / ``ours.py``) and with KD + RKD
+(``kd_rkd.py`` / ``ours_rkd.py``, at the RKD weight chosen on val by the search). Every run's
+last weights are evaluated on val and test (top-1); the protocol is fixed in the configs, nothing
+is selected on test. :func:`run_intra_class_study` reports the mean ± std over seeds per arm and
+the paired differences (same seed) with a 95 % Student-t interval.
+
+:func:`run_rkd_search` trains, instead, the KD+RKD run from the plain teacher at several RKD
+weights (times the paper's, ``kd_rkd_paper_weight.py``) on every seed, reads val only (top-1 and
+agreement with the teacher, ``DistillFidelity``) and records each loss term's weighted value and
+gradient norm on the student (``LossDiagnosticsHook``); the plain teacher and the student alone
+are the study's own runs. The chosen weight is the one of the highest mean val top-1.
+
+``tools/analysis_tools/intra_class_study.py`` is their command line;
+:mod:`mlkd.apis.intra_class_report` writes their tables and charts.
+"""
+
+from __future__ import annotations
+
+import os.path as osp
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mlkd.apis.intra_class_report import write_search_outputs, write_study_outputs
+from mlkd.apis.study import Study, StudyRequestError, StudyRun, run_study
+from mlkd.utils.cli import load_config
+from mlkd.utils.stats import paired_differences
+from mlkd.utils.tables import mean_std
+
+__all__ = [
+    'INTRA_CLASS',
+    'chosen_weight',
+    'run_intra_class_study',
+    'run_rkd_search',
+    'search_study',
+    'split_rkd',
+    'summarize',
+    'summarize_search',
+]
+
+#: The metric of every run (top-1, %).
+METRIC = 'accuracy/top1'
+SPLITS = ('val', 'test')
+CONFIGS = 'mlkd::intra_class/multidigits'
+#: Many short runs, one core each: the loaders read in the training process.
+IN_PROCESS_LOADERS = {
+    f'{loader}.{key}': value
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')
+    for key, value in (('num_workers', 0), ('persistent_workers', False))
+}
+OUTPUTS = ('md', 'csv', 'png', 'json')
+STUDY_NAME = 'intra_class_study'
+
+INTRA_CLASS = Study(
+    name='the intra-class study',
+    runs={
+        'teacher': StudyRun(f'{CONFIGS}/teacher.py'),
+        'teacher_intra_class': StudyRun(f'{CONFIGS}/teacher_intra_class.py'),
+        'student': StudyRun(f'{CONFIGS}/student.py'),
+        'kd': StudyRun(f'{CONFIGS}/kd.py', teacher='teacher'),
+        'ours': StudyRun(f'{CONFIGS}/ours.py', teacher='teacher_intra_class'),
+        'kd_rkd': StudyRun(f'{CONFIGS}/kd_rkd.py', teacher='teacher'),
+        'ours_rkd': StudyRun(f'{CONFIGS}/ours_rkd.py', teacher='teacher_intra_class'),
+    },
+    metrics=(METRIC,),
+    options=IN_PROCESS_LOADERS,
+)
+#: The arm label of each run in the tables.
+LABELS = {
+    'teacher': 'plain teacher',
+    'teacher_intra_class': 'intra-class teacher',
+    'student': 'student alone',
+    'kd': 'KD ← plain teacher',
+    'ours': 'KD ← intra-class teacher ("Ours")',
+    'kd_rkd': 'KD+RKD ← plain teacher',
+    'ours_rkd': 'KD+RKD ← intra-class teacher ("Ours+RKD")',
+}
+#: Paired comparisons: (label, treated run, control run).
+PAIRS = [
+    ('teacher: intra-class − plain', 'teacher_intra_class', 'teacher'),
+    ('KD student: from intra-class − from plain', 'ours', 'kd'),
+    ('KD+RKD student: from intra-class − from plain', 'ours_rkd', 'kd_rkd'),
+    ('KD ← plain teacher − student alone', 'kd', 'student'),
+    ('KD+RKD ← plain teacher − student alone', 'kd_rkd', 'student'),
+    ('KD+RKD ← intra-class teacher − student alone', 'ours_rkd', 'student'),
+]
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+def check_seeds(seeds: Sequence[int]) -> None:
+    """Raises StudyRequestError unless ``seeds`` holds two distinct seeds or more (a paired
+    interval needs two)."""
+    if len(set(seeds)) != len(seeds) or len(seeds) < 2:
+        raise StudyRequestError(f'--seeds: give at least two distinct seeds, got {list(seeds)}')
+
+
+def output_files(out_dir: str, name: str) -> dict[str, str]:
+    """``{extension: <out_dir>/<name>.<extension>}`` of the files a call writes."""
+    return {extension: osp.join(out_dir, f'{name}.{extension}') for extension in OUTPUTS}
+
+
+def paired_interval(treated: list[float], control: list[float]) -> tuple[float, float, float]:
+    """Mean of ``treated − control`` (paired) and its 95 % Student-t interval."""
+    paired = paired_differences(treated, control)
+    return paired.mean, paired.low, paired.high
+
+
+def summarize(
+    results: dict[str, dict[str, dict[str, float]]], seeds: Sequence[int]
+) -> tuple[list[dict], list[dict]]:
+    """Per-arm rows (``arm``, ``run`` and the per-seed values of each split) and paired rows
+    (``comparison`` and, per split, the mean difference and its interval) from
+    ``results[str(seed)][run][split]`` (top-1, %)."""
+    keys = [str(s) for s in seeds]
+    arms = [
+        {'arm': LABELS[run], 'run': run, **{s: [results[k][run][s] for k in keys] for s in SPLITS}}
+        for run in INTRA_CLASS.runs
+    ]
+    pairs = [
+        {
+            'comparison': label,
+            **{
+                s: paired_interval(
+                    [results[k][treated][s] for k in keys], [results[k][control][s] for k in keys]
+                )
+                for s in SPLITS
+            },
+        }
+        for label, treated, control in PAIRS
+    ]
+    return arms, pairs
+
+
+def _top1(result: dict) -> dict:
+    """A run's result as the study's JSON holds it: the top-1 of each split it evaluated, its
+    CPU time and the fingerprint of its identity."""
+    kept = {split: result[split][METRIC] for split in SPLITS if split in result}
+    return dict(kept, cpu_seconds=result['cpu_seconds'], config_sha256=result['config_sha256'])
+
+
+def _run_study_for_outputs(
+    study: Study, name: str, work_dir: str, out_dir: str, seeds: Sequence[int], call: dict
+) -> tuple[dict, dict[str, str], dict]:
+    """Check ``seeds``, run ``study`` (``call``: :func:`~mlkd.apis.study.run_study`'s keyword
+    arguments) with ``<out_dir>/<name>.{md,csv,png,json}`` checked before any training; return its
+    results, those paths and the policy they are written under (``overwrite``, ``log``)."""
+    check_seeds(seeds)
+    outputs = output_files(out_dir, name)
+    runs = run_study(study, work_dir, seeds=seeds, outputs=list(outputs.values()), **call)
+    policy = dict(overwrite=call.get('overwrite', False), log=call.get('log', _print))
+    return runs, outputs, policy
+
+
+def run_intra_class_study(
+    work_dir: str, out_dir: str, *, seeds: Sequence[int], **call: Any
+) -> tuple[list[dict], list[dict]]:
+    """Train (or reuse) :data:`INTRA_CLASS` for ``seeds`` in ``work_dir`` and write
+    ``intra_class_study.{md,csv,png,json}`` to ``out_dir`` (refused before any training where
+    they exist, unless ``overwrite``).
+
+    Args:
+        call: the keyword arguments of :func:`~mlkd.apis.study.run_study` (``epochs``,
+            ``options``, ``jobs``, ``overwrite``, ``verbose``, ``log``).
+
+    Returns:
+        :func:`summarize`'s arms and pairs.
+
+    Raises:
+        StudyRequestError: fewer than two distinct seeds, or see :func:`run_study`.
+        StaleResultError, OutputExistsError: see :func:`run_study` (nothing trained).
+    """
+    runs, outputs, policy = _run_study_for_outputs(
+        INTRA_CLASS, STUDY_NAME, work_dir, out_dir, seeds, call
+    )
+    results = {str(seed): {name: _top1(r) for name, r in runs[seed].items()} for seed in seeds}
+    arms, pairs = summarize(results, seeds)
+    write_study_outputs(outputs, results, arms, pairs, seeds, **policy)
+    return arms, pairs
+
+
+# ----------------------------------------------------------------------------- RKD weight search
+#: The RKD loss of the KD+RKD configs, and the terms it is split into for the search's
+#: diagnostics: RKDLoss(d, a) = RKDLoss(d, 0) + RKDLoss(0, a), the same loss.
+RKD_LOSS = 'rkd'
+RKD_TERMS = {'rkd_distance': dict(angle_weight=0.0), 'rkd_angle': dict(distance_weight=0.0)}
+#: The config whose RKD weight the searched weight multiplies (the paper's: distance 25, angle 50,
+#: loss weight 1), the study's run that teaches the searched runs (the plain teacher) and the
+#: study's run they are compared with (the student alone).
+SEARCH_CONFIG = f'{CONFIGS}/kd_rkd_paper_weight.py'
+SEARCH_TEACHER, SEARCH_BASELINE = 'teacher', 'student'
+SEARCH_NAME = 'intra_class_rkd_search'
+#: Log keys of the terms, in plotting order.
+TERM_KEYS = ('loss_cls', 'loss_kd', 'loss_rkd_distance', 'loss_rkd_angle')
+#: The search's agreement with the teacher: top-1 agreement on val (DistillFidelity).
+AGREEMENT = 'fidelity/top1_agreement'
+
+
+def split_rkd(distill_losses: Mapping, weight: float) -> dict:
+    """``distill_losses`` with ``rkd`` scaled by ``weight`` and split into its distance and angle
+    terms (``rkd_distance``, ``rkd_angle``), so that each term's gradient is logged on its own."""
+    losses = {k: dict(v) for k, v in distill_losses.items() if k != RKD_LOSS}
+    rkd = dict(distill_losses[RKD_LOSS])
+    rkd['loss_weight'] = rkd.get('loss_weight', 1.0) * weight
+    for name, zeroed in RKD_TERMS.items():
+        losses[name] = dict(rkd, **zeroed)
+    return losses
+
+
+def search_run_name(weight: float) -> str:
+    return f'rkd_w{weight:g}'
+
+
+def search_study(weights: Sequence[float], interval: int) -> Study:
+    """The search as a study: the study's plain teacher and student alone (the same runs, so
+    their results are shared), and per weight KD+RKD from that teacher at ``weight`` times the
+    paper's RKD weight, its RKD split into terms (:func:`split_rkd`), with ``LossDiagnosticsHook``
+    every ``interval`` iterations on all the student's parameters and ``DistillFidelity`` on val;
+    val only."""
+    cfg = load_config(SEARCH_CONFIG)
+    evaluators = cfg.val_evaluator
+    evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
+    common = {
+        'custom_hooks': [
+            *cfg.custom_hooks,
+            dict(type='LossDiagnosticsHook', interval=interval, module='student'),
+        ],
+        'val_evaluator': [*evaluators, dict(type='DistillFidelity', mode='single_label')],
+    }
+    cells = {
+        search_run_name(weight): StudyRun(
+            SEARCH_CONFIG,
+            teacher=SEARCH_TEACHER,
+            test=False,
+            options={
+                **common,
+                'model.distill_losses': dict(
+                    split_rkd(cfg.model.distill_losses.to_dict(), weight), _delete_=True
+                ),
+            },
+        )
+        for weight in weights
+    }
+    runs = {name: INTRA_CLASS.runs[name] for name in (SEARCH_TEACHER, SEARCH_BASELINE)}
+    return Study(
+        'the RKD weight search', {**runs, **cells}, INTRA_CLASS.metrics, INTRA_CLASS.options
+    )
+
+
+def _search_cell(result: dict) -> dict:
+    """A search run's result as the search's JSON holds it: val top-1, agreement with the teacher,
+    the diagnostic steps and, per term of :data:`TERM_KEYS`, its weighted value and gradient norm
+    at each."""
+    series = result['diagnostics']
+    terms = {
+        term: {stat: series['terms'][term][stat] for stat in ('value', 'grad_norm')}
+        for term in TERM_KEYS
+    }
+    return {
+        'val': result['val'][METRIC],
+        'agreement': result['fidelity']['val'][AGREEMENT],
+        'steps': series['steps'],
+        'terms': terms,
+        'cpu_seconds': result['cpu_seconds'],
+        'config_sha256': result['config_sha256'],
+    }
+
+
+def summarize_search(
+    search: dict, baseline: dict, seeds: Sequence[int], weights: Sequence[float]
+) -> list[dict]:
+    """One row per weight from ``search[str(seed)][f'{weight:g}']`` and ``baseline[str(seed)]``
+    (the student alone's val top-1): val top-1 per seed, the paired difference to the student
+    alone with its 95 % t-interval, the agreement with the teacher per seed, and per term the
+    median (over the diagnostic steps of every seed) of its weighted value and gradient norm."""
+    rows = []
+    for weight in weights:
+        cells = [search[str(s)][f'{weight:g}'] for s in seeds]
+        row = {
+            'weight': weight,
+            'val': [c['val'] for c in cells],
+            'agreement': [c['agreement'] for c in cells],
+            'vs_student': paired_interval(
+                [c['val'] for c in cells], [baseline[str(s)] for s in seeds]
+            ),
+        }
+        for term in TERM_KEYS:
+            for stat in ('value', 'grad_norm'):
+                values = [v for c in cells for v in c['terms'][term][stat]]
+                row[f'{term}/{stat}'] = statistics.median(values)
+        rows.append(row)
+    return rows
+
+
+def chosen_weight(rows: list[dict]) -> float:
+    """The rule fixed before the search ran: the weight of the highest mean val top-1."""
+    return max(rows, key=lambda row: mean_std(row['val'])[0])['weight']
+
+
+def run_rkd_search(
+    work_dir: str,
+    out_dir: str,
+    *,
+    seeds: Sequence[int],
+    weights: Sequence[float],
+    interval: int = 8,
+    **call: Any,
+) -> list[dict]:
+    """Train (or reuse) the search (:func:`search_study`) for ``seeds`` in ``work_dir`` and write
+    ``intra_class_rkd_search.{md,csv,png,json}`` to ``out_dir``; ``call`` as for
+    :func:`run_intra_class_study`. Returns :func:`summarize_search`'s rows.
+
+    Raises:
+        StudyRequestError: repeated or non-positive weights, fewer than two distinct seeds, or
+            see :func:`~mlkd.apis.study.run_study`.
+    """
+    weights = list(weights)
+    if len(set(weights)) != len(weights) or min(weights, default=0) <= 0:
+        raise StudyRequestError(
+            f'--search-rkd-weights: give distinct positive weights, got {weights}'
+        )
+    study = search_study(weights, interval)
+    runs, outputs, policy = _run_study_for_outputs(
+        study, SEARCH_NAME, work_dir, out_dir, seeds, call
+    )
+    search = {
+        str(seed): {f'{w:g}': _search_cell(runs[seed][search_run_name(w)]) for w in weights}
+        for seed in seeds
+    }
+    student = {str(seed): runs[seed][SEARCH_BASELINE]['val'][METRIC] for seed in seeds}
+    rows = summarize_search(search, student, seeds, weights)
+    write_search_outputs(outputs, rows, search, student, seeds, chosen_weight(rows), **policy)
+    return rows

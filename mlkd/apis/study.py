@@ -1,0 +1,309 @@
+"""A study: the same runs trained for every seed, each distilled run taught by the teacher run of
+its own seed, every stored result reused only for the config that made it.
+
+A study is declared as data (:class:`Study`: its runs' configs and which run teaches which) and
+run by :func:`run_study` as a task graph (:mod:`mlkd.apis.tasks`): each run of each seed as soon
+as its teacher run of that seed has finished, ``jobs`` at a time, one thread each. Unlike a
+benchmark (:mod:`mlkd.apis.benchmark`: one teacher trained once and read from a cache by every
+seed), every seed trains its own teachers and its distilled runs read them live. The
+intra-class study (:mod:`mlkd.apis.intra_class`) is one.
+
+* Run ``R`` of seed ``S`` trains in ``<work dir>/seed<S>/R``: its config with the study's and the
+  call's options, the seed at its ``seed_key`` (:func:`~mlkd.apis.runs.set_run_seed`), one
+  checkpoint (the last, which is evaluated and which teaches); a distilled run's
+  ``model.teacher_ckpt`` is that checkpoint of its teacher run. It is evaluated on val (and on
+  test unless the run selects settings, ``test=False``) with its last weights.
+* Its result is stored in ``result.json`` beside it, keyed by the
+  :func:`~mlkd.utils.fingerprint.fingerprint` of the run's *identity*: its resolved config, in
+  which a distilled run's teacher checkpoint is replaced by the fingerprint of the teacher run's
+  identity. A changed teacher config thus changes its students' identities too, and no identity
+  depends on where the work dir is.
+* Before anything trains every stored result of the call is read: one of the same identity is
+  reused, one of another identity is refused (:class:`~mlkd.apis.runs.StaleResultError`, naming
+  the keys that differ) unless ``overwrite``, which trains that run again.
+"""
+
+from __future__ import annotations
+
+import copy
+import os.path as osp
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mmengine.config import Config
+
+from mlkd.apis.runs import load_finished_run, save_finished_run, set_run_seed, train_and_evaluate
+from mlkd.apis.tasks import Task, run_tasks
+from mlkd.utils.cli import load_config
+from mlkd.utils.fingerprint import fingerprint
+from mlkd.utils.output_policy import check_outputs
+from mlkd.utils.run_logs import read_diagnostic_series
+
+__all__ = ['Study', 'StudyRequestError', 'StudyRun', 'run_identities', 'run_study']
+
+
+class StudyRequestError(ValueError):
+    """A study call that cannot run as asked (seeds, runs, jobs); nothing was trained."""
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One run of a study, trained for every seed.
+
+    Attributes:
+        config: its config (a path or ``mlkd::<path under configs/>``).
+        teacher: the run, declared before it, whose last checkpoint of the same seed it distils
+            (``model.teacher_ckpt``); ``None`` for a run without a teacher.
+        options: ``--cfg-options`` of this run, applied after the study's.
+        test: also evaluate the test split (``False`` for a run that selects a setting on val).
+    """
+
+    config: str
+    teacher: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    test: bool = True
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study declared by its runs (module doc).
+
+    Attributes:
+        name: what its error messages call it.
+        runs: run name -> :class:`StudyRun`, teachers before the runs they teach.
+        metrics: the val / test metrics every run reports (evaluator keys).
+        options: ``--cfg-options`` applied to every run.
+    """
+
+    name: str
+    runs: dict[str, StudyRun]
+    metrics: tuple[str, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for index, (name, run) in enumerate(self.runs.items()):
+            if run.teacher is not None and run.teacher not in list(self.runs)[:index]:
+                raise ValueError(
+                    f'{self.name}: run {name!r} is taught by {run.teacher!r}, which is not a run '
+                    'declared before it'
+                )
+
+    def run_config(
+        self,
+        name: str,
+        seed: int,
+        work_dir: str,
+        *,
+        epochs: int | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> Config:
+        """The resolved config of run ``name`` for ``seed`` in the call's ``work_dir`` (module
+        doc); ``epochs``: the same recipe shortened to that many epochs
+        (:func:`shorten_schedule`); ``options``: the call's ``--cfg-options`` (keys checked),
+        applied after the study's and the run's own."""
+        run = self.runs[name]
+        # merge_from_dict consumes the ``_delete_`` markers of the dicts it merges: give it copies.
+        merged = copy.deepcopy({**self.options, **run.options, **(options or {})})
+        cfg = load_config(run.config, merged)
+        cfg.work_dir = osp.join(work_dir, f'seed{seed}', name)
+        set_run_seed(cfg, seed)
+        if epochs is not None:
+            shorten_schedule(cfg, epochs)
+        checkpoint = dict(cfg.default_hooks.checkpoint)
+        cfg.default_hooks.checkpoint = dict(
+            checkpoint, interval=cfg.train_cfg.max_epochs, max_keep_ckpts=1
+        )
+        return cfg
+
+
+def shorten_schedule(cfg: Config, epochs: int) -> None:
+    """The recipe of ``cfg`` over ``epochs`` epochs, in place: ``max_epochs`` and
+    ``val_interval``, every scheduler's ``total_steps``, and its ``end`` where it ended later
+    (for trying a study out; a study's numbers come from its configs' own schedules)."""
+    if epochs < 1:
+        raise StudyRequestError(f'--epochs must be at least 1, got {epochs}')
+    for scheduler in cfg.param_scheduler:
+        if 'total_steps' in scheduler:
+            scheduler['total_steps'] = epochs
+        if scheduler.get('end') is not None:
+            scheduler['end'] = min(scheduler['end'], epochs)
+    cfg.train_cfg.update(max_epochs=epochs, val_interval=epochs)
+
+
+def result_path(work_dir: str, seed: int, name: str) -> str:
+    """Where run ``name`` of ``seed`` stores its result."""
+    return osp.join(work_dir, f'seed{seed}', name, 'result.json')
+
+
+def run_identities(
+    study: Study,
+    names: Sequence[str],
+    seeds: Sequence[int],
+    work_dir: str,
+    *,
+    epochs: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[tuple[str, int], dict]:
+    """The identity of each run of ``names`` and ``seeds`` (module doc), by ``(name, seed)``: the
+    resolved config as a dict, with a distilled run's ``model.teacher_ckpt`` replaced by
+    ``'<run TEACHER: sha256 of its identity>'``."""
+    identities: dict[tuple[str, int], dict] = {}
+    for seed in seeds:
+        for name in names:
+            identity = study.run_config(
+                name, seed, work_dir, epochs=epochs, options=options
+            ).to_dict()
+            teacher = study.runs[name].teacher
+            if teacher is not None:
+                digest = fingerprint(identities[(teacher, seed)])
+                identity['model']['teacher_ckpt'] = f'<run {teacher}: {digest}>'
+            identities[(name, seed)] = identity
+    return identities
+
+
+def train_run(job: dict, needs: dict, live_progress: bool) -> dict:
+    """Task: train one run of one seed, evaluate its last weights and store its ``result.json``
+    with the fingerprint of its identity. ``job``: ``study``, ``name``, ``seed``, ``work_dir``,
+    ``epochs``, ``options``, ``identity``, ``verbose``, ``overwrite``; ``needs``: the teacher
+    run's result (its ``checkpoint``). A run with ``LossDiagnosticsHook`` also stores its
+    per-term records (:func:`~mlkd.utils.run_logs.read_diagnostic_series`) as ``diagnostics``."""
+    study, name, seed = job['study'], job['name'], job['seed']
+    run = study.runs[name]
+    cfg = study.run_config(
+        name, seed, job['work_dir'], epochs=job['epochs'], options=job['options']
+    )
+    if run.teacher is not None:
+        cfg.model.teacher_ckpt = needs[('run', run.teacher, seed)]['checkpoint']
+    result = train_and_evaluate(
+        cfg,
+        f'[seed {seed}] {name}',
+        test=run.test,
+        verbose=job['verbose'],
+        progress=live_progress,
+        overwrite=job['overwrite'],
+        metrics=study.metrics,
+    )
+    if any(hook.get('type') == 'LossDiagnosticsHook' for hook in cfg.get('custom_hooks', [])):
+        result['diagnostics'] = read_diagnostic_series(cfg.work_dir)
+    result.update(seed=seed, config_sha256=fingerprint(job['identity']))
+    save_finished_run(result_path(job['work_dir'], seed, name), result, job['identity'])
+    return result
+
+
+def _teacher_task(study: Study, name: str, seed: int) -> tuple:
+    """The key of the task training the teacher run of ``name`` for ``seed`` (none: empty)."""
+    teacher = study.runs[name].teacher
+    return () if teacher is None else (('run', teacher, seed),)
+
+
+def _report(seed: int, name: str) -> Callable[[dict, float], str]:
+    def report(result: dict, seconds: float) -> str:
+        scores = '  '.join(
+            f'{split} {key} {value:.2f}'
+            for split in ('val', 'test')
+            for key, value in result.get(split, {}).items()
+        )
+        return f'[seed {seed}] {name}: {scores}  ({result["cpu_seconds"]:.0f} s CPU)'
+
+    return report
+
+
+def check_study_request(
+    study: Study, seeds: Sequence[int], names: Sequence[str], jobs: int
+) -> None:
+    """Refuse a call that cannot run as asked, before anything is read or trained.
+
+    Raises:
+        StudyRequestError: naming the option at fault.
+    """
+    if jobs < 1:
+        raise StudyRequestError(f'--jobs must be at least 1, got {jobs}')
+    if not seeds or any(seed < 0 for seed in seeds) or len(set(seeds)) != len(seeds):
+        raise StudyRequestError(f'--seeds must be distinct and non-negative, got {list(seeds)}')
+    unknown = [name for name in names if name not in study.runs]
+    if unknown:
+        raise StudyRequestError(f'{unknown} are not runs of {study.name} ({list(study.runs)})')
+    for name in names:
+        teacher = study.runs[name].teacher
+        if teacher is not None and teacher not in names:
+            raise StudyRequestError(f'run {name!r} needs its teacher run {teacher!r}')
+
+
+def run_study(
+    study: Study,
+    work_dir: str,
+    *,
+    seeds: Sequence[int],
+    runs: Sequence[str] | None = None,
+    epochs: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    jobs: int = 1,
+    overwrite: bool = False,
+    verbose: bool = False,
+    outputs: Sequence[str] = (),
+    log: Callable[[str], None] = lambda line: print(line, flush=True),
+) -> dict[int, dict[str, dict]]:
+    """Train ``runs`` (default: all) of ``study`` for ``seeds`` in ``work_dir``, reusing the
+    results stored for the same identities (module doc).
+
+    Args:
+        epochs: shorten every run's recipe to this many epochs (:func:`shorten_schedule`).
+        options: ``--cfg-options`` applied to every run.
+        jobs: runs trained side by side (worker processes); a run gives the same numbers
+            whatever the number.
+        overwrite: train again the runs whose stored result was made by another identity (and
+            train them in their work dirs although these hold that other run).
+        verbose: show the training logs.
+        outputs: the files the caller writes from the results: refused before any training where
+            they exist, unless ``overwrite`` (checked after the stored results, so that a stale
+            result is what a call is refused for first).
+
+    Returns:
+        ``{seed: {run: result}}``; a result is :func:`~mlkd.apis.runs.train_and_evaluate`'s
+        (``val``, ``test``, ``seconds``, ``cpu_seconds``, ``checkpoint``, ...) with ``seed`` and
+        ``config_sha256`` (the fingerprint of its identity).
+
+    Raises:
+        StudyRequestError: a call that cannot run as asked (nothing trained).
+        StaleResultError: a stored result of another identity, without ``overwrite`` (nothing
+            trained).
+        OutputExistsError: one of ``outputs`` exists, without ``overwrite`` (nothing trained).
+    """
+    names = list(study.runs if runs is None else runs)
+    seeds = list(seeds)
+    check_study_request(study, seeds, names, jobs)
+    identities = run_identities(study, names, seeds, work_dir, epochs=epochs, options=options)
+    finished = {}
+    for (name, seed), identity in identities.items():  # every stored result, before training
+        path = result_path(work_dir, seed, name)
+        what = f'{study.name}, run {name} of seed {seed}'
+        result = load_finished_run(path, identity, what=what, overwrite=overwrite)
+        if result is not None:
+            finished[('run', name, seed)] = result
+            log(f'[seed {seed}] {name}: reused {path}')
+    check_outputs(outputs, overwrite=overwrite)
+    tasks = [
+        Task(
+            ('run', name, seed),
+            train_run,
+            dict(
+                study=study,
+                name=name,
+                seed=seed,
+                work_dir=work_dir,
+                epochs=epochs,
+                options=options,
+                identity=identities[(name, seed)],
+                verbose=verbose,
+                overwrite=overwrite,
+            ),
+            after=_teacher_task(study, name, seed),
+            name=f'[seed {seed}] {name}',
+            report=_report(seed, name),
+        )
+        for seed in seeds
+        for name in names
+    ]
+    done = run_tasks(tasks, jobs, finished, log=log)
+    return {seed: {name: done[('run', name, seed)] for name in names} for seed in seeds}

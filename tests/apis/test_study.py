@@ -1,0 +1,130 @@
+"""mlkd.apis.study: which stored results a study reuses (the identity of a run, its teacher's
+included) and what it refuses before training (the runs themselves:
+tests/tools/analysis_tools/test_intra_class_study.py, the intra-class study as a user runs it)."""
+
+import json
+import os.path as osp
+
+import pytest
+from conftest import config_path
+
+from mlkd.apis.runs import StaleResultError, save_finished_run
+from mlkd.apis.study import (
+    Study,
+    StudyRequestError,
+    StudyRun,
+    result_path,
+    run_identities,
+    run_study,
+    shorten_schedule,
+)
+from mlkd.utils.cli import load_config
+from mlkd.utils.fingerprint import fingerprint
+
+MULTIDIGITS = config_path('intra_class', 'multidigits')
+
+
+def _study(tmp_path, teacher_lr: float = 2e-3) -> Study:
+    """Teacher (a config file of the test, its peak lr given), KD from it, the student alone."""
+    teacher = tmp_path / 'teacher.py'
+    teacher.write_text(
+        f'_base_ = [{osp.join(MULTIDIGITS, "teacher.py")!r}]\n'
+        f'param_scheduler = [dict(eta_max={teacher_lr}), dict()]\n'
+    )
+    return Study(
+        'a test study',
+        {
+            'teacher': StudyRun(str(teacher)),
+            'kd': StudyRun(osp.join(MULTIDIGITS, 'kd.py'), teacher='teacher'),
+            'student': StudyRun(osp.join(MULTIDIGITS, 'student.py')),
+        },
+        metrics=('accuracy/top1',),
+    )
+
+
+def _digests(study: Study, work_dir: str, seeds=(0,)) -> dict:
+    names = list(study.runs)
+    return {
+        key: fingerprint(identity)
+        for key, identity in run_identities(study, names, seeds, work_dir).items()
+    }
+
+
+def test_a_changed_teacher_makes_its_students_results_stale(tmp_path):
+    """The KD config does not change when its teacher's training config does; its identity does."""
+    (tmp_path / 'a').mkdir()
+    (tmp_path / 'b').mkdir()
+    before = _digests(_study(tmp_path / 'a'), str(tmp_path / 'work'), seeds=(0, 1))
+    after = _digests(_study(tmp_path / 'b', teacher_lr=1e-3), str(tmp_path / 'work'))
+    assert after[('teacher', 0)] != before[('teacher', 0)]
+    assert after[('kd', 0)] != before[('kd', 0)]
+    assert after[('student', 0)] == before[('student', 0)]
+    assert before[('kd', 0)] != before[('kd', 1)]  # each seed is a run of its own
+    # Where the work dir is does not matter (a distilled run names its teacher by identity).
+    elsewhere = _digests(_study(tmp_path / 'a'), str(tmp_path / 'elsewhere'))
+    assert elsewhere == {key: value for key, value in before.items() if key[1] == 0}
+
+
+def test_stored_results_are_reused_for_their_identity_only(tmp_path):
+    study, work = _study(tmp_path), str(tmp_path / 'work')
+    identities = run_identities(study, list(study.runs), [0], work)
+    for (name, seed), identity in identities.items():  # what a finished call leaves
+        path = result_path(work, seed, name)
+        save_finished_run(path, dict(val={'accuracy/top1': 50.0}, checkpoint='x.pth'), identity)
+    lines = []
+    results = run_study(study, work, seeds=[0], log=lines.append)  # nothing to train
+    assert sorted(lines) == sorted(
+        f'[seed 0] {name}: reused {result_path(work, 0, name)}' for name in study.runs
+    )
+    assert results[0]['kd']['config_sha256'] == fingerprint(identities[('kd', 0)])
+    # Another config (here: another epoch count) is refused before anything trains, naming what
+    # differs; the stored result stays.
+    before = open(result_path(work, 0, 'teacher')).read()
+    with pytest.raises(StaleResultError, match=r'train_cfg.max_epochs: 10 -> 1') as error:
+        run_study(study, work, seeds=[0], epochs=1, log=lines.append)
+    assert 'run teacher of seed 0' in str(error.value) and '--overwrite' in str(error.value)
+    assert open(result_path(work, 0, 'teacher')).read() == before
+    assert not osp.exists(osp.join(work, 'seed0', 'teacher', 'mlkd_run_config.json'))
+
+
+def test_requests_that_cannot_run_are_refused_before_anything(tmp_path):
+    study, work = _study(tmp_path), tmp_path / 'work'
+    cases = [
+        (dict(seeds=[0, 0]), 'distinct and non-negative'),
+        (dict(seeds=[-1]), 'distinct and non-negative'),
+        (dict(seeds=[0], runs=['kd']), "run 'kd' needs its teacher run 'teacher'"),
+        (dict(seeds=[0], runs=['KD']), r"\['KD'\] are not runs of a test study"),
+        (dict(seeds=[0], jobs=0), 'jobs must be at least 1'),
+        (dict(seeds=[0], epochs=0), 'epochs must be at least 1'),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(StudyRequestError, match=message):
+            run_study(study, str(work), **kwargs)
+    assert not work.exists()
+    with pytest.raises(ValueError, match="run 'kd' is taught by 'teacher', which is not a run"):
+        Study('s', {'kd': StudyRun('kd.py', teacher='teacher'), 'teacher': StudyRun('t.py')}, ())
+
+
+def test_a_shortened_schedule_is_the_same_recipe_cut():
+    cfg = load_config(osp.join(MULTIDIGITS, 'teacher.py'))
+    cfg.param_scheduler.append(dict(type='LinearLR', begin=0, end=1, by_epoch=True))  # a warm-up
+    shorten_schedule(cfg, 3)
+    steps = [(s.get('total_steps'), s['end']) for s in cfg.param_scheduler]
+    assert steps == [(3, 3), (3, 3), (None, 1)]
+    assert (cfg.train_cfg.max_epochs, cfg.train_cfg.val_interval) == (3, 3)
+    # A run keeps one checkpoint, its last: what is evaluated and what teaches.
+    study = Study('s', {'t': StudyRun(osp.join(MULTIDIGITS, 'teacher.py'))}, ())
+    hook = study.run_config('t', 0, 'w', epochs=3).default_hooks.checkpoint
+    assert (hook.interval, hook.max_keep_ckpts) == (3, 1)
+
+
+def test_stored_identity_names_the_teacher_by_its_digest(tmp_path):
+    """What a distilled run's stored config says about its teacher: the teacher run's identity,
+    which the teacher's own result.json carries as ``config_sha256``."""
+    study, work = _study(tmp_path), str(tmp_path / 'work')
+    identities = run_identities(study, list(study.runs), [0], work)
+    save_finished_run(result_path(work, 0, 'kd'), {}, identities[('kd', 0)])
+    save_finished_run(result_path(work, 0, 'teacher'), {}, identities[('teacher', 0)])
+    kd = json.load(open(result_path(work, 0, 'kd')))
+    teacher = json.load(open(result_path(work, 0, 'teacher')))
+    assert teacher['config_sha256'] in kd['config_values']['model.teacher_ckpt']
