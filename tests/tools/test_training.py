@@ -28,9 +28,16 @@ def _train(cfg):
     return runner
 
 
-#: Every shipped MultiDigits classifier config and a distiller.
+#: Every shipped MultiDigits classifier config and a distiller, but one timm config of the two:
+#: they differ only in the timm network (the run, data, optimizer and schedule state a resume
+#: restores are the others'), and the timm teacher's ResNet-18 costs the suite 20 s for nothing
+#: the MobileNetV2 student's run does not check.
 SHIPPED_CONFIGS = [
-    *sorted(glob.glob(config_path('multidigits', '*.py'))),
+    *sorted(
+        path
+        for path in glob.glob(config_path('multidigits', '*.py'))
+        if osp.basename(path) != 'timm_resnet18_mldecoder_teacher.py'
+    ),
     config_path('3d', '3d_multidigits.py'),
 ]
 
