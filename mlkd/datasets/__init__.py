@@ -1,6 +1,7 @@
 from .cifar import CIFAR10, CIFAR100
 from .dataset_wrappers import KeyedDataset
 from .image_list import MultiLabelImageList
+from .label_subset import LabelSubset
 from .multidigits import MultiDigits, export_image_folder
 from .multiglyphs import MultiGlyphs
 from .samplers import EpochKeyedSampler
@@ -11,6 +12,7 @@ __all__ = [
     'CIFAR100',
     'EpochKeyedSampler',
     'KeyedDataset',
+    'LabelSubset',
     'MultiDigits',
     'MultiGlyphs',
     'MultiLabelImageList',
