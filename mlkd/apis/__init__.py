@@ -13,7 +13,7 @@ from .benchmark import (
     protocol_of,
     run_benchmark,
 )
-from .demo import DEMO
+from .demo import BENCHMARKS, DEMO, MULTI_TEACHER
 from .deployment import OnnxCheckError, OnnxExport, calibrate_thresholds, export_onnx
 from .inference import (
     ImageDecodeError,
@@ -53,7 +53,9 @@ __all__ = [
     'save_labels',
     'split_scores',
     'AMP_DTYPES',
+    'BENCHMARKS',
     'DEMO',
+    'MULTI_TEACHER',
     'METRICS',
     'Benchmark',
     'BenchmarkRequestError',

@@ -101,33 +101,38 @@ def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its
     stages = ['student', 'KD', 'teacher', '3D']
     configs = {name: DEMO.stage_config(name, f'w/seed0/{name}', 0, None) for name in stages}
     epochs = configs['KD'].train_cfg.max_epochs
-    common = dict(benchmark=DEMO, root='w', options=None, teacher=None, given=None)
-    tasks = plan_tasks(DEMO, configs, [3, 5], dict(common, teacher_task=('stage', 'teacher', 3)), 2)
-    teacher, shards = ('stage', 'teacher', 3), [('cache', 0, 3), ('cache', 1, 3)]
+    common = dict(benchmark=DEMO, root='w', options=None, teachers={}, given=None)
+    teacher_task = ('stage', 'teacher', 3)
+    tasks = plan_tasks(
+        DEMO, configs, [3, 5], dict(common, teacher_tasks={'teacher': teacher_task}), 2
+    )
+    shards = [('cache', 'teacher/0', 3), ('cache', 'teacher/1', 3)]
     assert [t.key for t in tasks] == [
-        teacher,
+        teacher_task,
         ('stage', 'student', 3),
         *shards,
         ('stage', 'KD', 3),
         ('stage', '3D', 3),
         ('stage', 'student', 5),
-        ('cache', 0, 5),
-        ('cache', 1, 5),
+        ('cache', 'teacher/0', 5),
+        ('cache', 'teacher/1', 5),
         ('stage', 'KD', 5),
         ('stage', '3D', 5),
     ]
     by_key = {t.key: t for t in tasks}
     assert by_key[('stage', 'student', 3)].after == ()
-    assert by_key[('stage', 'KD', 3)].after == (teacher, *shards)
-    assert by_key[('cache', 0, 3)].after == (teacher,) and not by_key[('cache', 0, 3)].wanted
-    assert by_key[('cache', 0, 3)].job['epochs'] == list(range(0, epochs, 2))
-    assert by_key[('cache', 1, 3)].job['epochs'] == list(range(1, epochs, 2))
-    assert by_key[('cache', 1, 3)].job['stages'] == ['KD', '3D']
+    assert by_key[('stage', 'KD', 3)].after == (teacher_task, *shards)
+    assert by_key[shards[0]].after == (teacher_task,) and not by_key[shards[0]].wanted
+    assert by_key[shards[0]].job['epochs'] == list(range(0, epochs, 2))
+    assert by_key[shards[1]].job['epochs'] == list(range(1, epochs, 2))
+    assert by_key[shards[1]].job['stages'] == ['KD', '3D']
+    assert by_key[shards[1]].job['teacher'] == 'teacher'
     # With a given teacher nothing waits for a teacher task; one job fills a cache in one task.
     del configs['teacher']
-    tasks = plan_tasks(DEMO, configs, [3], dict(common, teacher_task=None), 1)
-    assert [t.key for t in tasks][:2] == [('stage', 'student', 3), ('cache', 0, 3)]
-    assert {t.key: t.after for t in tasks}[('stage', 'KD', 3)] == (('cache', 0, 3),)
+    tasks = plan_tasks(DEMO, configs, [3], dict(common, teacher_tasks={}), 1)
+    cache = ('cache', 'teacher/0', 3)
+    assert [t.key for t in tasks][:2] == [('stage', 'student', 3), cache]
+    assert {t.key: t.after for t in tasks}[('stage', 'KD', 3)] == (cache,)
 
 
 def test_validate_results_names_the_stage_and_seed_at_fault():
