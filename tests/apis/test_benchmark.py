@@ -8,7 +8,7 @@ import os.path as osp
 
 import pytest
 
-from mlkd.apis import DEMO
+from mlkd.apis import DEMO, MULTI_TEACHER
 from mlkd.apis.benchmark import (
     BenchmarkRequestError,
     ProtocolError,
@@ -160,3 +160,28 @@ def test_validate_results_names_the_stage_and_seed_at_fault():
     with pytest.raises(ValueError, match=r"stage 'student' has seeds \[3\], expected \[3, 4\]"):
         validate_results(bad, METRICS)
     assert [metric_label(m) for m in METRICS] == ['mAP', 'CF1 (thr 0.5)', 'OF1 (thr 0.5)']
+
+
+def test_a_stage_of_two_teachers_waits_for_both_and_reads_a_cache_of_each():
+    stages = list(MULTI_TEACHER.default_stages)
+    configs = {
+        name: MULTI_TEACHER.stage_config(name, f'w/seed0/{name}', 0, {'low': 'l.pth'})
+        for name in stages
+    }
+    both = configs['L2D-both'].model.teachers
+    assert (both.low.ckpt, both.high.ckpt) == ('l.pth', None)
+    assert both.low.cache == dict(dir='w/seed0/teacher_cache_low', mode='read', dtype='float32')
+    trained = {name: ('stage', stage, 3) for name, stage in MULTI_TEACHER.teachers.items()}
+    common = dict(benchmark=MULTI_TEACHER, root='w', options=None, teachers={}, given=None)
+    tasks = plan_tasks(MULTI_TEACHER, configs, [3], dict(common, teacher_tasks=trained), 1)
+    by_key = {t.key: t for t in tasks}
+    low, high = ('cache', 'low/0', 3), ('cache', 'high/0', 3)
+    assert [t.key for t in tasks][:2] == [trained['low'], trained['high']]
+    assert by_key[('stage', 'student', 3)].after == ()
+    assert by_key[('stage', 'L2D-0to6', 3)].after == (trained['low'], low)
+    assert by_key[('stage', 'L2D-3to9', 3)].after == (trained['high'], high)
+    assert by_key[('stage', 'L2D-both', 3)].after == (trained['low'], trained['high'], low, high)
+    # A cache is written from the widest of its readers, which need both teachers' weights.
+    assert by_key[low].after == (trained['low'], trained['high'])
+    assert by_key[low].job['teacher'] == 'low'
+    assert by_key[low].job['stages'] == ['L2D-0to6', 'L2D-both', 'L2D-both-bestAP']
