@@ -82,7 +82,8 @@ class MultiTeacherDistiller(Distiller):
     without a positive on val go to the first teacher (in ``teachers`` order) that has them. A
     teacher chosen for no class is refused (its logit losses would have nothing to distil).
     ``'all'`` (default): every teacher distils every class it shares with the student (the AP
-    table is still logged and written).
+    table is still logged and written). A loss with per-class state (MDKD's teacher EMA), sized
+    when it is built, is refused with ``'best_val_ap'``.
 
     Args:
         student: the student's model config or config path.
@@ -177,6 +178,7 @@ class MultiTeacherDistiller(Distiller):
         self._log_label_sets()
         self._build_branches(entries, student_taps)
         if label_targets == 'best_val_ap':
+            self._refuse_class_state()
             self.register_buffer('label_teacher', torch.full((self.num_classes,), -1))
             # -1: no AP (the teacher lacks the class, or it has no positive on val).
             self.register_buffer(
@@ -337,6 +339,22 @@ class MultiTeacherDistiller(Distiller):
             for name, paths in self._teacher_paths.items()
         }
         self._consumed = every
+
+    def _refuse_class_state(self) -> None:
+        """With the best-AP choice a teacher's classes narrow after the losses are built: a loss
+        holding state per class (sized then) cannot follow."""
+        for name, losses in self.loss_router.items():
+            for loss_name, loss in losses.items():
+                per_class = [
+                    k for k, by in getattr(loss, 'state_names', {}).items() if by == 'class'
+                ]
+                if per_class:
+                    raise ValueError(
+                        f'model.teachers.{name}.distill_losses.{loss_name} keeps state per class '
+                        f"({per_class}), sized when it is built; with label_targets='best_val_ap' "
+                        'the classes of each teacher are chosen later, before the first step. Use '
+                        "label_targets='all', or a loss without per-class state"
+                    )
 
     def networks(self) -> dict:
         """The student (``s_``); each teacher is tapped under ``t_`` in its own branch."""

@@ -207,6 +207,21 @@ def test_teachers_of_the_students_classes_need_no_names(batch):
         ),
         (dict(label_targets='best'), ValueError, 'model.label_targets must be one of'),
         (
+            dict(
+                label_targets='best_val_ap',
+                teachers=dict(
+                    a=dict(
+                        _entry(CLASSES),
+                        distill_losses=dict(
+                            mdkd=dict(type='MultiOrderDependencyLoss', teacher_ema=0.9)
+                        ),
+                    )
+                ),
+            ),
+            ValueError,
+            r"model.teachers.a.distill_losses.mdkd keeps state per class \(\['t_dep_ema'\]\)",
+        ),
+        (
             dict(teachers=dict(a=dict(_entry(CLASSES), cache=dict(mode='read')))),
             Exception,
             r'model.teachers.a.cache.mode=.read. needs model.teachers.a.cache.dir',
