@@ -1,22 +1,7 @@
-# The demo's teacher (configs/demo/teacher.py: CIFAR-layout ResNet-18 started from the MultiGlyphs
-# pretraining, ML-Decoder head, the demo's data) trained on digits 3-9 only: the same images with
-# the labels of 0-2 dropped (LabelSubset). Teacher `high` of configs/multi_teacher/.
-_base_ = ['../demo/teacher.py', '../_base_/datasets/multidigits_digit_subsets.py']
+# teacher_digits0to6.py on digits 3-9 instead: the labels of 0-2 dropped. Teacher `high` of
+# configs/multi_teacher/.
+_base_ = ['./teacher_digits0to6.py']
 classes = _base_.digits_3_to_9
-model = dict(head=dict(num_classes=7))
-data_preprocessor = dict(num_classes=7)
-train_dataloader = dict(
-    dataset=dict(
-        _delete_=True, type='LabelSubset', classes=classes, dataset=_base_.train_dataloader.dataset
-    )
-)
-val_dataloader = dict(
-    dataset=dict(
-        _delete_=True, type='LabelSubset', classes=classes, dataset=_base_.val_dataloader.dataset
-    )
-)
-test_dataloader = dict(
-    dataset=dict(
-        _delete_=True, type='LabelSubset', classes=classes, dataset=_base_.test_dataloader.dataset
-    )
-)
+train_dataloader = dict(dataset=dict(classes=classes))
+val_dataloader = dict(dataset=dict(classes=classes))
+test_dataloader = dict(dataset=dict(classes=classes))

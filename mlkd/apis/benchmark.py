@@ -434,6 +434,7 @@ def plan_tasks(
         for stage in benchmark.teacher_stages
         if stage in configs
     ]
+
     def trained(names) -> tuple:
         return tuple(dict.fromkeys(teacher_tasks[n] for n in names if n in teacher_tasks))
 

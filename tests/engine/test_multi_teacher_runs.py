@@ -19,7 +19,7 @@ import os.path as osp
 import numpy as np
 import pytest
 import torch
-from conftest import cheap_default_init, config_path, read_scalars, small_run_cfg
+from conftest import cheap_default_init, config_path, logged_losses, small_run_cfg
 from mmengine.dataset import pseudo_collate
 from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
@@ -67,14 +67,6 @@ def _cfg(work_dir, teacher_files, caches=None):
     return cfg
 
 
-def _losses(work_dir):
-    return [
-        {k: v for k, v in line.items() if k.startswith('loss')}
-        for line in read_scalars(work_dir)
-        if 'loss' in line
-    ]
-
-
 @pytest.fixture(scope='module')
 def runs(tmp_path_factory, teacher_files):
     root = tmp_path_factory.mktemp('multi_teacher_runs')
@@ -112,9 +104,9 @@ def test_per_teacher_caches_train_bit_identically_to_the_live_teachers(runs):
     assert state.keys() == live.keys()
     for key, value in live.items():
         assert torch.equal(state[key], value), f'{key} differs'
-    losses = _losses(made['write'].work_dir)
+    losses = logged_losses(made['write'].work_dir)
     assert len(losses) == 2 and {'loss_low_mld', 'loss_high_led_cd'} <= set(losses[0])
-    assert _losses(made['read'].work_dir) == losses
+    assert logged_losses(made['read'].work_dir) == losses
     calls = made['training_teacher_calls']
     assert calls and True not in calls  # the teachers ran on val only, never in a training step
 
