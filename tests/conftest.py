@@ -366,6 +366,23 @@ def capture_log_messages(level: int = logging.WARNING) -> list[str]:
     return messages
 
 
+@contextlib.contextmanager
+def file_size_limit(nbytes: int):
+    """Writes past ``nbytes`` fail with ``OSError`` in the block, as on a full disk (a file-size
+    limit whose signal is ignored: a failing write, not a killed process)."""
+    import resource
+    import signal
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+
+
 def write_jpeg(path, size: tuple[int, int] = (40, 30), value: int = 90) -> None:
     """A flat ``size`` = (width, height) JPEG of grey level ``value``; parent folders created."""
     import numpy as np

@@ -10,6 +10,18 @@ import pytest
 from conftest import REPO
 
 
+def test_test_files_have_unique_names():
+    """tests/ has no __init__.py files: pytest imports each test file under its base name, so two
+    files of one name in different folders cannot both be collected."""
+    seen: dict[str, list[str]] = {}
+    for folder, _, files in os.walk(osp.join(REPO, 'tests')):
+        for name in files:
+            if name.endswith('.py'):
+                seen.setdefault(name, []).append(osp.relpath(osp.join(folder, name), REPO))
+    assert '__init__.py' not in seen
+    assert not {name: paths for name, paths in seen.items() if len(paths) > 1}
+
+
 @pytest.mark.skipif(shutil.which('git') is None, reason='needs the git command')
 def test_gitignore_hides_only_the_top_level_build_and_dist(tmp_path):
     """``build/`` and ``dist/`` unanchored also hid any ``build`` / ``dist`` folder in the tree

@@ -38,14 +38,17 @@ def _requirement_names(file: str) -> set[str]:
     return names
 
 
-def extras() -> dict[str, str]:
-    """``extras_require`` of setup.py: extra -> the requirements file it reads."""
+def extras() -> dict[str, list[str]]:
+    """``extras_require`` of setup.py: extra -> the requirements files it reads (an extra may
+    join several: ``read_requirements('a.txt') + read_requirements('b.txt')``)."""
     with open(osp.join(REPO, 'setup.py'), encoding='utf-8') as f:
         tree = ast.parse(f.read())
     for node in ast.walk(tree):
         if isinstance(node, ast.keyword) and node.arg == 'extras_require':
             return {
-                key.value: value.args[0].value
+                key.value: [
+                    call.args[0].value for call in ast.walk(value) if isinstance(call, ast.Call)
+                ]
                 for key, value in zip(node.value.keys, node.value.values)
             }
     raise AssertionError('setup.py declares no extras_require')
@@ -54,9 +57,10 @@ def extras() -> dict[str, str]:
 def declared(with_tests: bool = False) -> set[str]:
     """Distributions of runtime.txt and of the extras (of ``tests`` too if ``with_tests``)."""
     names = _requirement_names('runtime.txt')
-    for extra, file in extras().items():
+    for extra, files in extras().items():
         if extra != 'tests' or with_tests:
-            names |= _requirement_names(file)
+            for file in files:
+                names |= _requirement_names(file)
     return names
 
 
@@ -76,10 +80,20 @@ def _local_names(path: str) -> frozenset[str]:
     return _modules_in(osp.dirname(path))
 
 
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(
+        isinstance(n, ast.Name) and n.id in ('ImportError', 'ModuleNotFoundError') for n in names
+    )
+
+
 @functools.cache
 def third_party_imports(roots: tuple[str, ...]) -> dict[str, set[str]]:
     """Top-level imported name -> the files importing it, for absolute imports of neither the
-    standard library, mlkd nor a module of the importing file's own folder."""
+    standard library, mlkd nor a module of the importing file's own folder. An import inside
+    ``try: ... except ImportError`` (or ModuleNotFoundError) is an optional one, with its own
+    message naming the package to install, and is not counted."""
     found: dict[str, set[str]] = {}
     for root in roots:
         for path in glob.glob(osp.join(REPO, root, '**', '*.py'), recursive=True):
@@ -88,7 +102,17 @@ def third_party_imports(roots: tuple[str, ...]) -> dict[str, set[str]]:
             with open(path, encoding='utf-8') as f:
                 tree = ast.parse(f.read(), path)
             names = set()
+            optional = {
+                id(inner)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Try)
+                and any(_catches_import_error(h) for h in node.handlers)
+                for statement in node.body
+                for inner in ast.walk(statement)
+            }
             for node in ast.walk(tree):
+                if id(node) in optional:
+                    continue
                 if isinstance(node, ast.Import):
                     names |= {alias.name.split('.')[0] for alias in node.names}
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -127,9 +151,9 @@ def test_every_third_party_import_is_declared():
 
 
 def test_the_check_sees_imports_inside_functions_and_knows_distribution_names():
-    # demo_paired.py imports scipy inside a function
+    # mlkd/utils/stats.py imports scipy inside a function
     imports = third_party_imports(('mlkd', 'tools'))
-    assert 'tools/analysis_tools/demo_paired.py' in imports['scipy']
+    assert 'mlkd/utils/stats.py' in imports['scipy']
     assert 'scikit-learn' in distributions_of('sklearn') and 'pillow' in distributions_of('PIL')
     missing = undeclared(('mlkd', 'tools'), {'numpy'})
     assert 'numpy' not in missing and {'torch', 'mmengine'} <= set(missing)

@@ -31,7 +31,8 @@ With one job each stage shows a progress line, with several one line per start a
 end a table (mean ± std over seeds) is printed and ``<work-dir>/demo.png`` (test mAP per model,
 one dot per seed) and ``<work-dir>/results.json`` (every stage's val and test metrics per seed,
 with the protocol: commit and config digests) are written. Every stage is an ordinary config run
-through mmengine's Runner; the same configs work with ``tools/train.py``. Before any training the
+by the runner the config names (``MLKDRunner``, :func:`mlkd.apis.train`); the same configs work
+with ``tools/train.py``. Before any training the
 tool refuses duplicate or negative seeds, repeated stages and a work dir holding results of
 another protocol (another commit, or another resolved config of a stage); ``--resume`` reuses the
 finished stages of an earlier call of the same protocol, ``--overwrite`` retrains them; without

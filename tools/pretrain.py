@@ -5,13 +5,14 @@
     OMP_NUM_THREADS=1 python tools/pretrain.py --update-bundled   # maintainers: ship the result
 
 Each name of ``mlkd/weights/manifest.json`` is trained from its config (``configs/pretrain/``,
-seed 0) through mmengine's Runner, its backbone is extracted from the last checkpoint and written
-to ``<work-dir>/<name>.pth`` (a backbone state dict, serialised so that the same tensors give the
-same bytes). The tool prints the file's sha256 beside the one recorded in the manifest and exits
-1 when they differ. The recorded files were built with ``OMP_NUM_THREADS=1`` on the torch
-version the manifest names: the thread count changes the order of floating-point sums, so
-another thread count or machine gives weights that differ in the last bits (and another digest).
-``--update-bundled`` copies the rebuilt files into ``mlkd/weights/`` and records their sha256.
+seed 0) by the runner the config names (``MLKDRunner``), its backbone is extracted from the last
+checkpoint and written to ``<work-dir>/<name>.pth`` (a backbone state dict, serialised so that
+the same tensors give the same bytes). The tool prints the file's sha256 beside the one recorded
+in the manifest and exits 1 when they differ. The recorded files were built with
+``OMP_NUM_THREADS=1`` on the torch version the manifest names: the thread count changes the order
+of floating-point sums, so another thread count or machine gives weights that differ in the last
+bits (and another digest). ``--update-bundled`` copies the rebuilt files into ``mlkd/weights/``
+and records their sha256. Every file is written atomically (a crash leaves the old one intact).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections import OrderedDict
 import torch
 
 import mlkd  # noqa: F401
-from mlkd.apis.runs import train_and_evaluate, write_json_atomic
+from mlkd.apis.runs import train_and_evaluate
 from mlkd.models.bundled_weights import (
     BUNDLED_DIR,
     MANIFEST,
@@ -35,6 +36,7 @@ from mlkd.models.bundled_weights import (
     file_sha256,
 )
 from mlkd.models.weights import resolve_checkpoint
+from mlkd.utils.atomic import atomic_write, write_json_atomic
 from mlkd.utils.checkpoint import load_local_checkpoint
 from mlkd.utils.cli import load_config
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs
@@ -59,10 +61,11 @@ def backbone_state(checkpoint_path: str) -> OrderedDict:
 
 def save_reproducibly(state: OrderedDict, path: str) -> None:
     """``torch.save`` through memory: the archive's internal name and id then depend on the
-    tensors only (saving to a path names the archive after the file)."""
+    tensors only (saving to a path names the archive after the file). Written atomically: a
+    crash or a full disk leaves the file it replaces intact."""
     buffer = io.BytesIO()
     torch.save(state, buffer)
-    with open(path, 'wb') as f:
+    with atomic_write(path) as f:
         f.write(buffer.getvalue())
 
 
@@ -108,7 +111,11 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         if args.update_bundled:
-            shutil.copyfile(out, osp.join(BUNDLED_DIR, entry['file']))
+            with (
+                open(out, 'rb') as rebuilt,
+                atomic_write(osp.join(BUNDLED_DIR, entry['file'])) as f,
+            ):
+                shutil.copyfileobj(rebuilt, f)
             entry.update(
                 sha256=digest,
                 bytes=os.path.getsize(out),

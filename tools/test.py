@@ -2,17 +2,19 @@
 
 On a distillation config the student is evaluated (the distiller's ``predict`` is the student's).
 Prints the metrics and, for multi-label metrics, a per-class AP table.
+
+``--teacher TEACHER_CONFIG TEACHER_CKPT`` scores a plain (non-distilled) classifier against a
+teacher: the classifier is evaluated inside a :class:`SingleTeacherDistiller` without losses, and a
+``DistillFidelity`` metric is added to the test evaluator (where the config has none), so a plain
+student baseline gets the same ``fidelity/*`` keys as its distilled versions.
 """
 
 import argparse
-import os
 import os.path as osp
 
-from mmengine.config import DictAction
-
 import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
-from mlkd.engine import build_runner
-from mlkd.utils.cli import add_trust_checkpoint_argument, load_run_config
+from mlkd.apis.runs import evaluate
+from mlkd.utils.cli import add_run_arguments, load_run_config, parse_run_arguments
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 from mlkd.utils.output_policy import add_overwrite_argument, check_output
 
@@ -25,17 +27,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--out', help='write scores and labels of every image to this .npz file')
     add_overwrite_argument(parser)
     parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config entries, e.g. test_dataloader.batch_size=32',
+        '--teacher',
+        nargs=2,
+        metavar=('TEACHER_CONFIG', 'TEACHER_CKPT'),
+        help="score a plain classifier's fidelity to this teacher (its training config and "
+        'checkpoint or work dir): adds DistillFidelity to the test evaluator',
     )
-    add_trust_checkpoint_argument(parser)
-    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args(argv)
-    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
-    return args
+    add_run_arguments(parser, cfg_options_example='test_dataloader.batch_size=32')
+    return parse_run_arguments(parser, argv)
 
 
 def per_class_ap_table(evaluator, class_names) -> str | None:
@@ -58,16 +57,14 @@ def main(argv: list[str] | None = None) -> None:
     if not osp.isfile(args.checkpoint):
         raise FileNotFoundError(f'checkpoint file not found: {args.checkpoint}')
     cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)
-    cfg.load_from = args.checkpoint
-    cfg.resume = False
     if args.out:  # checked before the evaluation; DumpScores writes it atomically
         check_output(args.out, inputs=[args.config, args.checkpoint], overwrite=args.overwrite)
         evaluators = cfg.test_evaluator
         evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
         cfg.test_evaluator = evaluators + [dict(type='DumpScores', out_file=args.out)]
     prepare_distributed(cfg, args.launcher)
-    runner = build_runner(cfg)  # runner_type (MLKDRunner), else mmengine's Runner
-    runner.test()
+    # runner_type (MLKDRunner), else mmengine's Runner
+    runner, _ = evaluate(cfg, args.checkpoint, teacher=args.teacher)
     finish_distributed()
     if runner.rank == 0:
         classes = runner.test_dataloader.dataset.metainfo.get('classes')

@@ -6,24 +6,22 @@ bash tools/dist_train.sh CONFIG GPUS [args]        # torchrun, one process per G
 """
 
 import argparse
-import os
 import os.path as osp
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.runner import find_latest_checkpoint
 
 import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
-from mlkd.engine import build_runner
+from mlkd.apis.runs import prepare_training, train
 from mlkd.utils.cli import (
     VIS_BACKENDS,
-    add_trust_checkpoint_argument,
+    add_run_arguments,
     load_run_config,
+    parse_run_arguments,
     set_vis_backends,
 )
-from mlkd.utils.config_values import check_config_values, check_train_loader
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 from mlkd.utils.output_policy import add_overwrite_argument
-from mlkd.utils.work_dir import claim_work_dir
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -72,18 +70,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         'the tensorboard package, wandb the wandb package); the local '
         'scalars.json log is always written',
     )
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config entries, e.g. train_cfg.max_epochs=3',
-    )
-    add_trust_checkpoint_argument(parser)
-    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm'], default='none')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args(argv)
-    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
-    return args
+    add_run_arguments(parser, cfg_options_example='train_cfg.max_epochs=3')
+    return parse_run_arguments(parser, argv)
 
 
 def build_cfg(args: argparse.Namespace) -> Config:
@@ -117,8 +105,7 @@ def build_cfg(args: argparse.Namespace) -> Config:
     ):
         raise FileNotFoundError(f'load_from checkpoint not found: {cfg.load_from}')
     prepare_distributed(cfg, args.launcher)
-    check_config_values(cfg)
-    claim_work_dir(
+    prepare_training(  # refused here, before --validate-data reads every image
         cfg,
         resume=bool(cfg.get('resume')),
         overwrite=getattr(args, 'overwrite', False),
@@ -152,10 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = build_cfg(args)
     if args.validate_data:
         validate_data(cfg)
-    os.makedirs(cfg.work_dir, exist_ok=True)
-    runner = build_runner(cfg)  # runner_type (MLKDRunner), else mmengine's Runner
-    check_train_loader(runner.train_loop.dataloader)  # builds the loop train() then uses
-    runner.train()
+    train(cfg, prepared=True)  # runner_type (MLKDRunner), else mmengine's Runner
     finish_distributed()
 
 

@@ -17,12 +17,15 @@ default_hooks = dict(
 # NonFiniteGuardHook stops before a checkpoint of non-finite or exploded weights is written (or a
 # finite one rotated away) and before training from a teacher with non-finite outputs (the losses
 # and gradients of each step are checked by model.loss_guard and the GuardedOptimWrapper of the
-# schedules); LabelCoverageHook warns about classes without positives (and max_epochs=0).
+# schedules); LabelCoverageHook warns about classes without positives (and max_epochs=0);
+# TeacherScoreHook has a distiller score its teacher on the evaluated data only while a metric
+# reads it (DistillFidelity).
 custom_hooks = [
     dict(type='NumClassesCheckHook'),
     dict(type='RandomStateHook'),
     dict(type='NonFiniteGuardHook'),
     dict(type='LabelCoverageHook'),
+    dict(type='TeacherScoreHook'),
 ]
 
 env_cfg = dict(

@@ -1,7 +1,7 @@
-"""What the tools call (mmpretrain's ``apis``): train or evaluate a run, fill a teacher cache, run
-a benchmark (a task graph of stages over seeds) or a sweep, collect results, export a network to
-ONNX, calibrate thresholds, label images. Library code under
-``mlkd`` never imports this package; the tools under ``tools/`` are argument parsers over it.
+"""What the tools call (mmpretrain's ``apis``): train or evaluate a run (:func:`train`,
+:func:`evaluate`), fill a teacher cache, run a benchmark (a task graph of stages over seeds) or a
+sweep, collect results, export a network to ONNX, calibrate thresholds, label images. Library code
+under ``mlkd`` never imports this package; the tools under ``tools/`` are argument parsers over it.
 """
 
 from mlkd.utils.fingerprint import fingerprint
@@ -28,12 +28,14 @@ from .inference import (
 from .runs import (
     METRICS,
     StaleResultError,
+    evaluate,
     evaluate_checkpoint,
     load_finished_run,
+    prepare_training,
     save_finished_run,
     set_run_seed,
+    train,
     train_and_evaluate,
-    write_json_atomic,
 )
 from .sweep import SweepRequestError, run_sweep
 from .tasks import Task, run_tasks
@@ -64,16 +66,18 @@ __all__ = [
     'SweepRequestError',
     'Task',
     'TeacherCacheWriter',
+    'evaluate',
     'evaluate_checkpoint',
     'fill_teacher_cache',
     'fingerprint',
     'load_finished_run',
+    'prepare_training',
     'protocol_of',
     'run_benchmark',
     'run_sweep',
     'run_tasks',
     'save_finished_run',
     'set_run_seed',
+    'train',
     'train_and_evaluate',
-    'write_json_atomic',
 ]

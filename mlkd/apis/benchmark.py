@@ -45,12 +45,12 @@ from mlkd.apis.runs import (
     evaluate_checkpoint,
     set_run_seed,
     train_and_evaluate,
-    write_json_atomic,
 )
 from mlkd.apis.tasks import Task, run_tasks
 from mlkd.apis.teacher_cache import fill_teacher_cache
 from mlkd.models.distillers.teacher_settings import is_distiller_config, set_teacher, teacher_names
 from mlkd.registry import MODELS
+from mlkd.utils.atomic import write_json_atomic
 from mlkd.utils.cli import load_config
 from mlkd.utils.config_paths import source_checkout_root
 from mlkd.utils.fingerprint import fingerprint
@@ -251,10 +251,11 @@ def result_path(work_dir: str, seed: int, stage: str) -> str:
 
 
 def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
-    """Task: train (or, with ``job['given']``, evaluate) one stage of one seed and store its
-    ``result.json``. ``job``: ``benchmark``, ``name``, ``seed``, ``root`` (the call's work dir),
-    ``teachers`` (teacher name -> a given checkpoint) and ``teacher_tasks`` (teacher name -> the
-    key of the task training it, in ``needs``), ``given``, ``options``, ``protocol``, ``verbose``,
+    """Task: train one stage of one seed (a teacher stage with a teacher checkpoint given:
+    evaluate it) and store its ``result.json``. ``job``: ``benchmark``, ``name``, ``seed``,
+    ``root`` (the call's work dir), ``teachers`` (teacher name -> a given checkpoint) and
+    ``teacher_tasks`` (teacher name -> the key of the task training it, in ``needs``),
+    ``given_teacher`` (the call's ``teacher_ckpt``), ``options``, ``protocol``, ``verbose``,
     ``overwrite``."""
     work_dir = osp.join(job['root'], f'seed{job["seed"]}', job['name'])
     label = f'[seed {job["seed"]}] {job["name"]:9s}'
@@ -262,7 +263,8 @@ def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
         job['name'], work_dir, job['seed'], _teacher_ckpts(job, needs), job['options']
     )
     metrics = job['benchmark'].metrics
-    if job['given'] is None:
+    given = job['given_teacher'] if job['name'] in job['benchmark'].teacher_stages else None
+    if given is None:
         result = train_and_evaluate(
             cfg,
             label,
@@ -273,9 +275,7 @@ def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
             metrics=metrics,
         )
     else:
-        result = evaluate_checkpoint(
-            cfg, job['given'], label, verbose=job['verbose'], metrics=metrics
-        )
+        result = evaluate_checkpoint(cfg, given, label, verbose=job['verbose'], metrics=metrics)
     result.update(seed=job['seed'], protocol=job['protocol'])
     write_json_atomic(osp.join(work_dir, 'result.json'), result)
     return result
@@ -465,7 +465,7 @@ def plan_tasks(
                 Task(
                     ('stage', name, seed),
                     run_stage,
-                    dict(common, name=name, seed=seed, given=None),
+                    dict(common, name=name, seed=seed),
                     after=waits,
                     name=f'[seed {seed}] {name}',
                     report=_stage_report(seed, name),
@@ -583,7 +583,7 @@ def run_benchmark(
         options=options,
         teachers={name: teacher_ckpt for name in benchmark.teachers if name not in teacher_tasks},
         teacher_tasks=teacher_tasks,
-        given=teacher_ckpt,
+        given_teacher=teacher_ckpt,
         protocol=protocol,
         verbose=verbose,
         overwrite=overwrite,

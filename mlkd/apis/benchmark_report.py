@@ -8,12 +8,21 @@ of its ``results.json`` (:mod:`mlkd.apis.benchmark`).
 from __future__ import annotations
 
 import re
-import statistics
 from collections.abc import Sequence
 
 from mlkd.utils.output_policy import save_figure
+from mlkd.utils.tables import format_mean_std, mean_std
 
 __all__ = ['metric_label', 'plot_results', 'results_table', 'validate_results']
+
+#: Fidelity columns of the table (DistillFidelity; the distilled stages, '-' for the others).
+FIDELITY_COLUMNS = ('fidelity/mAP_vs_teacher', 'fidelity/label_agreement')
+
+
+def fidelity_cell(runs: list[dict], key: str) -> str:
+    """Mean ± std of a test fidelity key over ``runs``, '-' where a run has none."""
+    values = [r.get('fidelity', {}).get('test', {}).get(key) for r in runs]
+    return format_mean_std(values) if values and None not in values else '-'
 
 
 def metric_label(key: str) -> str:
@@ -21,21 +30,16 @@ def metric_label(key: str) -> str:
     return re.sub(r'_thr([0-9.]+)$', r' (thr \1)', key)
 
 
-def _cell(values: list[float]) -> str:
-    if len(values) == 1:
-        return f'{values[0]:.2f}'
-    return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
-
-
 def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[str]) -> str:
-    """The test ``metrics``, val mAP and wall / CPU time of each stage, mean ± std over its seeds,
-    as a terminaltables table titled ``'<title>, <n> seed(s)'``."""
+    """The test ``metrics``, val mAP, test fidelity (:data:`FIDELITY_COLUMNS`) and wall / CPU
+    time of each stage, mean ± std over its seeds, as a terminaltables table titled
+    ``'<title>, <n> seed(s)'``."""
     from terminaltables import AsciiTable
 
     rows = [
         ['model']
         + [f'test {metric_label(key)}' for key in metrics]
-        + ['val mAP', 'wall time (s)', 'CPU time (s)']
+        + ['val mAP', *(f'test {key}' for key in FIDELITY_COLUMNS), 'wall time (s)', 'CPU time (s)']
     ]
     for name, runs in results.items():
         if runs:
@@ -43,11 +47,12 @@ def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[
             cpu = [r['cpu_seconds'] for r in timed if 'cpu_seconds' in r]
             rows.append(
                 [name]
-                + [_cell([r['test'][k] for r in runs]) for k in metrics]
+                + [format_mean_std([r['test'][k] for r in runs]) for k in metrics]
                 + [
-                    _cell([r['val']['mAP'] for r in runs]),
-                    _cell([r['seconds'] for r in timed]) if timed else 'given',
-                    _cell(cpu) if cpu else '-',
+                    format_mean_std([r['val']['mAP'] for r in runs]),
+                    *(fidelity_cell(runs, key) for key in FIDELITY_COLUMNS),
+                    format_mean_std([r['seconds'] for r in timed]) if timed else 'given',
+                    format_mean_std(cpu) if cpu else '-',
                 ]
             )
     seeds = max(len(runs) for runs in results.values())
@@ -73,8 +78,8 @@ def plot_results(
     fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(names), 3.6))
     for i, name in enumerate(names):
         values = [r['test']['mAP'] for r in results[name]]
-        mean = statistics.mean(values)
-        std = statistics.stdev(values) if len(values) > 1 else 0.0
+        mean, std = mean_std(values)
+        std = 0.0 if std is None else std
         ax.bar(i, mean, color='#bdbdbd' if name in teachers else '#9ecae1', yerr=std, capsize=4)
         ax.scatter([i] * len(values), values, color='black', s=12, zorder=3)
         ax.text(i, mean, f'{mean:.1f}', ha='center', va='bottom', fontsize=8)

@@ -1,6 +1,6 @@
-"""What the analysis tools that run a trained classifier share: the classifier of a config, a
-split's data through the test pipeline and the classifier's outputs on it (their output files
-go through :mod:`mlkd.utils.output_policy`).
+"""What the analysis tools that run a trained classifier share: the classifier of a config with
+its weights, a split's data through the test pipeline and the classifier's outputs on it (their
+output files go through :mod:`mlkd.utils.output_policy`).
 
 Used by the analysis tools that evaluate a trained network (``tools/analysis_tools``).
 """
@@ -11,29 +11,19 @@ import torch
 from mmengine.utils import ProgressBar
 from torch import nn
 
+from mlkd.apis.inference import build_classifier
 from mlkd.engine import MLKDRunner
-from mlkd.models.builder import build_network
 from mlkd.models.weights import load_network_checkpoint
 
 
-def classifier_config(cfg) -> dict:
-    """The config's classifier: ``cfg.model``, or its ``classifier`` when the model wraps one
-    (``ClassifierWithLosses``), with the config's data preprocessor (as the Runner gives it)."""
-    model = cfg.model.copy()
-    preprocessor = cfg.get('data_preprocessor') or model.get('data_preprocessor')
-    classifier = model.get('classifier', model)
-    classifier = dict(cfg_path=classifier) if isinstance(classifier, str) else dict(classifier)
-    if preprocessor is not None:
-        classifier.setdefault('data_preprocessor', preprocessor)
-    return classifier
-
-
 def load_classifier(cfg, checkpoint: str, role: str, device: torch.device) -> nn.Module:
-    """The config's classifier (:func:`classifier_config`) with the weights of ``checkpoint``
-    (a file or a work dir; loaded strictly), in eval mode on ``device``."""
-    model = build_network(classifier_config(cfg), role)
-    load_network_checkpoint(model, checkpoint, role)
-    return model.to(device).eval()
+    """The network ``cfg`` deploys (:func:`mlkd.apis.inference.build_classifier`: the student of
+    a distillation config, the classifier of a ``ClassifierWithLosses``, else the model, with the
+    config's data preprocessor) with the weights of ``checkpoint`` (a file or a work dir; loaded
+    strictly, errors naming ``role``), in eval mode on ``device``."""
+    network, _, _ = build_classifier(cfg)
+    load_network_checkpoint(network, checkpoint, role)
+    return network.to(device).eval()
 
 
 def build_loader(cfg, split: str, batch_size: int | None, num_workers: int | None):

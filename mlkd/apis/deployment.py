@@ -10,9 +10,10 @@ import numpy as np
 import torch
 from mmengine.config import Config
 
+from mlkd.utils.fingerprint import fingerprint
+
 from .inference import (
     LoadedClassifier,
-    config_fingerprint,
     config_test_pipeline,
     init_classifier,
     split_scores,
@@ -160,7 +161,7 @@ def export_onnx(
         'mlkd.input_shape': list(input_shape),
         'mlkd.test_pipeline': config_test_pipeline(classifier.cfg),
         'mlkd.config': classifier.config,
-        'mlkd.config_sha256': config_fingerprint(classifier.cfg),
+        'mlkd.config_sha256': fingerprint(classifier.cfg),
         'mlkd.checkpoint': os.path.abspath(classifier.checkpoint),
         'mlkd.version': mlkd.__version__,
     }
@@ -275,7 +276,7 @@ def calibrate_thresholds(
             split=calibration_split,
             num_samples=int(len(data[calibration_split][0])),
             config=classifier.config,
-            config_sha256=config_fingerprint(classifier.cfg),
+            config_sha256=fingerprint(classifier.cfg),
             checkpoint=os.path.abspath(classifier.checkpoint),
             metrics=metrics,
         ),

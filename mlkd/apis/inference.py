@@ -31,6 +31,8 @@ import torch
 from mmengine.config import Config
 from torch import nn
 
+from mlkd.utils.fingerprint import fingerprint
+
 __all__ = [
     'IMAGE_EXTENSIONS',
     'ImageDecodeError',
@@ -38,7 +40,6 @@ __all__ = [
     'LoadedClassifier',
     'build_classifier',
     'classifier_config',
-    'config_fingerprint',
     'config_test_pipeline',
     'init_classifier',
     'label_images',
@@ -66,14 +67,6 @@ def _as_config(config: str | Config, cfg_options: dict | None) -> Config:
     from mlkd.utils.cli import load_config
 
     return load_config(config, cfg_options)
-
-
-def config_fingerprint(cfg: Config) -> str:
-    """SHA-256 of the resolved config (:mod:`mlkd.utils.config_fingerprint`; where a run is
-    stored or launched is left out)."""
-    from mlkd.utils.config_fingerprint import fingerprint, flatten_config
-
-    return fingerprint(flatten_config(cfg))
 
 
 def classifier_config(cfg: Config) -> tuple[dict | str, str]:
@@ -463,7 +456,7 @@ class ImageLabeler:
             loaded.classes,
             config_test_pipeline(loaded.cfg),
             f'PyTorch {loaded.role} of {loaded.config} ({loaded.checkpoint})',
-            config_fingerprint(loaded.cfg),
+            fingerprint(loaded.cfg),
         )
 
     @classmethod

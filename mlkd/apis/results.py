@@ -2,10 +2,12 @@
 
 A run is a folder holding ``<timestamp>/vis_data/scalars.json`` and the config mmengine dumped
 (``<config name>.py``). Teacher, student, method (the names of the distillation terms, as in the
-``loss_<name>`` log keys) and seed (``randomness.seed``) are read from that config. Runs of the
-same config, teacher, student and method are one row: every number is the mean ± sample std over
-their seeds, and they must be seeds of one setting: their configs have the same
-:func:`~mlkd.utils.fingerprint.fingerprint` once the seed and the location keys are left out.
+``loss_<name>`` log keys) and seed (the value at the config's ``seed_key``, ``randomness.seed``
+unless the config names another: :func:`mlkd.apis.runs.seed_key_of`) are read from that config.
+Runs of the same config, teacher, student and method are one row: every number is the mean ±
+sample std over their seeds, and they must be seeds of one setting: their configs have the same
+:func:`~mlkd.utils.fingerprint.fingerprint` once the seed, the location keys and where the
+teacher's outputs are cached (:data:`TEACHER_CACHE_LOCATION`) are left out.
 "last" is the metric of the last evaluated epoch, "best" the highest over epochs (the epoch it came
 from is in the per-run table). Wall time runs from each timestamp folder's creation to the last
 write of its log.
@@ -19,14 +21,23 @@ import os.path as osp
 from collections import defaultdict
 from dataclasses import dataclass
 
-from mlkd.utils.fingerprint import LOCATION_KEYS, config_differences, fingerprint, flatten_config
+from mlkd.apis.runs import seed_key_of
+from mlkd.utils.fingerprint import (
+    LOCATION_KEYS,
+    config_differences,
+    config_leaves,
+    flatten_config,
+    values_fingerprint,
+)
 from mlkd.utils.run_logs import RunLog, dumped_config_path, read_run_log
-from mlkd.utils.tables import format_mean_std, mean_std
+from mlkd.utils.tables import format_mean_std, format_seconds, mean_std
 
 __all__ = ['Run', 'group_runs', 'grouped_table', 'per_run_table', 'read_run']
 
-#: What seeds of one setting may differ in: where the run was, and its seed.
-SEED_KEYS = (*LOCATION_KEYS, 'randomness.seed')
+#: Where a run's teacher outputs are cached, and whether it writes or reads them: a run that
+#: reads them computes what the live teacher would (docs/teacher_cache.md), so seeds of one setting
+#: may differ there (a benchmark gives each seed its own cache, ``seed<S>/teacher_cache``).
+TEACHER_CACHE_LOCATION = ('model.teacher_cache.dir', 'model.teacher_cache.mode')
 
 NONE = '-'
 
@@ -98,17 +109,20 @@ def read_run(work_dir: str) -> Run:
         method = '+'.join(method_terms(list(losses), log.train_keys()))
     else:
         teacher, student, method = NONE, describe_model(model), NONE
-    seed = (cfg.get('randomness') or {}).get('seed')
+    seed_key = seed_key_of(cfg)
+    # What seeds of one setting may differ in: where the run was, its seed, its teacher cache.
+    ignored = (*LOCATION_KEYS, seed_key, *TEACHER_CACHE_LOCATION)
+    values = flatten_config(cfg, ignore=ignored)
     return Run(
         work_dir,
         osp.splitext(osp.basename(config_file))[0],
         teacher,
         student,
         method,
-        seed,
+        config_leaves(cfg, ignore=()).get(seed_key),
         log,
-        fingerprint(cfg, ignore=SEED_KEYS),
-        flatten_config(cfg, ignore=SEED_KEYS),
+        values_fingerprint(values),
+        values,
     )
 
 
@@ -153,13 +167,6 @@ def group_runs(runs: list[Run], allow_mixed: bool = False) -> list[list[Run]]:
     ]
 
 
-def format_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return NONE
-    seconds = int(round(seconds))
-    return f'{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}'
-
-
 def grouped_table(groups: list[list[Run]], metrics: list[str]) -> tuple[list, list, list, list]:
     """Header and rows for printing, header and rows for the CSV (numbers unformatted)."""
     header = ['config', 'teacher', 'student', 'method', 'seeds', 'epochs']
@@ -187,14 +194,17 @@ def grouped_table(groups: list[list[Run]], metrics: list[str]) -> tuple[list, li
                 csv_row += [mean, std]
         walls = [r.log.wall_time_s for r in group if r.log.wall_time_s is not None]
         wall = mean_std(walls)[0] if walls else None
-        row.append(format_seconds(wall))
+        row.append(format_seconds(wall, hours=True))
         csv_row += [wall, ';'.join(r.work_dir for r in group)]
         rows.append(row)
         csv_rows.append(csv_row)
     return header, rows, csv_header, csv_rows
 
 
-def per_run_table(runs: list[Run], metrics: list[str]) -> tuple[list, list]:
+def per_run_table(runs: list[Run], metrics: list[str]) -> tuple[list[str], list[list]]:
+    """Header and rows of ``--per-run``: one row per run (work dir, config, teacher, student,
+    method, seed, last epoch, each metric's last and best value with the best epoch, wall
+    time)."""
     header = ['work dir', 'config', 'teacher', 'student', 'method', 'seed', 'epochs']
     for key in metrics:
         header += [f'{key} (last)', f'{key} (best)']
@@ -216,6 +226,6 @@ def per_run_table(runs: list[Run], metrics: list[str]) -> tuple[list, list]:
                 NONE if last is None else f'{last:.2f}',
                 NONE if best is None else f'{best[1]:.2f} (epoch {best[0]})',
             ]
-        row.append(format_seconds(run.log.wall_time_s))
+        row.append(format_seconds(run.log.wall_time_s, hours=True))
         rows.append(row)
     return header, rows

@@ -1,6 +1,8 @@
-"""Run a config end to end inside the current process and hand back its metrics.
+"""Run a config inside the current process: train it, evaluate a checkpoint, or both and hand back
+the metrics.
 
-What chains many short runs (a benchmark, :mod:`mlkd.apis.benchmark`; a sweep,
+:func:`train` (with :func:`prepare_training`, its checks before anything is built) and
+:func:`evaluate` are what ``tools/train.py`` and ``tools/test.py`` run. What chains many short runs (a benchmark, :mod:`mlkd.apis.benchmark`; a sweep,
 :mod:`mlkd.apis.sweep`; ``tools/pretrain.py``) wants for each run: a progress line instead of the
 log, the final validation metrics, optionally the test metrics, and the wall time. The run is the
 runner the config names (``runner_type``), built as ``tools/train.py`` builds it, so the same
@@ -11,29 +13,58 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import os.path as osp
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from typing import Any
 
 from mmengine.config import Config
+from mmengine.runner import Runner
 
 #: Metrics reported by the demo and the sweep (MultiLabelMetrics names).
 METRICS = ('mAP', 'CF1_thr0.5', 'OF1_thr0.5')
+#: Distillation fidelity (DistillFidelity), recorded under ``result['fidelity'][split]`` where the
+#: config's evaluator computes it (a distilled stage), absent otherwise.
+FIDELITY_METRICS = (
+    'fidelity/mAP_vs_teacher',
+    'fidelity/mean_abs_diff',
+    'fidelity/label_agreement',
+)
+
+
+def fidelity_of(metrics: Mapping, prefix: str = '') -> dict[str, float]:
+    """The :data:`FIDELITY_METRICS` found in ``metrics`` (keys ``prefix + name``; message-hub
+    scalars or plain floats), by name."""
+    found = {}
+    for key in FIDELITY_METRICS:
+        value = metrics.get(prefix + key)
+        if value is not None:
+            found[key] = float(value.current() if hasattr(value, 'current') else value)
+    return found
+
+
+#: Modules whose ``UserWarning`` notices :func:`quiet` hides: torch's DataLoader (more workers
+#: than it suggests for this machine, said again by every run) and mmengine's own notices.
+QUIET_USER_WARNING_MODULES = (r'torch\.utils\.data', r'mmengine')
 
 
 @contextmanager
 def quiet() -> Iterator[None]:
-    """Silence mmengine's INFO log lines and library deprecation warnings for the block."""
+    """Silence mmengine's INFO log lines, deprecation warnings and the library notices of
+    :data:`QUIET_USER_WARNING_MODULES` for the block; any other warning (mlkd's: what a run
+    gets wrong) is still shown."""
     logger = logging.getLogger('mmengine')
     level = logger.level
     logger.setLevel(logging.ERROR)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', DeprecationWarning)
         warnings.simplefilter('ignore', FutureWarning)
-        warnings.simplefilter('ignore', UserWarning)
+        for module in QUIET_USER_WARNING_MODULES:
+            warnings.filterwarnings('ignore', category=UserWarning, module=module)
         try:
             yield
         finally:
@@ -102,6 +133,142 @@ def set_run_seed(cfg: Config, seed: int) -> str:
     return key
 
 
+def prepare_training(
+    cfg: Config, *, resume: bool = False, overwrite: bool = False, distributed: bool = False
+) -> str:
+    """Before anything is built: refuse config values that cannot be right
+    (:func:`~mlkd.utils.config_values.check_config_values`) and claim ``cfg.work_dir`` for this
+    config (:func:`~mlkd.utils.work_dir.claim_work_dir`, which may move ``cfg.work_dir`` to a new
+    timestamped sub-folder). Returns the work dir.
+
+    Raises:
+        ConfigValueError: naming the key and the value.
+        WorkDirConflictError: the work dir holds a run of another config (without ``resume`` or
+            ``overwrite``).
+    """
+    from mlkd.utils.config_values import check_config_values
+    from mlkd.utils.work_dir import claim_work_dir
+
+    check_config_values(cfg)
+    return claim_work_dir(cfg, resume=resume, overwrite=overwrite, distributed=distributed)
+
+
+def train(
+    cfg: Config,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    distributed: bool = False,
+    settings: Mapping[str, Any] | None = None,
+    prepared: bool = False,
+) -> Runner:
+    """Train ``cfg`` with the runner it names (``runner_type``: ``MLKDRunner``; else mmengine's
+    ``Runner``), as ``tools/train.py`` does; returns the runner after training.
+
+    Args:
+        cfg: a full run config (changed in place: the work dir, ``settings``).
+        resume, overwrite, distributed: see :func:`prepare_training`.
+        settings: top-level config entries set after the work dir is claimed, so not recorded as
+            part of the run's config: what changes how a run is shown, not what it computes (the
+            log level, a progress hook).
+        prepared: ``cfg`` went through :func:`prepare_training` already (a tool that refuses a
+            bad config or work dir before other checks of its own).
+
+    Raises:
+        ConfigValueError, WorkDirConflictError: see :func:`prepare_training` (nothing built).
+        ConfigValueError: the training loader yields no batch
+            (:func:`~mlkd.utils.config_values.check_train_loader`; nothing trained).
+    """
+    from mlkd.engine.runner import build_runner
+    from mlkd.utils.config_values import check_train_loader
+
+    if not prepared:
+        prepare_training(cfg, resume=resume, overwrite=overwrite, distributed=distributed)
+    for key, value in (settings or {}).items():
+        cfg[key] = value
+    os.makedirs(cfg.work_dir, exist_ok=True)
+    runner = build_runner(cfg)
+    check_train_loader(runner.train_loop.dataloader)  # builds the loop train() then uses
+    runner.train()
+    return runner
+
+
+def score_against_teacher(cfg: Config, teacher_config: str, teacher_ckpt: str) -> None:
+    """Make ``cfg``'s plain classifier the student of a loss-free distiller of the teacher, and
+    add ``DistillFidelity`` to its test evaluator (unless it has one). In place.
+
+    The classifier's weights are then loaded into ``model.student`` (:func:`evaluate`), not
+    through ``load_from``, whose keys would lack the ``student.`` prefix.
+    """
+    model = cfg.model.to_dict() if hasattr(cfg.model, 'to_dict') else dict(cfg.model)
+    if 'teacher' in model or 'student' in model:
+        raise ValueError(
+            f'--teacher scores a plain classifier, but {cfg.filename} defines model.type='
+            f'{model.get("type")!r}; a distillation config evaluates its student against its own '
+            'teacher (add DistillFidelity to its test_evaluator)'
+        )
+    if not osp.isfile(teacher_config):
+        raise FileNotFoundError(f'--teacher: config file not found: {teacher_config}')
+    preprocessor = model.pop('data_preprocessor', None) or cfg.get('data_preprocessor')
+    cfg.model = dict(
+        type='SingleTeacherDistiller',
+        student=model,
+        teacher=teacher_config,
+        teacher_ckpt=teacher_ckpt,
+        data_preprocessor=preprocessor,
+    )
+    evaluators = cfg.test_evaluator
+    evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
+    if not any(e.get('type') == 'DistillFidelity' for e in evaluators):
+        evaluators.append(dict(type='DistillFidelity'))
+    cfg.test_evaluator = evaluators
+
+
+def evaluate(
+    cfg: Config,
+    checkpoint: str,
+    splits: Sequence[str] = ('test',),
+    teacher: Sequence[str] | None = None,
+) -> tuple[Runner, dict[str, dict]]:
+    """Load ``checkpoint`` (strictly, under ``MLKDRunner``) into the runner ``cfg`` names and
+    evaluate it on ``splits`` (``'val'``, ``'test'``), as ``tools/test.py`` does.
+
+    Args:
+        teacher: ``(config, checkpoint or work dir)`` of a teacher to score a plain classifier's
+            fidelity to (:func:`score_against_teacher`; ``tools/test.py --teacher``).
+
+    Returns:
+        the runner and ``{split: the evaluator's metrics}``.
+    """
+    from mlkd.engine.runner import build_runner
+
+    cfg.resume = False
+    if teacher is None:
+        cfg.load_from = checkpoint
+        runner = build_runner(cfg)
+    else:
+        from mlkd.models.utils import unwrap_model
+        from mlkd.models.weights import load_network_checkpoint
+
+        score_against_teacher(cfg, *teacher)
+        cfg.load_from = None  # the classifier's weights go into model.student, below
+        runner = build_runner(cfg)
+        load_network_checkpoint(unwrap_model(runner.model).student, checkpoint, 'student')
+    loops = {'val': runner.val, 'test': runner.test}
+    return runner, {split: loops[split]() for split in splits}
+
+
+def last_checkpoint(runner: Runner, work_dir: str) -> str | None:
+    """The checkpoint ``runner`` saved last (``CheckpointHook``'s, by epoch or by iteration),
+    written from ``work_dir`` (the config's spelling of the runner's work dir); ``None`` when it
+    saved none."""
+    path = runner.message_hub.get_info('last_ckpt')
+    if path is None:
+        return None
+    inside = osp.relpath(path, runner.work_dir)
+    return path if inside.startswith(os.pardir) else osp.join(work_dir, inside)
+
+
 def train_and_evaluate(
     cfg: Config,
     label: str,
@@ -112,7 +279,7 @@ def train_and_evaluate(
     overwrite: bool = False,
     metrics: Sequence[str] = METRICS,
 ) -> dict:
-    """Train ``cfg``; return its final validation (and test) metrics and wall time.
+    """Train ``cfg`` (:func:`train`); return its final validation (and test) metrics and wall time.
 
     Args:
         cfg: a full run config (``work_dir`` and ``randomness`` already set).
@@ -128,27 +295,23 @@ def train_and_evaluate(
     Returns:
         ``{'val': {metric: value}, 'test': {...} (if ``test``), 'seconds': wall time,
         'cpu_seconds': CPU time of this process (all threads; on a shared machine the wall time
-        grows with the load, the CPU time much less), 'checkpoint': path of the last checkpoint}``.
+        grows with the load, the CPU time much less), 'checkpoint': path of the last checkpoint
+        (``None`` if none was saved)}``.
     """
-    from mlkd.engine.runner import build_runner
-    from mlkd.utils.config_values import check_config_values, check_train_loader
-    from mlkd.utils.work_dir import claim_work_dir
-
     cfg = cfg.copy()
-    check_config_values(cfg)
-    claim_work_dir(cfg, overwrite=overwrite)
-    cfg.experiment_name = f'{label.replace(" ", "_")}_{uuid.uuid4().hex[:6]}'
+    prepare_training(cfg, overwrite=overwrite)
+    settings: dict[str, Any] = dict(
+        experiment_name=f'{label.replace(" ", "_")}_{uuid.uuid4().hex[:6]}'
+    )
     if not verbose:
-        cfg.log_level = 'ERROR'
+        settings['log_level'] = 'ERROR'
     if progress:
-        cfg.custom_hooks = list(cfg.get('custom_hooks', [])) + [
+        settings['custom_hooks'] = list(cfg.get('custom_hooks', [])) + [
             dict(type='ProgressBarHook', label=label, interval=1)
         ]
     start, cpu_start = time.perf_counter(), time.process_time()
     with quiet() if not verbose else nullcontext():
-        runner = build_runner(cfg)
-        check_train_loader(runner.train_loop.dataloader)
-        runner.train()
+        runner = train(cfg, settings=settings, prepared=True)
         scalars = runner.message_hub.log_scalars
         missing = [key for key in metrics if f'val/{key}' not in scalars]
         if missing:
@@ -157,12 +320,16 @@ def train_and_evaluate(
                 f'(is val_interval a divisor of max_epochs in {cfg.filename}?)'
             )
         result = {'val': {key: float(scalars[f'val/{key}'].current()) for key in metrics}}
+        fidelity = {'val': fidelity_of(scalars, 'val/')}
         if test:
             tested = runner.test()
             result['test'] = {key: float(tested[key]) for key in metrics}
+            fidelity['test'] = fidelity_of(tested)
+        if any(fidelity.values()):
+            result['fidelity'] = fidelity
     result['seconds'] = time.perf_counter() - start
     result['cpu_seconds'] = time.process_time() - cpu_start
-    result['checkpoint'] = osp.join(cfg.work_dir, f'epoch_{cfg.train_cfg.max_epochs}.pth')
+    result['checkpoint'] = last_checkpoint(runner, cfg.work_dir)
     return result
 
 
@@ -174,25 +341,25 @@ def evaluate_checkpoint(
     verbose: bool = False,
     metrics: Sequence[str] = METRICS,
 ) -> dict:
-    """Validation and test ``metrics`` of ``checkpoint`` under ``cfg`` (no training).
+    """Validation and test ``metrics`` of ``checkpoint`` under ``cfg`` (no training,
+    :func:`evaluate`).
 
     Returns:
         ``{'val': {...}, 'test': {...}, 'seconds': None, 'checkpoint': checkpoint}``; ``seconds``
         is None because the training time of a given checkpoint is unknown.
     """
-    from mlkd.engine.runner import build_runner
-
     cfg = cfg.copy()
     cfg.experiment_name = f'{label.replace(" ", "_")}_eval_{uuid.uuid4().hex[:6]}'
-    cfg.load_from, cfg.resume = checkpoint, False
     if not verbose:
         cfg.log_level = 'ERROR'
     with quiet() if not verbose else nullcontext():
-        runner = build_runner(cfg)
-        result = {
-            split: {key: float(values[key]) for key in metrics}
-            for split, values in (('val', runner.val()), ('test', runner.test()))
-        }
+        _, evaluated = evaluate(cfg, checkpoint, ('val', 'test'))
+    result = {
+        split: {key: float(values[key]) for key in metrics} for split, values in evaluated.items()
+    }
+    fidelity = {split: fidelity_of(values) for split, values in evaluated.items()}
+    if any(fidelity.values()):
+        result['fidelity'] = fidelity
     return dict(result, seconds=None, checkpoint=checkpoint)
 
 
@@ -236,16 +403,9 @@ def load_finished_run(path: str, cfg: Config, *, what: str, overwrite: bool = Fa
 def save_finished_run(path: str, result: dict, cfg: Config) -> None:
     """Store ``result`` at ``path`` with the fingerprint of ``cfg``, the config that made it (and
     its flattened values, to name what differs when another config would reuse it)."""
+    from mlkd.utils.atomic import write_json_atomic
     from mlkd.utils.fingerprint import fingerprint, flatten_config
 
     write_json_atomic(
         path, dict(result, config_sha256=fingerprint(cfg), config_values=flatten_config(cfg))
     )
-
-
-def write_json_atomic(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` so that readers see either nothing or the whole file (the
-    caller decides whether ``path`` may be replaced)."""
-    from mlkd.utils.output_policy import write_text
-
-    write_text(path, json.dumps(data, indent=1, sort_keys=True), overwrite=True)

@@ -23,13 +23,13 @@ losses read makes the read refuse the cache, naming the field.
 
 from __future__ import annotations
 
-import csv
 import json
 import os.path as osp
 import re
-import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from mmengine.config import Config
 
@@ -41,13 +41,13 @@ from mlkd.apis.runs import (
     seed_written_key,
     set_run_seed,
     train_and_evaluate,
-    write_json_atomic,
 )
-from mlkd.engine.hooks.progress import format_seconds
 from mlkd.teacher_cache import written_epochs
+from mlkd.utils.atomic import write_json_atomic
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import flatten_config
-from mlkd.utils.output_policy import check_outputs, open_output, save_figure, write_text
+from mlkd.utils.output_policy import check_outputs, save_figure, write_text
+from mlkd.utils.tables import format_seconds, mean_std, render_table, write_csv
 
 __all__ = ['SweepRequestError', 'cell_name', 'resolve_key', 'run_sweep', 'use_teacher_cache']
 
@@ -56,7 +56,7 @@ class SweepRequestError(ValueError):
     """A sweep that cannot run as asked (its grid or keys); nothing was trained."""
 
 
-def use_teacher_cache(cfg, seed: int) -> str | None:
+def use_teacher_cache(cfg: Config, seed: int) -> str | None:
     """Point a cell's ``model.teacher_cache`` at the seed's cache: ``'read'`` when it holds every
     epoch of the run, else ``'write'``; ``None`` (nothing changed) without a configured cache."""
     cache = cfg.get('model', {}).get('teacher_cache') or {}
@@ -76,7 +76,7 @@ def cell_name(x_value, y_value, seed: int) -> str:
     return f'x={safe[0]}_y={safe[1]}_seed={seed}'
 
 
-def resolve_key(cfg, key: str):
+def resolve_key(cfg: Config | Mapping, key: str) -> Any:
     """The value of the dotted ``key`` in ``cfg``; list entries by index (``losses.0.weight``).
 
     Raises:
@@ -102,78 +102,97 @@ def duplicates(values: list) -> list:
     return [v for i, v in enumerate(values) if v in values[:i]]
 
 
+@dataclass(frozen=True)
+class SweepGrid:
+    """What the sweep's table and heatmap show: ``metric`` per cell of ``x_key`` × ``y_key``.
+
+    Attributes:
+        means, stds, counts: ``[len(y_values)][len(x_values)]``: the mean over the cell's seeds
+            (NaN without runs), the sample std (0 for one run) and the number of runs.
+    """
+
+    x_key: str
+    y_key: str
+    x_values: list
+    y_values: list
+    metric: str
+    title: str
+    means: list[list[float]]
+    stds: list[list[float]]
+    counts: list[list[int]]
+
+
 def summary_grid(
-    results: dict[str, dict], x_values: list, y_values: list, seeds: list[int], metric: str
-) -> tuple[list[list[float]], list[list[float]], list[list[int]]]:
-    """Mean, std (0 for one seed) and count of ``metric`` per (y, x) cell; NaN when no run."""
+    results: dict[str, dict],
+    x: tuple[str, list],
+    y: tuple[str, list],
+    seeds: list[int],
+    metric: str,
+    title: str,
+) -> SweepGrid:
+    """Mean, std and count of the validation ``metric`` per (y, x) cell of ``results``."""
+    (x_key, x_values), (y_key, y_values) = x, y
     means, stds, counts = [], [], []
-    for y in y_values:
+    for y_value in y_values:
         row_m, row_s, row_n = [], [], []
-        for x in x_values:
+        for x_value in x_values:
             values = [
-                results[cell_name(x, y, s)]['val'][metric]
+                results[cell_name(x_value, y_value, s)]['val'][metric]
                 for s in seeds
-                if cell_name(x, y, s) in results
+                if cell_name(x_value, y_value, s) in results
             ]
-            row_m.append(statistics.mean(values) if values else float('nan'))
-            row_s.append(statistics.stdev(values) if len(values) > 1 else 0.0)
+            mean, std = mean_std(values)
+            row_m.append(mean)
+            row_s.append(0.0 if std is None else std)
             row_n.append(len(values))
         means.append(row_m)
         stds.append(row_s)
         counts.append(row_n)
-    return means, stds, counts
+    return SweepGrid(x_key, y_key, x_values, y_values, metric, title, means, stds, counts)
 
 
-def write_table(
-    path: str, grid, x_key: str, y_key: str, x_values, y_values, metric: str, title: str, **policy
-) -> None:
-    means, stds, counts = grid
-    lines = [
-        f'# {title}',
-        '',
-        f'Validation {metric} (mean ± std over seeds, n = runs); rows `{y_key}`, '
-        f'columns `{x_key}`.',
-        '',
-        '| ' + ' | '.join([f'{y_key} \\ {x_key}'] + [str(x) for x in x_values]) + ' |',
-        '|' + '---|' * (len(x_values) + 1),
+def write_table(path: str, grid: SweepGrid, **policy) -> None:
+    """``sweep.md``: ``grid`` as a Markdown table, rows ``y_key``, columns ``x_key``, each cell
+    ``mean ± std (n=runs)`` (``—`` without runs), under the output policy (``policy``:
+    ``inputs``, ``overwrite``)."""
+    rows = [
+        [y] + [f'{m:.2f} ± {s:.2f} (n={n})' if n else '—' for m, s, n in zip(*cells)]
+        for y, *cells in zip(grid.y_values, grid.means, grid.stds, grid.counts)
     ]
-    for y, row_m, row_s, row_n in zip(y_values, means, stds, counts):
-        cells = [f'{m:.2f} ± {s:.2f} (n={n})' if n else '—' for m, s, n in zip(row_m, row_s, row_n)]
-        lines.append('| ' + ' | '.join([str(y)] + cells) + ' |')
-    write_text(path, '\n'.join(lines) + '\n', **policy)
+    header = [f'{grid.y_key} \\ {grid.x_key}', *map(str, grid.x_values)]
+    text = (
+        f'# {grid.title}\n\nValidation {grid.metric} (mean ± std over seeds, n = runs); rows '
+        f'`{grid.y_key}`, columns `{grid.x_key}`.\n\n{render_table(header, rows)}\n'
+    )
+    write_text(path, text, **policy)
 
 
-def write_csv(path: str, results: dict[str, dict], **policy) -> None:
-    with open_output(path, newline='', **policy) as f:
-        writer = csv.writer(f)
-        writer.writerow(['x_key', 'x', 'y_key', 'y', 'seed', *METRICS, 'seconds'])
-        for result in results.values():
-            writer.writerow(
-                [
-                    result['x_key'],
-                    result['x'],
-                    result['y_key'],
-                    result['y'],
-                    result['seed'],
-                    *(result['val'][m] for m in METRICS),
-                    f'{result["seconds"]:.1f}',
-                ]
-            )
+def write_results_csv(path: str, results: dict[str, dict], **policy) -> None:
+    """``sweep.csv``: one row per finished run (its keys, values, seed, the validation
+    :data:`~mlkd.apis.runs.METRICS` and its seconds), under the output policy."""
+    header = ['x_key', 'x', 'y_key', 'y', 'seed', *METRICS, 'seconds']
+    rows = [
+        [r['x_key'], r['x'], r['y_key'], r['y'], r['seed'], *(r['val'][m] for m in METRICS)]
+        + [f'{r["seconds"]:.1f}']
+        for r in results.values()
+    ]
+    write_csv(path, header, rows, **policy)
 
 
-def write_heatmap(
-    path: str, grid, x_key: str, y_key: str, x_values, y_values, metric: str, title: str, **policy
-) -> None:
+def write_heatmap(path: str, grid: SweepGrid, **policy) -> None:
+    """``sweep.png``: the means of ``grid`` as a heatmap, each cell annotated with mean ± std,
+    under the output policy (``policy``: ``inputs``, ``overwrite``)."""
     import matplotlib
 
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     import numpy as np
 
-    means, stds, counts = (np.asarray(a, dtype=float) for a in grid)
+    x_values, y_values = grid.x_values, grid.y_values
+    means, stds, counts = (np.asarray(a, dtype=float) for a in (grid.means, grid.stds, grid.counts))
     fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(x_values), 1.4 + 0.9 * len(y_values)))
     image = ax.imshow(np.ma.masked_invalid(means), cmap='viridis', origin='lower', aspect='auto')
-    fig.colorbar(image, ax=ax, label=f'val {metric}')
+    fig.colorbar(image, ax=ax, label=f'val {grid.metric}')
     finite = means[np.isfinite(means)]
     middle = (finite.min() + finite.max()) / 2 if finite.size else 0.0
     for i in range(len(y_values)):
@@ -191,9 +210,9 @@ def write_heatmap(
                 )
     ax.set_xticks(range(len(x_values)), [str(v) for v in x_values])
     ax.set_yticks(range(len(y_values)), [str(v) for v in y_values])
-    ax.set_xlabel(x_key)
-    ax.set_ylabel(y_key)
-    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(grid.x_key)
+    ax.set_ylabel(grid.y_key)
+    ax.set_title(grid.title, fontsize=10)
     fig.tight_layout()
     save_figure(fig, path, dpi=120, **policy)
     plt.close(fig)
@@ -263,7 +282,8 @@ def run_sweep(
     ``work_dir`` (module doc) and write its tables.
 
     Args:
-        metric: the validation metric of the tables.
+        metric: the validation metric of the tables (one of :data:`~mlkd.apis.runs.METRICS`,
+            what each run reports).
         options: ``--cfg-options`` applied to every cell.
         verbose: show the training logs.
         overwrite: replace what an earlier sweep of another config or grid left in the work dir
@@ -273,12 +293,18 @@ def run_sweep(
         each cell's result by :func:`cell_name`.
 
     Raises:
-        SweepRequestError: see :func:`check_grid` (nothing trained).
+        SweepRequestError: see :func:`check_grid`, or a ``metric`` the runs do not report
+            (nothing trained).
         StaleResultError: a finished cell of another config, without ``overwrite``.
         OutputExistsError: the tables of another sweep, without ``overwrite``.
     """
     (x_key, x_values), (y_key, y_values) = x, y
     seeds = list(seeds)
+    if metric not in METRICS:
+        raise SweepRequestError(
+            f'metric {metric!r} is not one the runs report ({", ".join(METRICS)}): the tables '
+            'could not be written after training'
+        )
     base = load_config(config, options)  # --cfg-options keys checked
     check_grid(base, config, x, y, seeds)
 
@@ -370,12 +396,10 @@ def write_sweep_outputs(
 ) -> None:
     """Refresh ``sweep.md``, ``sweep.csv`` and ``sweep.png`` with the finished cells of the grid
     (this sweep's own tables, checked at its start)."""
-    (x_key, x_values), (y_key, y_values) = x, y
-    wanted = {cell_name(xv, yv, s) for s in seeds for yv in y_values for xv in x_values}
+    wanted = {cell_name(xv, yv, s) for s in seeds for yv in y[1] for xv in x[1]}
     results = {k: v for k, v in done.items() if k in wanted}
-    grid = summary_grid(results, x_values, y_values, seeds, metric)
+    grid = summary_grid(results, x, y, seeds, metric, title)
     policy = dict(inputs=[config], overwrite=True)
-    axes = (x_key, y_key, x_values, y_values, metric, title)
-    write_table(osp.join(work_dir, 'sweep.md'), grid, *axes, **policy)
-    write_csv(osp.join(work_dir, 'sweep.csv'), results, **policy)
-    write_heatmap(osp.join(work_dir, 'sweep.png'), grid, *axes, **policy)
+    write_table(osp.join(work_dir, 'sweep.md'), grid, **policy)
+    write_results_csv(osp.join(work_dir, 'sweep.csv'), results, **policy)
+    write_heatmap(osp.join(work_dir, 'sweep.png'), grid, **policy)

@@ -9,7 +9,8 @@ A :class:`Task` is a function, its argument and the tasks whose results it needs
 * Several: each task runs in a worker process of its own (``spawn``), and one line is printed per
   start and per end.
 * Every task computes on one thread (:func:`single_thread`), whatever the number of workers: the
-  float sums then run in one order, so a task gives the same bits alone or beside others.
+  float sums then run in one order, so a task gives the same bits alone or beside others. With
+  one worker the caller's thread count is restored when :func:`run_tasks` returns.
 * Resumable: results already known (``finished``, e.g. read back from an earlier call's files)
   are not computed again, and a task wanted only by finished tasks (``wanted=False``, such as a
   cache that only finished stages read) is skipped.
@@ -24,6 +25,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
+
+import torch
 
 __all__ = ['Task', 'pending_tasks', 'run_tasks', 'single_thread']
 
@@ -58,8 +61,6 @@ class Task:
 
 def single_thread() -> None:
     """Compute on one thread (torch's intra-op pool), in this process or a worker."""
-    import torch
-
     torch.set_num_threads(1)
 
 
@@ -133,6 +134,7 @@ def run_tasks(
     workers = min(jobs, max(len(todo), 1))
     with contextlib.ExitStack() as stack:
         if workers == 1:  # in this process, one task after the other, each with its progress line
+            stack.callback(torch.set_num_threads, torch.get_num_threads())  # the caller's, after
             single_thread()
         else:  # side by side, one line per start and end
             context = multiprocessing.get_context('spawn')

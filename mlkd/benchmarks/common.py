@@ -224,13 +224,14 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
     return '\n'.join(lines)
 
 
-def write_json(path: str, content: Any) -> None:
-    """Write ``content`` as indented JSON (folders created)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    with open(path, 'w') as file:
-        json.dump(content, file, indent=2, default=str)
-        file.write('\n')
+def write_json(path: str, content: Any, overwrite: bool = False) -> None:
+    """Write ``content`` as indented JSON under the output policy
+    (:mod:`mlkd.utils.output_policy`: an existing file is kept unless ``overwrite``; folders
+    created; written atomically)."""
+    from mlkd.utils.output_policy import write_text
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_text(path, json.dumps(content, indent=2, default=str) + '\n', overwrite=overwrite)
 
 
 # ---------------------------------------------------------------------------------- teacher cache

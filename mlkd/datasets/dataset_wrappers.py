@@ -10,7 +10,7 @@ from torch.utils.data import Dataset
 from mlkd.registry import DATASETS
 from mlkd.utils.sample_seed import SampleKey, sample_random_state
 
-__all__ = ['KeyedDataset']
+__all__ = ['KeyedDataset', 'dataset_name', 'unwrap_dataset']
 
 
 @DATASETS.register_module()
@@ -71,7 +71,7 @@ class KeyedDataset(Dataset):
             path = self.dataset.get_data_info(idx).get('img_path')
         except Exception:  # noqa: BLE001 - the note must not hide the original error
             path = None
-        return f'while loading sample {idx} of {type(self.dataset).__name__}' + (
+        return f'while loading sample {idx} of {dataset_name(self.dataset)}' + (
             f': {path}' if path else ''
         )
 
@@ -85,3 +85,17 @@ class KeyedDataset(Dataset):
 
     def __repr__(self) -> str:
         return f'KeyedDataset({self.dataset!r})'
+
+
+def unwrap_dataset(dataset: Any) -> Any:
+    """The dataset the config built: ``dataset`` without the :class:`KeyedDataset` that
+    :class:`~mlkd.engine.MLKDRunner` puts around every data loader's dataset (the wrappers a
+    config writes itself, such as mmengine's ``ConcatDataset``, are kept)."""
+    while isinstance(dataset, KeyedDataset):
+        dataset = dataset.dataset
+    return dataset
+
+
+def dataset_name(dataset: Any) -> str:
+    """The class name of the config's dataset (:func:`unwrap_dataset`), for messages."""
+    return type(unwrap_dataset(dataset)).__name__

@@ -10,11 +10,14 @@ process.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
+import torch
 from mmengine.config import Config
 from mmengine.model import is_model_wrapper
 from mmengine.runner import Runner
+from torch.utils.data import DataLoader
 
 from mlkd.datasets.dataset_wrappers import KeyedDataset
 from mlkd.registry import RUNNERS
@@ -40,6 +43,13 @@ def build_runner(cfg: Config) -> Runner:
     if runner_cls is None:
         raise KeyError(f'runner_type={runner_type!r} is not a registered runner')
     return runner_cls.from_cfg(cfg)
+
+
+def _fetches_sample_keys(dataset: Any) -> bool:
+    """Whether a loader config's ``dataset`` (a config dict or a built dataset) is keyed."""
+    if isinstance(dataset, Mapping):
+        return dataset.get('type') in (KeyedDataset, 'KeyedDataset', 'mlkd.KeyedDataset')
+    return bool(getattr(dataset, 'fetches_sample_keys', False))
 
 
 class _TextOnceConfig(Config):
@@ -78,7 +88,12 @@ class MLKDRunner(Runner):
       :meth:`save_checkpoint`) are written to a temporary file and renamed into place
       (:class:`~mlkd.utils.checkpoint.AtomicLocalBackend`), so a crash or a full disk while
       saving leaves no truncated ``epoch_N.pth`` and never damages the file being replaced.
-      Remote destinations and explicit ``backend_args`` are mmengine's.
+      Remote destinations and explicit ``backend_args`` are mmengine's. Two files that
+      ``CheckpointHook`` writes itself are mmengine's too, written in place: the
+      ``last_checkpoint`` pointer (one line naming the newest checkpoint) and, with
+      ``published_keys`` set (no shipped config sets it), the published copy
+      ``epoch_N-<sha256>.pth`` made after training from the complete checkpoint, which stays
+      intact whatever happens to the copy.
     * **keyed fetch**: every data loader's dataset is wrapped in
       :class:`~mlkd.datasets.KeyedDataset`, which fetches the indices of
       :class:`~mlkd.datasets.EpochKeyedSampler` under the random state of (seed, epoch, index)
@@ -97,25 +112,52 @@ class MLKDRunner(Runner):
         super().__init__(*args, cfg=cfg, **kwargs)
 
     @staticmethod
-    def build_dataloader(dataloader, seed: int | None = None, diff_rank_seed: bool = False):
+    def build_dataloader(
+        dataloader: DataLoader | Mapping,
+        seed: int | None = None,
+        diff_rank_seed: bool = False,
+    ) -> DataLoader:
         """mmengine's ``Runner.build_dataloader`` with the dataset wrapped in
-        :class:`~mlkd.datasets.KeyedDataset` (unless the config already wraps it)."""
-        if isinstance(dataloader, Mapping) and isinstance(dataloader.get('dataset'), Mapping):
-            dataset = dataloader['dataset']
-            if dataset.get('type') not in (KeyedDataset, 'KeyedDataset', 'mlkd.KeyedDataset'):
-                dataloader = copy.copy(dataloader)
-                dataloader['dataset'] = dict(type=KeyedDataset, dataset=dataset)
+        :class:`~mlkd.datasets.KeyedDataset`, whether the loader config gives the dataset as a
+        config dict or as a built dataset (one that fetches sample keys already, such as a
+        ``KeyedDataset`` the config writes itself, is kept as it is).
+
+        Args:
+            dataloader: a built ``DataLoader`` (returned as it is) or its config.
+            seed: the random seed of the sampler and the workers (mmengine's).
+            diff_rank_seed: give each rank another seed (mmengine's).
+        """
+        dataset = dataloader.get('dataset') if isinstance(dataloader, Mapping) else None
+        if dataset is not None and not _fetches_sample_keys(dataset):
+            dataloader = copy.copy(dataloader)
+            # A config is built (and fully initialised) by mmengine, as the dataset alone was.
+            as_config = isinstance(dataset, Mapping)
+            dataloader['dataset'] = (
+                dict(type=KeyedDataset, dataset=dataset) if as_config else KeyedDataset(dataset)
+            )
         return Runner.build_dataloader(dataloader, seed=seed, diff_rank_seed=diff_rank_seed)
 
     def load_checkpoint(
         self,
         filename: str,
-        map_location='cpu',
+        map_location: str | torch.device | Callable = 'cpu',
         strict: bool | None = None,
         revise_keys: list = [(r'^module\.', '')],  # noqa: B006 - mmengine's; never mutated
     ) -> dict:
         """mmengine's ``Runner.load_checkpoint`` with ``strict`` defaulting to the config's
         ``load_strict`` (True when unset), and a mismatch reported with the file's name.
+
+        Args:
+            filename: the checkpoint (a local path or a URL mmengine can read).
+            map_location: where tensors are loaded (``torch.load``'s; mmengine's default
+                ``'cpu'``).
+            strict: refuse a checkpoint that does not fit the model exactly (default: the
+                config's ``load_strict``, else True).
+            revise_keys: ``(pattern, replacement)`` applied to the checkpoint's keys (mmengine's:
+                a DDP ``module.`` prefix removed).
+
+        Returns:
+            the loaded checkpoint.
 
         Raises:
             CheckpointMismatchError: naming the file and listing mmengine's report (unexpected

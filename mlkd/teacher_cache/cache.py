@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from mmengine.dist import barrier, get_rank, get_world_size
 
+from mlkd.utils.atomic import write_json_atomic
+
 from .format import (
     CACHE_DTYPES,
     FORMAT,
@@ -26,7 +28,6 @@ from .format import (
     epoch_dir,
     read_json,
     shard_name,
-    write_json,
 )
 from .lock import manifest_lock
 from .shards import EpochReader, ShardWriter
@@ -159,7 +160,7 @@ class TeacherOutputCache:
                         taps={},
                         epochs={},
                     )
-                    write_json(self.manifest_path, manifest)
+                    write_json_atomic(self.manifest_path, manifest)
         barrier()
         if manifest is None:  # a rank that looked before rank 0 created it
             manifest = self._checked_manifest(fingerprint)
@@ -326,7 +327,7 @@ class TeacherOutputCache:
                 manifest['epochs'][str(self.epoch)] = dict(
                     world_size=self._world_size, rows=sum(s['rows'] for s in shards)
                 )
-                write_json(self.manifest_path, manifest)
+                write_json_atomic(self.manifest_path, manifest)
             self.manifest = manifest
         barrier()
         if self._rank != 0:

@@ -11,8 +11,6 @@ import os.path as osp
 import numpy as np
 import torch
 
-from mlkd.utils.atomic import atomic_write
-
 #: Storage dtypes: name -> (numpy dtype on disk, torch dtype of the stored values). numpy has no
 #: bfloat16, so bfloat16 values are stored as their raw 16 bits.
 CACHE_DTYPES = {
@@ -60,9 +58,3 @@ def read_json(path: str, what: str) -> dict:
         raise TeacherCacheError(
             f'teacher cache: {what} {path} is not valid JSON ({error})'
         ) from None
-
-
-def write_json(path: str, content: dict) -> None:
-    """Write ``content`` to ``path`` atomically (a reader sees the old or the new file)."""
-    with atomic_write(path) as f:
-        f.write(json.dumps(content, indent=1, sort_keys=True).encode())

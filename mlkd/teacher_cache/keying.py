@@ -22,6 +22,7 @@ def keyed_sampling_seed(loader: Any) -> int:
     Raises:
         TeacherCacheError: naming what breaks the condition.
     """
+    from mlkd.datasets.dataset_wrappers import dataset_name
     from mlkd.datasets.samplers import EpochKeyedSampler
 
     sampler = train_sampler(loader)
@@ -33,7 +34,7 @@ def keyed_sampling_seed(loader: Any) -> int:
         )
     if not getattr(loader.dataset, 'fetches_sample_keys', False):
         raise TeacherCacheError(
-            f'teacher cache: the training dataset {type(loader.dataset).__name__} does not fetch '
+            f'teacher cache: the training dataset {dataset_name(loader.dataset)} does not fetch '
             'samples under their (seed, epoch, index) random state (it is not wrapped in '
             'KeyedDataset: build the data loader with MLKDRunner); its augmentations cannot be '
             'cached exactly'

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from mlkd.utils.atomic import write_json_atomic
+
 from .format import (
     INDEX_FILE,
     SHARD_META,
@@ -19,7 +21,6 @@ from .format import (
     epoch_dir,
     read_json,
     shard_name,
-    write_json,
 )
 
 
@@ -85,7 +86,7 @@ class ShardWriter:
             file.flush()
             os.fsync(file.fileno())
             file.close()
-        write_json(osp.join(self.temp_dir, SHARD_META), dict(rows=self.rows, taps=self.taps))
+        write_json_atomic(osp.join(self.temp_dir, SHARD_META), dict(rows=self.rows, taps=self.taps))
         if osp.isdir(self.final_dir):  # an epoch written again (e.g. after a crash): replace it
             old = f'{self.temp_dir}.old'
             os.replace(self.final_dir, old)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import os.path as osp
 import uuid
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 
 @contextlib.contextmanager
@@ -43,3 +44,11 @@ def atomic_write(path: str | os.PathLike) -> Iterator[BinaryIO]:
             os.fsync(folder_descriptor)
         finally:
             os.close(folder_descriptor)
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
+    """Write ``data`` to ``path`` as JSON (indent 1, sorted keys) with :func:`atomic_write`:
+    readers see the old file or the whole new one. The caller decides whether ``path`` may be
+    replaced (:mod:`mlkd.utils.output_policy` for a tool's outputs)."""
+    with atomic_write(path) as file:
+        file.write(json.dumps(data, indent=1, sort_keys=True).encode('utf-8'))

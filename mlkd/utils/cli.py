@@ -1,14 +1,15 @@
-"""What the tools' command lines share: finding and loading a config, visualizer backends, trusted
-checkpoints."""
+"""What the tools' command lines share: finding and loading a config, the arguments of a run
+(``--cfg-options``, ``--launcher``, ...), visualizer backends, trusted checkpoints."""
 
 from __future__ import annotations
 
 import argparse
 import ast
 import importlib.util
+import os
 import os.path as osp
 
-from mmengine.config import Config
+from mmengine.config import Config, DictAction
 
 from mlkd.utils.config_paths import resolve_config_path
 
@@ -158,3 +159,32 @@ def add_trust_checkpoint_argument(parser: argparse.ArgumentParser) -> None:
         help='unpickle CKPT in full if a weights-only load refuses it (it can then run code: '
         'only for files you trust); repeat for several files. Also: MLKD_TRUST_CHECKPOINTS',
     )
+
+
+#: How ``--launcher`` may start the processes of a run (mmengine's launchers).
+LAUNCHERS = ('none', 'pytorch', 'slurm')
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, *, cfg_options_example: str) -> None:
+    """Add what ``tools/train.py`` and ``tools/test.py`` share: ``--cfg-options`` (its help shows
+    ``cfg_options_example``), ``--trust-checkpoint``, ``--launcher`` and ``--local_rank`` (which
+    :func:`parse_run_arguments` hands on in ``LOCAL_RANK``)."""
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help=f'override config entries, e.g. {cfg_options_example}',
+    )
+    add_trust_checkpoint_argument(parser)
+    parser.add_argument('--launcher', choices=list(LAUNCHERS), default='none')
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+
+
+def parse_run_arguments(
+    parser: argparse.ArgumentParser, argv: list[str] | None = None
+) -> argparse.Namespace:
+    """``parser.parse_args(argv)`` for a parser with :func:`add_run_arguments`; a launcher's
+    ``--local_rank`` is set as ``LOCAL_RANK`` unless the environment has it already."""
+    args = parser.parse_args(argv)
+    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    return args

@@ -4,10 +4,10 @@
 atomic saving, the keyed sample fetch, naming a failing sample, config text formatted once) is
 :class:`mlkd.engine.MLKDRunner`'s, selected by ``runner_type`` in the config, so other libraries
 in the same process keep mmengine's behaviour. Each shim is installed only where it is needed
-(the condition is in :data:`_SHIMS`) and has a test that fails without it
+(the condition is in :data:`_INSTALLS`) and has a test that fails without it
 (``tests/utils/test_compat.py``). Drop one once the upstream release that fixes it is the minimum
-mlkd supports. :data:`PATCHES` names them, in the order :func:`apply` considers them;
-:func:`applied_patches` says which are in place in this process.
+mlkd supports. :data:`SHIMS` names them, in the order :func:`apply` considers them;
+:func:`applied_shims` says which are in place in this process.
 
 1. **weights-only loading of local checkpoints.** ``torch.load`` defaults to ``weights_only=True``
    since torch 2.6, and mmengine 0.10.7's local checkpoint loader passes nothing, so resuming,
@@ -16,10 +16,15 @@ mlkd supports. :data:`PATCHES` names them, in the order :func:`apply` considers 
    ``CheckpointLoader.register_scheme``, :func:`mlkd.utils.checkpoint.load_local_checkpoint` for
    local files, which keeps ``weights_only=True`` and allows, for the duration of each load,
    exactly the few globals that mmengine/mlkd checkpoints hold (files needing more are refused
-   unless trusted explicitly; see that module). Installed on every supported torch: from 2.6 it
-   makes mmengine's checkpoints loadable; on 2.4 and 2.5, which mlkd also supports, mmengine's
-   loader would unpickle every checkpoint in full (running any code pickled into it), which mlkd
-   never does. Upstream fix: open-mmlab/mmengine PR #1670, not in 0.10.7.
+   unless trusted explicitly; see that module). From torch 2.6 it makes mmengine's checkpoints
+   loadable at all. It is the one shim installed on every supported torch, not only where the
+   version needs it, and deliberately so: on torch 2.4 and 2.5, which mlkd also supports,
+   mmengine's loader unpickles every checkpoint in full, which runs any code pickled into the
+   file, and mlkd never opens a checkpoint that way (``weights_only=True`` everywhere, one of its
+   rules). So on those versions it changes how every library in the process loads local
+   checkpoints through mmengine: mmengine's and mlkd's own files load as before, a file that needs
+   other globals is refused, naming them, unless trusted. Upstream fix: open-mmlab/mmengine PR
+   #1670, not in 0.10.7.
 2. **package lookup without pkg_resources.** setuptools >= 82 has no ``pkg_resources``; mmengine's
    ``is_installed`` and ``get_installed_path`` import it, so ``_base_ = ['pkg::...']`` configs and
    ``mmengine.hub`` fail. Where ``pkg_resources`` cannot be imported, mlkd replaces both with the
@@ -91,7 +96,7 @@ def pkg_resources_missing() -> bool:
 
 
 #: (name, when it is needed, how it is installed), in the order :func:`apply` considers them.
-_SHIMS: tuple[tuple[str, Callable[[], bool], Callable[[], None]], ...] = (
+_INSTALLS: tuple[tuple[str, Callable[[], bool], Callable[[], None]], ...] = (
     ('weights-only loading of local checkpoints', _always, _load_local_checkpoints_weights_only),
     (
         'package lookup without pkg_resources',
@@ -101,19 +106,19 @@ _SHIMS: tuple[tuple[str, Callable[[], bool], Callable[[], None]], ...] = (
     ('mlkd:: config bases', _always, _resolve_mlkd_config_bases),
 )
 #: The names of the shims, in order.
-PATCHES: tuple[str, ...] = tuple(name for name, _, _ in _SHIMS)
+SHIMS: tuple[str, ...] = tuple(name for name, _, _ in _INSTALLS)
 _applied: list[str] = []
 
 
-def applied_patches() -> tuple[str, ...]:
-    """The names of the shims installed in this process (those of :data:`PATCHES` whose
+def applied_shims() -> tuple[str, ...]:
+    """The names of the shims installed in this process (those of :data:`SHIMS` whose
     condition holds, once ``import mlkd`` has run)."""
     return tuple(_applied)
 
 
 def apply() -> None:
-    """Install every shim of :data:`PATCHES` that this environment needs (idempotent)."""
-    for name, needed, install in _SHIMS:
+    """Install every shim of :data:`SHIMS` that this environment needs (idempotent)."""
+    for name, needed, install in _INSTALLS:
         if name not in _applied and needed():
             install()
             _applied.append(name)

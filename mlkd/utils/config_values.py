@@ -95,11 +95,13 @@ def check_config_values(cfg) -> None:
 def check_train_loader(dataloader, key: str = 'train_dataloader') -> None:
     """Refuse a training dataloader that yields no batch (a batch larger than the dataset with
     ``drop_last=True``): mmengine then failed with an unrelated error."""
+    from mlkd.datasets.dataset_wrappers import dataset_name
+
     if len(dataloader) > 0:
         return
     dataset, batch_size = dataloader.dataset, dataloader.batch_size
     raise ConfigValueError(
         f'{key}.batch_size={batch_size} with drop_last=True gives no batch: the dataset '
-        f'({type(dataset).__name__}) has {len(dataset)} samples per process; lower the batch size '
+        f'({dataset_name(dataset)}) has {len(dataset)} samples per process; lower the batch size '
         'or set drop_last=False'
     )

@@ -24,7 +24,14 @@ import os.path as osp
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ['LOCATION_KEYS', 'config_differences', 'config_leaves', 'fingerprint', 'flatten_config']
+__all__ = [
+    'LOCATION_KEYS',
+    'config_differences',
+    'config_leaves',
+    'fingerprint',
+    'flatten_config',
+    'values_fingerprint',
+]
 
 #: Keys that say where and how a run is launched or named, not what it computes.
 LOCATION_KEYS = ('work_dir', 'experiment_name', 'launcher', 'resume', 'load_from', 'filename')
@@ -113,8 +120,13 @@ def fingerprint(
     The digest is that of the sorted ``(key, repr)`` pairs as ASCII JSON, the format the work-dir
     records and the sweep's results were written with since they exist: those stay valid.
     """
-    flat = flatten_config(cfg, ignore, places)
-    text = json.dumps(sorted(flat.items()), ensure_ascii=True)
+    return values_fingerprint(flatten_config(cfg, ignore, places))
+
+
+def values_fingerprint(values: Mapping[str, str]) -> str:
+    """:func:`fingerprint` of a config flattened already (:func:`flatten_config`'s result), for a
+    caller that keeps the values too (to name what differs)."""
+    text = json.dumps(sorted(values.items()), ensure_ascii=True)
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 

@@ -24,6 +24,8 @@ import glob
 import json
 import os
 import os.path as osp
+import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 SCALARS = osp.join('vis_data', 'scalars.json')
@@ -168,3 +170,28 @@ def find_work_dirs(roots: list[str]) -> list[str]:
                 found.append(folder)
                 subdirs[:] = []  # a run's own timestamp folders are not runs
     return found
+
+
+#: A LossDiagnosticsHook record: ``diag/<term>/<stat>``.
+DIAGNOSTIC_KEY = re.compile(r'^diag/(?P<term>loss[^/]*)/(?P<stat>[a-z_]+)$')
+
+
+def read_diagnostics(run_dir: str) -> dict[int, dict[str, dict[str, float]]]:
+    """``{step: {term: {stat: value}}}`` from the newest ``scalars.json`` under ``run_dir``."""
+    files = sorted(
+        glob.glob(osp.join(run_dir, '**', 'vis_data', 'scalars.json'), recursive=True),
+        key=osp.getmtime,
+    )
+    if not files:
+        raise FileNotFoundError(f'no vis_data/scalars.json under {run_dir}')
+    records: dict[int, dict] = defaultdict(lambda: defaultdict(dict))
+    with open(files[-1], encoding='utf-8') as f:
+        for line in f:
+            row = json.loads(line)
+            for key, value in row.items():
+                match = DIAGNOSTIC_KEY.match(key)
+                if match:
+                    records[row['step']][match['term']][match['stat']] = value
+    if not records:
+        raise ValueError(f'{files[-1]} holds no diag/* scalars (was LossDiagnosticsHook on?)')
+    return {step: dict(terms) for step, terms in sorted(records.items())}

@@ -61,3 +61,15 @@ def format_mean_std(values: Sequence[float], digits: int = 2) -> str:
         return '-'
     mean, std = mean_std(values)
     return f'{mean:.{digits}f}' if std is None else f'{mean:.{digits}f} ± {std:.{digits}f}'
+
+
+def format_seconds(seconds: float | None, *, hours: bool = False) -> str:
+    """``75.2`` -> ``'1:15'``, with hours when there are any (``'1:02:03'``), or always with
+    ``hours`` (``'0:01:15'``: a table column); ``'-'`` for ``None`` (not measured)."""
+    if seconds is None:
+        return '-'
+    minutes, secs = divmod(max(int(round(seconds)), 0), 60)
+    hours_part, minutes = divmod(minutes, 60)
+    if hours_part or hours:
+        return f'{hours_part}:{minutes:02d}:{secs:02d}'
+    return f'{minutes}:{secs:02d}'

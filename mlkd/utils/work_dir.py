@@ -23,7 +23,7 @@ import time
 
 from mmengine.config import Config
 
-from mlkd.utils.fingerprint import config_differences, fingerprint, flatten_config
+from mlkd.utils.fingerprint import config_differences, flatten_config, values_fingerprint
 from mlkd.utils.output_policy import write_text
 
 #: The record of the config that trained in a work dir.
@@ -70,7 +70,8 @@ def claim_work_dir(
             a config not recorded), naming the work dir, the keys that differ and the flags.
     """
     work_dir = cfg.work_dir
-    values, digest = flatten_config(cfg), fingerprint(cfg)
+    values = flatten_config(cfg)
+    digest = values_fingerprint(values)
     if holds_a_run(work_dir) and not (resume or overwrite):
         record = read_record(work_dir)
         if record is None or record.get('sha256') != digest:

@@ -18,7 +18,8 @@ from mlkd.apis.benchmark import (
     run_benchmark,
 )
 from mlkd.apis.benchmark_report import metric_label, validate_results
-from mlkd.apis.runs import METRICS, write_json_atomic
+from mlkd.apis.runs import METRICS
+from mlkd.utils.atomic import write_json_atomic
 
 
 @pytest.fixture
@@ -101,7 +102,7 @@ def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its
     stages = ['student', 'KD', 'teacher', '3D']
     configs = {name: DEMO.stage_config(name, f'w/seed0/{name}', 0, None) for name in stages}
     epochs = configs['KD'].train_cfg.max_epochs
-    common = dict(benchmark=DEMO, root='w', options=None, teachers={}, given=None)
+    common = dict(benchmark=DEMO, root='w', options=None, teachers={}, given_teacher=None)
     teacher_task = ('stage', 'teacher', 3)
     tasks = plan_tasks(
         DEMO, configs, [3, 5], dict(common, teacher_tasks={'teacher': teacher_task}), 2
@@ -172,7 +173,7 @@ def test_a_stage_of_two_teachers_waits_for_both_and_reads_a_cache_of_each():
     assert (both.low.ckpt, both.high.ckpt) == ('l.pth', None)
     assert both.low.cache == dict(dir='w/seed0/teacher_cache_low', mode='read', dtype='float32')
     trained = {name: ('stage', stage, 3) for name, stage in MULTI_TEACHER.teachers.items()}
-    common = dict(benchmark=MULTI_TEACHER, root='w', options=None, teachers={}, given=None)
+    common = dict(benchmark=MULTI_TEACHER, root='w', options=None, teachers={}, given_teacher=None)
     tasks = plan_tasks(MULTI_TEACHER, configs, [3], dict(common, teacher_tasks=trained), 1)
     by_key = {t.key: t for t in tasks}
     low, high = ('cache', 'low/0', 3), ('cache', 'high/0', 3)

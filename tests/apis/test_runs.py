@@ -1,10 +1,14 @@
-"""set_run_seed: the tools' seed goes where the config's seed_key says."""
+"""mlkd.apis.runs: the tools' seed goes where the config's seed_key says; a run hands back the
+checkpoint it saved last."""
+
+import os.path as osp
+import warnings
 
 import pytest
-from conftest import config_path
+from conftest import config_path, small_run_cfg
 from mmengine.config import Config
 
-from mlkd.apis.runs import set_run_seed
+from mlkd.apis.runs import quiet, set_run_seed, train_and_evaluate
 from mlkd.utils.cli import load_config
 
 
@@ -48,3 +52,35 @@ def test_a_sampler_seed_without_a_fixed_initialisation_is_refused():
     )
     with pytest.raises(ValueError, match='randomness.seed'):
         set_run_seed(cfg, 1)
+
+
+def test_a_run_by_iterations_reports_its_last_checkpoint(tmp_path):
+    """The checkpoint handed back is the one the run saved last (``iter_N.pth`` here), not an
+    ``epoch_<max_epochs>.pth`` guessed from the config, written from the config's work dir."""
+    cfg = small_run_cfg(
+        config_path('multidigits', 'resnet_student.py'),
+        osp.relpath(str(tmp_path / 'work')),
+        train_samples=6,  # three iterations: mmengine's iteration loop sleeps 2 s per extra pass
+        val_samples=4,
+        batch_size=2,
+    )
+    cfg.train_cfg = dict(type='IterBasedTrainLoop', max_iters=3, val_interval=10)  # no validation
+    cfg.param_scheduler = []
+    cfg.log_processor = dict(by_epoch=False)
+    for loader in (cfg.train_dataloader, cfg.val_dataloader):
+        loader.dataset.serialize_data = False  # mmengine's serialisation runs gc.collect()
+    cfg.default_hooks.checkpoint = dict(type='CheckpointHook', by_epoch=False, interval=2)
+    result = train_and_evaluate(cfg, 'by iterations', progress=False, metrics=())
+    assert result['checkpoint'] == osp.join(cfg.work_dir, 'iter_3.pth')
+    assert osp.isfile(result['checkpoint'])
+
+
+def test_quiet_hides_library_notices_and_shows_the_rest():
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter('always')
+        with quiet():
+            for module in ('torch.utils.data.dataloader', 'mmengine.runner.runner'):
+                warnings.warn_explicit('notice', UserWarning, 'library.py', 1, module=module)
+            warnings.warn('the run gets this wrong', UserWarning, stacklevel=1)
+            warnings.warn('deprecated', DeprecationWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ['the run gets this wrong']

@@ -37,3 +37,16 @@ def test_teacher_cache_is_written_once_per_seed_then_read(tmp_path):
     assert (
         sweep.use_teacher_cache(Config(dict(model=dict(), train_cfg=dict(max_epochs=1))), 0) is None
     )
+
+
+def test_a_metric_the_runs_do_not_report_is_refused_before_training(tmp_path):
+    """It failed with a KeyError after every cell had trained."""
+    with pytest.raises(sweep.SweepRequestError, match="metric 'top1' is not one the runs report"):
+        sweep.run_sweep(
+            'mlkd::demo/3d.py',
+            ('model.distill_losses.pd.loss_weight', [1.0]),
+            ('model.distill_losses.ndd.loss_weight', [1.0]),
+            str(tmp_path / 'sweep'),
+            metric='top1',
+        )
+    assert not (tmp_path / 'sweep').exists()

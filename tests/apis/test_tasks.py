@@ -33,10 +33,16 @@ def _graph(order=None):
 def test_tasks_run_after_what_they_need_with_its_results():
     CALLS.clear()
     lines = []
-    # Given in an order that does not respect the dependencies: KD still waits for the cache.
-    results = run_tasks(
-        _graph(['KD', 'student', 'cache', 'teacher', 'spare']), jobs=1, log=lines.append
-    )
+    caller_threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        # Given in an order that does not respect the dependencies: KD still waits for the cache.
+        results = run_tasks(
+            _graph(['KD', 'student', 'cache', 'teacher', 'spare']), jobs=1, log=lines.append
+        )
+        assert torch.get_num_threads() == 2  # the caller's thread count is given back
+    finally:
+        torch.set_num_threads(caller_threads)
     assert [call[0] for call in CALLS] == ['student', 'teacher', 'cache', 'KD']
     assert results['KD'] == 'KD(cache(teacher()),teacher())'
     assert all(live and threads == 1 for _, _, live, threads in CALLS)  # alone, one thread

@@ -12,6 +12,7 @@ from mmengine.registry import DefaultScope
 from mlkd.apis.demo import DEMO
 from mlkd.registry import DATASETS, MODELS
 from mlkd.utils.cli import load_config
+from mlkd.utils.config_paths import resolve_config_path
 
 STAGES = DEMO.stages
 
@@ -38,7 +39,7 @@ def _method_base(path: str) -> str | None:
 
 #: Distilled stage -> the method base its config inherits.
 METHOD_BASES = {
-    stage: _method_base(osp.join(REPO, path))
+    stage: _method_base(resolve_config_path(path))
     for stage, path in STAGES.items()
     if stage not in ('teacher', 'student')
 }
@@ -49,7 +50,7 @@ def test_every_demo_stage_trains_a_step_on_its_own_data(stage):
     """Each stage builds (a PS config with an unsupported key once crashed a run) and takes a
     training step on a few samples of its own dataset and pipeline: finite losses, every
     configured distillation term among them, gradient in the trained network."""
-    path = osp.join(REPO, STAGES[stage])
+    path = resolve_config_path(STAGES[stage])
     data = dict(num_samples=4, serialize_data=False)
     with cheap_default_init():
         if stage in METHOD_BASES:
@@ -78,7 +79,7 @@ def test_every_distilled_stage_inherits_a_method_base():
 def test_every_demo_method_keeps_all_terms_of_its_method(stage):
     """A leaf that changes one weight must not drop the method's other terms (an MDKD leaf that
     set the dependency weight once trained without MLD)."""
-    cfg = load_config(osp.join(REPO, STAGES[stage]))
+    cfg = load_config(resolve_config_path(STAGES[stage]))
     method = load_config(
         osp.join(REPO, 'configs', '_base_', 'methods', f'{METHOD_BASES[stage]}.py')
     ).method
@@ -90,7 +91,7 @@ def test_every_demo_method_keeps_all_terms_of_its_method(stage):
 @pytest.mark.parametrize('stage', ['3D-paper', 'L2D-paper'])
 def test_paper_weight_stages_apply_the_method_weights_literally(stage):
     """A ``*-paper`` leaf inherits the val-chosen leaf; it must undo its weights and rescaling."""
-    cfg = load_config(osp.join(REPO, STAGES[stage]))
+    cfg = load_config(resolve_config_path(STAGES[stage]))
     method = load_config(
         osp.join(REPO, 'configs', '_base_', 'methods', f'{METHOD_BASES[stage]}.py')
     ).method

@@ -159,3 +159,18 @@ def test_the_teachers_are_chosen_by_their_validation_ap_per_label(runs):
         low, high = (ap[n][column] if ap[n][column] is not None else -1 for n in ('low', 'high'))
         assert choice[column] == ('low' if low >= high else 'high')
     assert model.label_choice() == choice
+
+
+def test_fidelity_without_a_teacher_of_every_class_is_refused_before_training(
+    tmp_path, teacher_files
+):
+    """The shipped teachers know digits 0-6 and 3-9: DistillFidelity (one teacher's scores of every
+    class) has no teacher to compare with, and TeacherScoreHook says so before the first step."""
+    cfg = _cfg(str(tmp_path), teacher_files)
+    cfg.val_evaluator = [cfg.val_evaluator[0], dict(type='DistillFidelity')]
+    runner = build_runner(cfg)
+    steps = []
+    runner.model.register_forward_pre_hook(lambda *args: steps.append(1))
+    with pytest.raises(ValueError, match=r"val_evaluator holds \['DistillFidelity'\].*2 teachers"):
+        runner.train()
+    assert steps == [] and runner.iter == 0

@@ -5,17 +5,15 @@ import ast
 import glob
 import os
 import os.path as osp
-import resource
-import signal
 
 import pytest
 import torch
-from conftest import REPO, config_path, small_run_cfg
+from conftest import REPO, config_path, file_size_limit, small_run_cfg, write_jpeg
 from mmengine.config import Config
 from mmengine.dataset import BaseDataset
 from mmengine.runner import Runner
 
-from mlkd.datasets import KeyedDataset
+from mlkd.datasets import KeyedDataset, MultiDigits
 from mlkd.engine import MLKDRunner, build_runner
 from mlkd.utils.checkpoint import CheckpointMismatchError
 
@@ -130,15 +128,8 @@ def test_a_full_disk_while_saving_leaves_the_old_checkpoint_intact(runner, tmp_p
     _save(runner, tmp_path, 'epoch_3.pth')
     path = tmp_path / 'epoch_3.pth'
     before = path.read_bytes()
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failing write, not a killed process
-    resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) // 2, hard))
-    try:
-        with pytest.raises(OSError):
-            _save(runner, tmp_path, 'epoch_3.pth')
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, handler)
+    with file_size_limit(len(before) // 2), pytest.raises(OSError):
+        _save(runner, tmp_path, 'epoch_3.pth')
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ['epoch_3.pth']
 
@@ -168,26 +159,65 @@ def test_config_text_is_formatted_once_and_unchanged(runner, tmp_path, monkeypat
     runner.cfg.merge_from_dict({'train_cfg.max_epochs': 1})
 
 
+def _mmpretrain_cifar_config(tmp_path) -> Config:
+    """mmpretrain's own ResNet-18 CIFAR-10 config (no runner_type: mmpretrain's tools build
+    ``Runner.from_cfg``), its data a tiny image folder read by mmpretrain's CustomDataset; the
+    training set in mmengine's ConcatDataset."""
+    from mlkd.utils.config_paths import get_installed_path
+
+    for index, name in enumerate(('cat/a.jpg', 'cat/b.jpg', 'dog/c.jpg', 'dog/d.jpg')):
+        write_jpeg(tmp_path / 'images' / name, size=(32, 32), value=40 * index)
+    cfg = Config.fromfile(
+        osp.join(
+            get_installed_path('mmpretrain'),
+            '.mim',
+            'configs',
+            'resnet',
+            'resnet18_8xb16_cifar10.py',
+        )
+    )
+    folder = dict(
+        type='CustomDataset',
+        data_root=str(tmp_path / 'images'),
+        pipeline=[dict(type='LoadImageFromFile'), dict(type='PackInputs')],
+    )
+    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        cfg[key].update(num_workers=0, persistent_workers=False, batch_size=2, dataset=folder)
+    cfg.train_dataloader.dataset = dict(type='ConcatDataset', datasets=[folder])
+    cfg.work_dir = str(tmp_path / 'work')
+    return cfg
+
+
 def test_a_config_without_runner_type_gets_mmengines_runner(tmp_path, capsys):
-    """``import mlkd`` changes nothing of mmengine's Runner: its datasets are fetched as they are,
-    a checkpoint that does not fit only warns, and checkpoints are saved by mmengine's code."""
+    """``import mlkd`` changes nothing of mmengine that an mmpretrain config runs through: its
+    Runner, the datasets and their wrappers fetch as they are, a checkpoint that does not fit
+    only warns, checkpoints are saved by mmengine's code (also what CheckpointHook imports to
+    publish one), configs are parsed and formatted by mmengine's code."""
+    import mmengine.config.config as config_module
+    import mmengine.runner as runner_package
     import mmengine.runner.checkpoint as checkpoint_module
     import mmengine.runner.runner as runner_module
+    from mmengine.dataset import ClassBalancedDataset, ConcatDataset, RepeatDataset
+    from yapf.yapflib import yapf_api
 
-    cfg = _cfg(tmp_path / 'plain')
-    cfg.pop('runner_type')
-    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-        cfg[key].sampler.type = 'DefaultSampler'
-    runner = build_runner(cfg)
-    assert type(runner) is Runner
     for method in ('load_checkpoint', 'save_checkpoint', 'build_dataloader'):
         assert getattr(Runner, method).__module__ == 'mmengine.runner.runner', method
-    assert runner_module.save_checkpoint is checkpoint_module.save_checkpoint
+    for function in (runner_package.save_checkpoint, runner_module.save_checkpoint):
+        assert function is checkpoint_module.save_checkpoint
     assert checkpoint_module.save_checkpoint.__module__ == 'mmengine.runner.checkpoint'
-    for method in ('__getitem__', 'prepare_data'):
-        assert getattr(BaseDataset, method).__module__ == 'mmengine.dataset.base_dataset'
+    for dataset_class in (BaseDataset, ConcatDataset, RepeatDataset, ClassBalancedDataset):
+        module = dataset_class.__getitem__.__module__
+        assert module.startswith('mmengine.dataset.'), (dataset_class, module)
+    assert BaseDataset.prepare_data.__module__ == 'mmengine.dataset.base_dataset'
+    assert Config._is_lazy_import.__qualname__ == 'Config._is_lazy_import'
+    assert Config._is_lazy_import.__module__ == 'mmengine.config.config'
+    assert config_module.FormatCode is yapf_api.FormatCode
+
+    runner = build_runner(_mmpretrain_cifar_config(tmp_path))
+    assert type(runner) is Runner
     dataset = runner.train_dataloader.dataset
-    assert type(dataset).__name__ == 'MultiDigits' and isinstance(dataset, BaseDataset)
+    assert type(dataset) is ConcatDataset and type(dataset.datasets[0]).__name__ == 'CustomDataset'
+    assert set(dataset[0]) == {'inputs', 'data_samples'}  # fetched by mmengine's code alone
 
     state = runner.model.state_dict()
     del state['head.fc.bias']
@@ -213,4 +243,10 @@ def test_epoch_keyed_sampler_refuses_a_dataset_that_ignores_its_keys():
             Runner.build_dataloader(loader, seed=0)
         # mmengine's num_batch_per_epoch slices the wrapped dataset: still keyed.
         sliced = MLKDRunner.build_dataloader(dict(loader, num_batch_per_epoch=1), seed=0)
+        # A loader config may hold a dataset built already: MLKDRunner wraps it too.
+        given = MLKDRunner.build_dataloader(
+            dict(loader, dataset=MultiDigits(num_samples=8)), seed=0
+        )
     assert len(sliced.sampler) == 4 and {k.seed for k in sliced.sampler} == {0}
+    assert isinstance(given.dataset, KeyedDataset) and type(given.dataset.dataset) is MultiDigits
+    assert [type(k).__name__ for k in given.sampler] == ['SampleKey'] * 8

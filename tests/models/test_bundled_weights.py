@@ -9,7 +9,7 @@ from collections import OrderedDict
 
 import pytest
 import torch
-from conftest import REPO, load_tool
+from conftest import REPO, file_size_limit, load_tool
 
 from mlkd.models.bundled_weights import (
     BUNDLED_DIR,
@@ -102,6 +102,17 @@ def test_pretrain_tool_writes_the_same_bytes_for_the_same_tensors(tmp_path):
         loaded = torch.load(str(tmp_path / name), weights_only=True)
         assert all(torch.equal(loaded[k], v) for k, v in state.items())
     assert len(digests) == 1
+
+
+def test_pretrain_tool_replaces_a_file_atomically(tmp_path):
+    """A full disk while the rebuilt backbone is written leaves the earlier file intact."""
+    save_reproducibly = load_tool('pretrain').save_reproducibly
+    path = tmp_path / 'backbone.pth'
+    path.write_bytes(b'the earlier backbone')
+    with file_size_limit(1024), pytest.raises(OSError):
+        save_reproducibly(OrderedDict(w=torch.zeros(4096)), str(path))
+    assert os.listdir(tmp_path) == ['backbone.pth']
+    assert path.read_bytes() == b'the earlier backbone'
 
 
 def test_manifest_is_valid_json_with_unique_files():

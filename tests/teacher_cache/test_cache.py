@@ -14,8 +14,8 @@ import torch.multiprocessing as mp
 
 from mlkd.teacher_cache import TeacherCacheError, TeacherOutputCache, written_epochs
 from mlkd.teacher_cache import cache as tc
-from mlkd.teacher_cache import format as cache_format
 from mlkd.teacher_cache.format import LOCK_FILE, MANIFEST
+from mlkd.utils import atomic
 
 FINGERPRINT = dict(
     teacher_weights_sha256='a' * 64,
@@ -306,7 +306,7 @@ def _race(monkeypatch, locked, first, second):
     blocked on the lock (``locked``), or done (the lock removed). Returns what ``second``
     raised (``None`` if nothing)."""
     paused, second_arrived, errors = threading.Event(), threading.Event(), []
-    manifest_writes, real_lock = cache_format.atomic_write, tc.manifest_lock
+    manifest_writes, real_lock = atomic.atomic_write, tc.manifest_lock
 
     @contextlib.contextmanager
     def pausing_write(path):
@@ -330,7 +330,7 @@ def _race(monkeypatch, locked, first, second):
             errors.append(error)
             paused.set()
 
-    monkeypatch.setattr(cache_format, 'atomic_write', pausing_write)
+    monkeypatch.setattr(atomic, 'atomic_write', pausing_write)
     monkeypatch.setattr(tc, 'manifest_lock', lock_noting_second)
     thread = threading.Thread(target=run_first)
     thread.start()

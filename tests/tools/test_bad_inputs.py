@@ -499,13 +499,19 @@ def _labelled_dataset(tmp_path, lines):
     return MultiLabelImageList(data_root=str(root), ann_file='ann.txt', classes=['a', 'b', 'c'])
 
 
+def _keyed_loader(dataset):
+    sampler = dict(type='DefaultSampler', shuffle=False)
+    return MLKDRunner.build_dataloader(dict(dataset=dataset, sampler=sampler, batch_size=1))
+
+
 def _coverage_warnings(train_set, val_set, max_epochs=1) -> list[str]:
     hook, said = LabelCoverageHook(), []
     hook._warn = said.append
     runner = types.SimpleNamespace(
         train_loop=types.SimpleNamespace(max_epochs=max_epochs),
-        train_dataloader=types.SimpleNamespace(dataset=train_set),
-        val_dataloader=types.SimpleNamespace(dataset=val_set) if val_set else None,
+        # The loaders as a run has them: MLKDRunner's, their datasets in its KeyedDataset.
+        train_dataloader=_keyed_loader(train_set),
+        val_dataloader=_keyed_loader(val_set) if val_set else None,
     )
     hook.before_train(runner)
     return said

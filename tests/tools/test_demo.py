@@ -59,6 +59,10 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
                 assert set(run[split]) == {'mAP', 'CF1_thr0.5', 'OF1_thr0.5'}
                 assert all(0.0 <= v <= 100.0 for v in run[split].values())
             assert run['protocol'] == saved['protocol']
+            # Distilled stages record their fidelity to the teacher (DistillFidelity), val and test.
+            if name == '3D':
+                assert all(len(run['fidelity'][split]) == 3 for split in ('val', 'test'))
+    assert 'test fidelity/mAP_vs_teacher' in out  # the table's fidelity column
     # The teacher is trained once and shared; the distilled stages log per-term diagnostics.
     assert saved['teacher_ckpt'] == saved['results']['teacher'][0]['checkpoint']
     assert osp.isfile(saved['teacher_ckpt'])
@@ -114,7 +118,8 @@ def test_resume_never_reports_a_stale_result_of_another_protocol(tmp_path, monke
     from conftest import load_tool
     from mmengine.config import DictAction
 
-    from mlkd.apis import DEMO, protocol_of, write_json_atomic
+    from mlkd.apis import DEMO, protocol_of
+    from mlkd.utils.atomic import write_json_atomic
 
     monkeypatch.chdir(REPO)
     work = str(tmp_path / 'demo')

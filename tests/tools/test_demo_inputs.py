@@ -5,8 +5,9 @@ What the refusals are: tests/apis/test_benchmark.py (mlkd.apis.benchmark)."""
 import pytest
 from conftest import load_tool
 
-from mlkd.apis import protocol_of, write_json_atomic
+from mlkd.apis import protocol_of
 from mlkd.apis.demo import DEMO
+from mlkd.utils.atomic import write_json_atomic
 
 demo = load_tool('demo')
 

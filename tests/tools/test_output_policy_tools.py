@@ -176,6 +176,32 @@ CASES = {
         ['--names', 'multiglyphs_student_backbone', '--work-dir', '{o}'],
         '{o}/multiglyphs_student_backbone.pth',
     ),
+    'infer': _case(
+        'infer',
+        ['{config}', '--checkpoint', '{checkpoint}', '{runs}', '--out', '{o}/l.jsonl'],
+        '{o}/l.jsonl',
+    ),
+    'pytorch2onnx': _case(
+        'deployment/pytorch2onnx',
+        ['{config}', '{checkpoint}', '--out', '{o}/m.onnx'],
+        '{o}/m.onnx',
+        ['{config}', '{checkpoint}', '--out', '{checkpoint}'],
+    ),
+    'calibrate_thresholds': _case(
+        'analysis_tools/calibrate_thresholds',
+        ['{config}', '{checkpoint}', '--out', '{o}/t.json'],
+        '{o}/t.json',
+        ['{config}', '{checkpoint}', '--out', '{config}'],
+    ),
+    'benchmark_inference': _case(
+        'benchmarks/benchmark_inference', ['--out', '{o}/b.json'], '{o}/b.json'
+    ),
+    'gpu_check': _case(
+        'benchmarks/gpu_check', ['--device', 'cpu', '--out', '{o}/g.json'], '{o}/g.json'
+    ),
+    'benchmark_train_throughput': _case(
+        'benchmarks/benchmark_train_throughput', ['--tiny', '--out', '{o}/t.json'], '{o}/t.json'
+    ),
 }
 
 

@@ -1,8 +1,10 @@
 """Each version shim of mlkd.utils.compat, shown to be needed and to work; nothing else patched."""
 
+import importlib.util
 import os.path as osp
 import pickle
 import re
+import sys
 
 import pytest
 import torch
@@ -59,11 +61,53 @@ def test_missing_checkpoint_names_the_path(tmp_path):
         CheckpointLoader.load_checkpoint(missing, map_location='cpu')
 
 
-def test_pkg_resources_is_gone_and_package_configs_still_load():
+def _mmengine_package_utils():
+    """mmengine's own ``mmengine.utils.package_utils``, executed afresh from its file (the
+    imported module's functions may be the shim's by now)."""
+    import mmengine.utils.package_utils as imported
+
+    spec = importlib.util.spec_from_file_location('mmengine_package_utils', imported.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_without_pkg_resources_mmengine_cannot_resolve_package_bases_and_the_shim_can(
+    monkeypatch,
+):
+    """setuptools >= 82 has no pkg_resources (simulated here, whatever this environment has):
+    mmengine's lookup then fails on a ``pkg::`` base; the shim, installed because pkg_resources is
+    missing, resolves it."""
+    import mmengine.config.config as config_module
+    import mmengine.hub.hub as hub_module
+    import mmengine.utils as utils_module
+    import mmengine.utils.package_utils as package_utils
+
+    monkeypatch.setitem(sys.modules, 'pkg_resources', None)  # `import pkg_resources` fails
+    assert compat.pkg_resources_missing()
+    modules = (package_utils, utils_module, config_module, hub_module)
+    for module in modules:  # restored after the test, whatever is installed below
+        for name in ('is_installed', 'get_installed_path'):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, getattr(module, name))
+    base_config = osp.join(REPO, 'tests', 'data', 'pkg_base_config.py')
+
+    mmengine_own = _mmengine_package_utils()
     with pytest.raises(ImportError):
-        import pkg_resources  # noqa: F401
-    cfg = Config.fromfile(osp.join(REPO, 'tests', 'data', 'pkg_base_config.py'))
-    assert cfg.model.backbone.type == 'ResNet'
+        mmengine_own.get_installed_path('mmpretrain')
+    monkeypatch.setattr(config_module, 'is_installed', mmengine_own.is_installed)
+    monkeypatch.setattr(config_module, 'get_installed_path', mmengine_own.get_installed_path)
+    with pytest.raises(ImportError):
+        Config.fromfile(base_config)
+
+    compat._look_packages_up_without_pkg_resources()
+    assert all(
+        getattr(module, name) is getattr(config_paths, name)
+        for module in modules
+        for name in ('is_installed', 'get_installed_path')
+        if hasattr(module, name)
+    )
+    assert Config.fromfile(base_config).model.backbone.type == 'ResNet'
     assert config_paths.is_installed('mmpretrain')
     assert not config_paths.is_installed('surely_not_a_package_xyz')
     assert osp.isdir(config_paths.get_installed_path('mmcv-lite'))
@@ -120,38 +164,44 @@ def _installed() -> dict:
 
 
 def test_import_mlkd_installs_exactly_the_needed_version_shims(monkeypatch):
-    """Only version shims, each installed where its condition holds (pkg_resources missing
-    here: setuptools >= 82), each once."""
-    assert compat.pkg_resources_missing()
-    applied = compat.applied_patches()
-    assert applied == compat.PATCHES and len(set(applied)) == len(applied)
+    """Only version shims, each installed where its condition holds (in this environment), each
+    once; the package-lookup shim only where pkg_resources is missing."""
+    applied = compat.applied_shims()
+    assert applied == tuple(name for name, needed, _ in compat._INSTALLS if needed())
+    assert len(set(applied)) == len(applied)
     installed = _installed()
-    assert set(installed) == set(applied) and all(installed.values()), installed
+    assert set(installed) == set(compat.SHIMS)
+    assert {name for name, present in installed.items() if present} == set(applied), installed
     wrapped = Config._get_cfg_path
     compat.apply()  # idempotent: nothing is wrapped twice
-    assert compat.applied_patches() == applied and Config._get_cfg_path is wrapped
-    # With pkg_resources importable, mmengine's own lookup stays.
-    import importlib.util
+    assert compat.applied_shims() == applied and Config._get_cfg_path is wrapped
 
-    real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        'find_spec',
-        lambda name, *a: object() if name == 'pkg_resources' else real_find_spec(name, *a),
-    )
-    assert not compat.pkg_resources_missing()
-    monkeypatch.setattr(compat, '_applied', [])
     installs = []
     monkeypatch.setattr(
         compat,
-        '_SHIMS',
+        '_INSTALLS',
         tuple(
             (name, needed, lambda name=name: installs.append(name))
-            for name, needed, _ in compat._SHIMS
+            for name, needed, _ in compat._INSTALLS
         ),
     )
-    compat.apply()
-    assert installs == [n for n in compat.PATCHES if n != 'package lookup without pkg_resources']
+    real_find_spec = importlib.util.find_spec
+    for pkg_resources_found in (True, False):
+        monkeypatch.setattr(
+            importlib.util,
+            'find_spec',
+            lambda name, *a, found=pkg_resources_found: (
+                (object() if found else None)
+                if name == 'pkg_resources'
+                else real_find_spec(name, *a)
+            ),
+        )
+        assert compat.pkg_resources_missing() is not pkg_resources_found
+        monkeypatch.setattr(compat, '_applied', [])
+        installs.clear()
+        compat.apply()
+        lookup = 'package lookup without pkg_resources'
+        assert installs == [n for n in compat.SHIMS if n != lookup or not pkg_resources_found]
 
 
 NUMBER_WORDS = ('zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine')
@@ -159,14 +209,14 @@ NUMBER_WORDS = ('zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', '
 
 def test_readme_and_docs_state_the_shims_that_import_mlkd_applies():
     """The README once said four patches while eight were applied: the number and the list in the
-    README's compatibility notes and in docs/architecture.md are :data:`compat.PATCHES`."""
-    word = NUMBER_WORDS[len(compat.PATCHES)]
+    README's compatibility notes and in docs/architecture.md are :data:`compat.SHIMS`."""
+    word = NUMBER_WORDS[len(compat.SHIMS)]
     for doc in ('README.md', osp.join('docs', 'architecture.md')):
         with open(osp.join(REPO, doc), encoding='utf-8') as f:
             text = f.read()
         counts = re.findall(r'\b(\w+) (?:version )?(?:shims|patches)\b', text)
         stated = [c for c in counts if c in NUMBER_WORDS or c.isdigit()]
-        assert stated and all(c in (word, str(len(compat.PATCHES))) for c in stated), (doc, stated)
+        assert stated and all(c in (word, str(len(compat.SHIMS))) for c in stated), (doc, stated)
         bullets = [line[2:] for line in text.splitlines() if line.startswith('* ')]
-        for name in compat.PATCHES:
+        for name in compat.SHIMS:
             assert any(b.startswith(name) for b in bullets), (doc, name)

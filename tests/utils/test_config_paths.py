@@ -63,7 +63,7 @@ def test_mlkd_utils_modules_import_no_cycle():
     'module', ['mlkd.utils.config_paths', 'mlkd.utils.cli', 'mlkd.utils.compat']
 )
 def test_each_module_imports_first_in_a_fresh_interpreter(module):
-    """Imported first and on its own (``mlkd/__init__``, which applies the patches, is kept out
+    """Imported first and on its own (``mlkd/__init__``, which applies the shims, is kept out
     of the way), each module loads and does its job without the other."""
     code = (
         'import importlib.util, sys\n'
@@ -73,7 +73,7 @@ def test_each_module_imports_first_in_a_fresh_interpreter(module):
         "sys.modules['mlkd'] = importlib.util.module_from_spec(spec)  # not executed\n"
         f'import {module} as m\n'
         f"if {module!r} == 'mlkd.utils.compat':\n"
-        '    m.apply(); print(m.applied_patches())\n'
+        '    m.apply(); print(m.applied_shims())\n'
         'else:\n'
         "    print(m.resolve_config_path('mlkd::3d/3d_multidigits.py'))\n"
         "print(sorted(n for n in sys.modules if n.startswith('mlkd.utils.')))\n"
@@ -92,7 +92,7 @@ def test_each_module_imports_first_in_a_fresh_interpreter(module):
     if module == 'mlkd.utils.compat':
         from mlkd.utils import compat
 
-        assert ast.literal_eval(lines[-2]) == compat.applied_patches() == compat.PATCHES
+        assert ast.literal_eval(lines[-2]) == compat.applied_shims()
         assert 'mlkd.utils.cli' not in loaded
     else:
         assert lines[-2] == osp.join(REPO, 'configs', '3d', '3d_multidigits.py')

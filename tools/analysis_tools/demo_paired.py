@@ -17,20 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure, write_text
-from mlkd.utils.tables import render_table
+from mlkd.utils.stats import paired_differences
+from mlkd.utils.tables import format_mean_std, mean_std, render_table
 
 METRIC = 'mAP'
-
-
-def t_quantile(probability: float, dof: int) -> float:
-    """Quantile of Student's t distribution with ``dof`` degrees of freedom."""
-    from scipy.stats import t
-
-    return float(t.ppf(probability, dof))
 
 
 def paired_rows(
@@ -74,34 +67,27 @@ def paired_rows(
             raise ValueError(f'stage {stage!r} shares no seed with {baseline!r}')
         seeds = sorted(scores)
         values = [scores[s] for s in seeds]
-        diffs = [scores[s] - base[s] for s in seeds]
-        n = len(seeds)
-        half = (
-            t_quantile(0.975, n - 1) * statistics.stdev(diffs) / math.sqrt(n) if n > 1 else math.nan
-        )
-        mean_diff = statistics.mean(diffs)
+        paired = paired_differences(values, [base[s] for s in seeds])
+        mean, std = mean_std(values)
         rows.append(
             dict(
                 stage=stage,
                 baseline=baseline,
                 seeds=seeds,
                 scores=values,
-                mean=statistics.mean(values),
-                std=statistics.stdev(values) if n > 1 else math.nan,
-                diff_mean=mean_diff,
-                diff_low=mean_diff - half,
-                diff_high=mean_diff + half,
+                mean=mean,
+                std=math.nan if std is None else std,
+                diff_mean=paired.mean,
+                diff_low=paired.low,
+                diff_high=paired.high,
             )
         )
     return rows
 
 
 def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
-    def mean_std(values: list[float]) -> str:
-        if len(values) == 1:
-            return f'{values[0]:.2f}'
-        return f'{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}'
-
+    """The Markdown table: the teachers and the baselines, then each compared stage with its
+    paired difference and interval (and its baseline, when there are several)."""
     baselines = list(dict.fromkeys(row['baseline'] for row in rows))
     several = len(baselines) > 1
     shown = [name for name in results if name.startswith('teacher')] + baselines
@@ -109,7 +95,7 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
         [
             name,
             ','.join(str(r['seed']) for r in results[name]),
-            mean_std([r['test'][METRIC] for r in results[name]]),
+            format_mean_std([r['test'][METRIC] for r in results[name]]),
             *([''] if several else []),
             '',
             '',
@@ -127,7 +113,7 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
             [
                 row['stage'],
                 ','.join(map(str, row['seeds'])),
-                mean_std(row['scores']),
+                format_mean_std(row['scores']),
                 *([row['baseline']] if several else []),
                 f'{row["diff_mean"]:+.2f}',
                 interval,

@@ -10,34 +10,8 @@ norm on the hook's layer relative to the task term's (``×task``) and the cosine
 from __future__ import annotations
 
 import argparse
-import glob
-import json
-import os.path as osp
-import re
-from collections import defaultdict
 
-KEY = re.compile(r'^diag/(?P<term>loss[^/]*)/(?P<stat>[a-z_]+)$')
-
-
-def read_diagnostics(run_dir: str) -> dict[int, dict[str, dict[str, float]]]:
-    """``{step: {term: {stat: value}}}`` from the newest ``scalars.json`` under ``run_dir``."""
-    files = sorted(
-        glob.glob(osp.join(run_dir, '**', 'vis_data', 'scalars.json'), recursive=True),
-        key=osp.getmtime,
-    )
-    if not files:
-        raise FileNotFoundError(f'no vis_data/scalars.json under {run_dir}')
-    records: dict[int, dict] = defaultdict(lambda: defaultdict(dict))
-    with open(files[-1], encoding='utf-8') as f:
-        for line in f:
-            row = json.loads(line)
-            for key, value in row.items():
-                match = KEY.match(key)
-                if match:
-                    records[row['step']][match['term']][match['stat']] = value
-    if not records:
-        raise ValueError(f'{files[-1]} holds no diag/* scalars (was LossDiagnosticsHook on?)')
-    return {step: dict(terms) for step, terms in sorted(records.items())}
+from mlkd.utils.run_logs import read_diagnostics
 
 
 def markdown(records: dict[int, dict], every: int = 1, task_key: str = 'loss_cls') -> str:

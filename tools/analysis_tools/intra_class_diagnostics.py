@@ -50,13 +50,11 @@ from mmengine.config import DictAction
 from mmengine.registry import init_default_scope
 
 import mlkd  # noqa: F401
-from mlkd.apis.classifier_outputs import build_loader, classifier_config
+from mlkd.apis.classifier_outputs import build_loader, load_classifier
 from mlkd.evaluation.class_distances import (
     class_distance_statistics,
     soft_label_entropy,
 )
-from mlkd.models.builder import build_network
-from mlkd.models.weights import load_network_checkpoint
 from mlkd.utils.cli import load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
@@ -288,15 +286,12 @@ def main(argv=None) -> list[dict]:
     outputs = output_paths(osp.join(args.out_dir, OUT_NAME), ['md', 'csv', 'png'], **policy)
     cfg = load_config(args.config, args.cfg_options)
     init_default_scope(cfg.get('default_scope', 'mlkd'))
-    classifier_cfg = classifier_config(cfg)
     loader = build_loader(cfg, args.split, args.batch_size, args.num_workers)
     device = torch.device(args.device)
 
     rows = []
     for lam, checkpoint in teachers:
-        model = build_network(classifier_cfg, f'teacher λ={lam:g}')
-        load_network_checkpoint(model, checkpoint, f'teacher λ={lam:g}')
-        model.to(device).eval()
+        model = load_classifier(cfg, checkpoint, f'teacher λ={lam:g}', device)
         result = collect_outputs(model, loader, args.embedding, args.max_samples, device)
         num_classes = result['logits'].shape[1]
         stats = teacher_statistics(result, num_classes, args.temperature, args.chunk_size)

@@ -27,13 +27,11 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
-import time
-from collections.abc import Callable
 
 import numpy as np
 import torch
 
+from mlkd.benchmarks.common import timed_interleaved
 from mlkd.utils.output_policy import add_overwrite_argument, check_output, write_text
 
 
@@ -73,25 +71,6 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-def timed_round_robin(
-    calls: dict[str, Callable[[], object]],
-    repeats: int,
-    warmup: int,
-    clock: Callable[[], float] = time.perf_counter,
-) -> dict[str, float]:
-    """Median seconds of each call; every round calls each variant once, in turn, and the first
-    ``warmup`` rounds are not timed."""
-    times: dict[str, list[float]] = {name: [] for name in calls}
-    for round_index in range(warmup + repeats):
-        for name, call in calls.items():
-            start = clock()
-            call()
-            elapsed = clock() - start
-            if round_index >= warmup:
-                times[name].append(elapsed)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -165,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
 
             calls[(role, 'eager', batch)] = eager
             calls[(role, 'onnxruntime', batch)] = onnx
-    medians = timed_round_robin(calls, args.repeats, args.warmup)
+    medians = timed_interleaved(calls, args.repeats, 'cpu', args.warmup)
     rate = {key: key[2] / seconds for key, seconds in medians.items()}
 
     backends = ('eager', 'onnxruntime')

@@ -34,6 +34,7 @@ import torch
 import mlkd
 from mlkd.benchmarks import data_pipeline, train_throughput
 from mlkd.benchmarks.common import environment, markdown_table, mib, warnings_only, write_json
+from mlkd.utils.output_policy import add_overwrite_argument, check_output
 
 
 def shape(text: str) -> tuple[int, int]:
@@ -103,7 +104,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="'cpu': CPU seconds of this process (data part, and steps on CPU)",
     )
     parser.add_argument('--out', help='write every number (and the environment) to this JSON')
+    add_overwrite_argument(parser)
     args = parser.parse_args(argv)
+    if args.out:  # refused before the long work, not after it
+        check_output(args.out, overwrite=args.overwrite)
     if args.device == 'cuda' and not torch.cuda.is_available():
         parser.error('--device cuda: torch sees no CUDA device here')
     if args.clock == 'cpu' and args.device == 'cuda' and 'steps' in args.part:
@@ -325,7 +329,7 @@ def main(argv: list[str] | None = None) -> dict:
             )
         )
     if args.out:
-        write_json(args.out, results)
+        write_json(args.out, results, overwrite=args.overwrite)
     return results
 
 

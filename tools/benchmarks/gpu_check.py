@@ -27,6 +27,7 @@ import torch
 import mlkd
 from mlkd.benchmarks.common import environment, markdown_table, warnings_only, write_json
 from mlkd.benchmarks.device_checks import METHODS, SIZES, Setup, run_checks
+from mlkd.utils.output_policy import add_overwrite_argument, check_output
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -60,7 +61,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help='loss scale the fp16 steps start from (default 65536, as training)',
     )
     parser.add_argument('--out', help='write the results (environment and checks) to this JSON')
+    add_overwrite_argument(parser)
     args = parser.parse_args(argv)
+    if args.out:  # refused before the long work, not after it
+        check_output(args.out, overwrite=args.overwrite)
     if args.device == 'cuda' and not torch.cuda.is_available():
         parser.error('--device cuda: torch sees no CUDA device here')
     args.size = args.size or ('full' if args.device == 'cuda' else 'tiny')
@@ -118,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 checks=[vars(c) for c in checks],
             ),
+            overwrite=args.overwrite,
         )
     return 1 if failed else 0
 

@@ -7,6 +7,10 @@ train_dataloader = dict(dataset=_base_.benchmark_train, **_base_.benchmark_loade
 val_dataloader = dict(dataset=_base_.benchmark_val, **_base_.benchmark_loader)
 test_dataloader = dict(dataset=_base_.benchmark_test, **_base_.benchmark_loader)
 data_preprocessor = _base_.benchmark_preprocessor
+# How far each distilled student moved toward its teacher (DistillFidelity; the teacher is scored
+# live on val and test, the cache holds training batches only).
+val_evaluator = [_base_.val_evaluator, dict(type='DistillFidelity')]
+test_evaluator = val_evaluator
 param_scheduler = [
     dict(_base_.param_scheduler[0], eta_max=_base_.student_peak_lr),
     _base_.param_scheduler[1],

@@ -1,3 +1,3 @@
-_base_ = ['../../_base_/pairs/intra_class/multidigits.py', '../../_base_/methods/kd_softmax_rkd.py']
-# From the intra-class contrastive teacher.
-model = dict(_base_.method, teacher_ckpt=_base_.intra_class_teacher_ckpt)
+# The study's KD + RKD (kd_rkd.py, RKD weight chosen on val) from the intra-class contrastive teacher.
+_base_ = ['./kd_rkd.py']
+model = dict(teacher_ckpt=_base_.intra_class_teacher_ckpt)

@@ -7,6 +7,7 @@ from .random_state import RandomStateHook
 from .student_ema import StudentEMAHook
 from .teacher_cache import TeacherCacheHook
 from .teacher_eval import TeacherEvalHook
+from .teacher_score import TeacherScoreHook
 
 __all__ = [
     'LabelCoverageHook',
@@ -18,4 +19,5 @@ __all__ = [
     'StudentEMAHook',
     'TeacherCacheHook',
     'TeacherEvalHook',
+    'TeacherScoreHook',
 ]

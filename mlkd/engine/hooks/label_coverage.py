@@ -6,6 +6,7 @@ import numpy as np
 from mmengine.hooks import Hook
 from mmengine.logging import print_log
 
+from mlkd.datasets.dataset_wrappers import dataset_name
 from mlkd.registry import HOOKS
 
 
@@ -56,7 +57,7 @@ class LabelCoverageHook(Hook):
         counts = positives_per_class(dataset)
         if counts is None or len(dataset) == 0:
             return
-        name = f'{loader_key}.dataset ({type(dataset).__name__}, {len(dataset)} samples)'
+        name = f'{loader_key}.dataset ({dataset_name(dataset)}, {len(dataset)} samples)'
         if counts.sum() == 0:
             self._warn(
                 f'{name}: no sample has a positive label; the model can only learn to '

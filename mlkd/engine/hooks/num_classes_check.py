@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mmengine.hooks import Hook
 
+from mlkd.datasets.dataset_wrappers import dataset_name
 from mlkd.models.utils import unwrap_model
 from mlkd.registry import HOOKS
 
@@ -56,7 +57,7 @@ class NumClassesCheckHook(Hook):
         wrong = class_count_mismatches(runner.model, len(classes))
         if wrong:
             raise ValueError(
-                f'{", ".join(wrong)}, but {loader_key}.dataset ({type(dataset).__name__}) has '
+                f'{", ".join(wrong)}, but {loader_key}.dataset ({dataset_name(dataset)}) has '
                 f"{len(classes)} classes. Set the head's num_classes to {len(classes)} "
                 f'(e.g. --cfg-options model.head.num_classes={len(classes)}).'
             )

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from typing import TextIO
 
+import torch
 from mmengine.dist import is_main_process
 from mmengine.hooks import Hook
 
 from mlkd.registry import HOOKS
-
-
-def format_seconds(seconds: float) -> str:
-    """``75.2`` -> ``'1:15'``; hours shown when needed (``'1:02:03'``)."""
-    seconds = max(int(round(seconds)), 0)
-    minutes, secs = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return f'{hours}:{minutes:02d}:{secs:02d}' if hours else f'{minutes}:{secs:02d}'
+from mlkd.utils.tables import format_seconds
 
 
 @HOOKS.register_module()
@@ -62,7 +57,8 @@ class ProgressBarHook(Hook):
         elapsed = time.perf_counter() - self._start
         rate = elapsed / max(done - self._start_iter, 1)
         filled = int(self.width * done / max(total, 1))
-        loss = float(outputs['loss']) if outputs and 'loss' in outputs else float('nan')
+        loss = outputs.get('loss', math.nan) if outputs else math.nan
+        loss = float(loss.detach() if torch.is_tensor(loss) else loss)  # no autograd warning
         self._write(
             f'\r{self.label} [{"#" * filled}{"." * (self.width - filled)}] '
             f'epoch {runner.epoch + 1}/{runner.max_epochs} iter {done}/{total} '

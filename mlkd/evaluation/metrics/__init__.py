@@ -1,5 +1,6 @@
 from . import functional
 from .dump import DumpScores, load_score_dump
+from .fidelity import DistillFidelity, fidelity_metrics
 from .functional import (
     average_precision,
     confusion_counts,
@@ -15,7 +16,9 @@ from .functional import (
 from .multi_label import MultiLabelMetrics, SampleMAP
 
 __all__ = [
+    'DistillFidelity',
     'DumpScores',
+    'fidelity_metrics',
     'load_score_dump',
     'MultiLabelMetrics',
     'SampleMAP',

@@ -58,6 +58,9 @@ class Distiller(RoutedAlgorithm):
     (:meth:`frozen_networks`) in ``eval()`` whatever ``train()`` is called with, and answers the
     three modes: ``loss`` (the subclass's :meth:`loss`), ``predict`` and ``tensor`` (the
     student's). The task loss of the student logs as ``loss_cls``, scaled by ``task_loss_weight``.
+    While ``eval_teacher_score`` is set (by ``TeacherScoreHook``, when an evaluator holds
+    ``DistillFidelity``), ``predict`` also puts a teacher's scores on every sample as
+    ``teacher_score`` (:meth:`_put_teacher_scores`; which teacher: the subclass's).
 
     Args:
         student: model config dict, or path of a config whose ``model`` is the student.
@@ -87,6 +90,8 @@ class Distiller(RoutedAlgorithm):
         if views is not None and set(views) != {'teacher', 'student'}:
             raise ValueError(f'views must be None or dict(teacher=i, student=j), got {views!r}')
         self.views = views
+        # Set by TeacherScoreHook while an evaluator reads `teacher_score` (DistillFidelity).
+        self.eval_teacher_score = False
 
     def frozen_networks(self) -> list[nn.Module]:
         """The teacher networks (kept in eval mode; subclasses list theirs)."""
@@ -114,10 +119,23 @@ class Distiller(RoutedAlgorithm):
         if mode == 'loss':
             return self.loss(inputs, data_samples)
         if mode == 'predict':
-            return self.student(self._view(inputs, 'student'), data_samples, mode='predict')
+            predictions = self.student(self._view(inputs, 'student'), data_samples, mode='predict')
+            if self.eval_teacher_score:
+                self._put_teacher_scores(inputs, predictions)
+            return predictions
         if mode == 'tensor':
             return self.student(self._view(inputs, 'student'), mode='tensor')
         raise RuntimeError(f'invalid mode {mode!r}; expected loss, predict or tensor')
+
+    def check_teacher_score(self, metrics: Sequence[str], key: str) -> None:
+        """Raise a ValueError if this distiller cannot put a teacher's scores on the evaluated
+        samples for ``metrics`` of evaluator ``key`` (``TeacherScoreHook`` asks before training
+        and before each val / test loop). Every subclass with one teacher can."""
+
+    def _put_teacher_scores(self, inputs, predictions: list) -> None:
+        """Put a teacher's scores ``[C]`` on every student prediction as ``teacher_score``
+        (while :attr:`eval_teacher_score` is set)."""
+        raise NotImplementedError
 
     def loss(self, inputs, data_samples) -> dict[str, torch.Tensor]:
         raise NotImplementedError

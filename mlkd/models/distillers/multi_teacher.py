@@ -85,6 +85,14 @@ class MultiTeacherDistiller(Distiller):
     table is still logged and written). A loss with per-class state (MDKD's teacher EMA), sized
     when it is built, is refused with ``'best_val_ap'``.
 
+    **Fidelity.** ``DistillFidelity`` compares the student's scores of every class with *one*
+    teacher's (``teacher_score``, put on the evaluated samples while ``TeacherScoreHook`` asks):
+    ``fidelity_teacher``, which must predict every class of the student (its scores reordered to
+    the student's classes). With one such teacher and ``fidelity_teacher=None`` it is that one.
+    Otherwise the choice is ambiguous (several teachers) or impossible (teachers of partial label
+    sets; a score per class from several teachers would not be one teacher's fidelity), and an
+    evaluator holding the metric is refused before training, naming ``model.fidelity_teacher``.
+
     Args:
         student: the student's model config or config path.
         teachers: teacher name (letters and digits) -> entry with keys ``network`` (model config
@@ -99,6 +107,8 @@ class MultiTeacherDistiller(Distiller):
             against the datasets by ``NumClassesCheckHook``). ``None``: every teacher predicts
             the student's classes, in order.
         label_targets: ``'all'`` or ``'best_val_ap'`` (above).
+        fidelity_teacher: the teacher ``DistillFidelity`` compares the student with (above);
+            ``None``: the only teacher, if it predicts every class of the student.
         student_taps: student taps shared by all teachers (each entry's ``student_taps`` are
             added; one name must not name two module paths).
         class_taps: tap names whose dim 1 is the class axis (restricted per teacher, above).
@@ -118,6 +128,7 @@ class MultiTeacherDistiller(Distiller):
         teachers: Mapping[str, Mapping],
         classes: Sequence[str] | None = None,
         label_targets: str = 'all',
+        fidelity_teacher: str | None = None,
         student_taps: dict[str, str] | None = None,
         class_taps: Sequence[str] = ('logits', 'label_emb'),
         allow_disjoint_teachers: bool = False,
@@ -176,6 +187,7 @@ class MultiTeacherDistiller(Distiller):
             self.label_names, teacher_classes, allow_disjoint_teachers, allow_uncovered_classes
         )
         self._log_label_sets()
+        self.fidelity_teacher = self._fidelity_teacher(fidelity_teacher)
         self._build_branches(entries, student_taps)
         if label_targets == 'best_val_ap':
             self._refuse_class_state()
@@ -251,6 +263,30 @@ class MultiTeacherDistiller(Distiller):
             if labels.dropped:
                 text += f"; its classes {list(labels.dropped)} are not the student's (dropped)"
             logger.info(text)
+
+    def _lacking(self, name: str) -> list[str]:
+        """The student's classes teacher ``name`` does not predict."""
+        shared = set(self.label_sets[name].student_index)
+        return [label for i, label in enumerate(self.label_names) if i not in shared]
+
+    def _fidelity_teacher(self, name: str | None) -> str | None:
+        """The teacher ``DistillFidelity`` compares with (class doc), ``None`` if there is none."""
+        if name is None:
+            only = next(iter(self.teachers))
+            return only if len(self.teachers) == 1 and not self._lacking(only) else None
+        if name not in self.teachers:
+            raise ValueError(
+                f'model.fidelity_teacher is {name!r}, not one of model.teachers '
+                f'{list(self.teachers)}'
+            )
+        lacking = self._lacking(name)
+        if lacking:
+            raise ValueError(
+                f'model.fidelity_teacher is {name!r}, but that teacher lacks the student classes '
+                f"{lacking}: DistillFidelity compares the student's scores of every class with "
+                "one teacher's; name a teacher that predicts all of model.classes"
+            )
+        return name
 
     def _build_branches(
         self, entries: Mapping[str, Mapping], student_taps: Mapping[str, str] | None
@@ -405,6 +441,45 @@ class MultiTeacherDistiller(Distiller):
             logits = teacher(self._view(inputs, 'teacher'), mode='tensor')
             out[name] = logits[:, list(self.label_sets[name].teacher_index)]
         return out
+
+    # ----------------------------------------------------------------- fidelity
+    def check_teacher_score(self, metrics: Sequence[str], key: str) -> None:
+        """Refuse ``metrics`` of evaluator ``key`` (``DistillFidelity``) without a
+        :attr:`fidelity_teacher` (``TeacherScoreHook`` asks before training)."""
+        if self.fidelity_teacher is not None:
+            return
+        complete = [name for name in self.teachers if not self._lacking(name)]
+        if len(self.teachers) == 1:
+            only = next(iter(self.teachers))
+            reason = (
+                f'its only teacher, {only!r}, lacks the student classes {self._lacking(only)}, '
+                "and DistillFidelity compares the student's scores of every class with one "
+                f"teacher's: drop {metrics} from {key}"
+            )
+        else:
+            reason = (
+                f'it has {len(self.teachers)} teachers ({list(self.teachers)}) and '
+                'model.fidelity_teacher=None does not say which to compare with: set it to a '
+                f'teacher of every student class ({complete or "none of them is"}), or drop '
+                f'{metrics} from {key}'
+            )
+        raise ValueError(
+            f"{key} holds {metrics}, which compare the student with a teacher's scores, but "
+            f'the MultiTeacherDistiller cannot give them: {reason}'
+        )
+
+    @torch.no_grad()
+    def _put_teacher_scores(self, inputs, predictions: list) -> None:
+        """Put :attr:`fidelity_teacher`'s scores (its head's own activation), reordered to the
+        student's classes, on every student prediction as ``teacher_score``. The teacher runs
+        live (its cache holds training batches only)."""
+        self.check_teacher_score(['DistillFidelity'], 'the evaluator')
+        name = self.fidelity_teacher
+        scored = self.teachers[name](self._view(inputs, 'teacher'), mode='predict')
+        columns = list(self.label_sets[name].teacher_index)  # in the student's class order
+        scores = torch.stack([sample.pred_score for sample in scored])[:, columns]
+        for sample, score in zip(predictions, scores):
+            sample.set_field(score, 'teacher_score')
 
     # ----------------------------------------------------------------- label-wise choice
     def select_label_teachers(self, ap: Mapping[str, Sequence[float]]) -> list[str | None]:

@@ -139,8 +139,26 @@ class SingleTeacherDistiller(Distiller):
 
     @torch.no_grad()
     def teacher_predict(self, inputs, data_samples=None) -> list:
-        """The teacher's predictions (for ``TeacherEvalHook`` and sanity checks)."""
-        return self.teacher(self._view(inputs, 'teacher'), data_samples, mode='predict')
+        """The teacher's predictions (for ``TeacherEvalHook`` and sanity checks); each carries its
+        own scores as ``teacher_score`` too, so an evaluator holding ``DistillFidelity`` scores
+        the teacher against itself."""
+        predictions = self.teacher(self._view(inputs, 'teacher'), data_samples, mode='predict')
+        for sample in predictions:
+            sample.set_field(sample.pred_score, 'teacher_score')
+        return predictions
+
+    @torch.no_grad()
+    def _put_teacher_scores(self, inputs, predictions: list) -> None:
+        """Put the teacher's scores (its head's own activation: sigmoid for multi-label heads,
+        softmax for single-label ones) on every student prediction as ``teacher_score``.
+
+        The teacher runs live: a teacher cache holds the training batches of each epoch, not the
+        evaluation splits. Fresh data samples receive the teacher's predictions, so the student's
+        ``pred_score`` / ``pred_label`` stay untouched.
+        """
+        teacher = self.teacher(self._view(inputs, 'teacher'), mode='predict')
+        for sample, scored in zip(predictions, teacher):
+            sample.set_field(scored.pred_score, 'teacher_score')
 
     @property
     def teacher_outputs(self) -> list[str]:

@@ -287,3 +287,62 @@ def test_the_teachers_stay_frozen_and_in_eval_mode():
         ['t_logits', 't_label_emb'],
         ['t_logits', 't_label_emb'],
     ]
+
+
+def test_fidelity_reads_the_named_teachers_scores_in_the_students_class_order(batch):
+    """``teacher_score`` is the named teacher's sigmoid scores, its columns reordered by class name;
+    the student's predictions stay what they are without it."""
+    teachers = dict(a=_entry(['3', '0', '2', '1']), b=_entry(B_CLASSES))
+    model = _distiller(teachers=teachers, fidelity_teacher='a').eval()
+    inputs, samples = batch
+    plain = model(inputs, _samples([[0], [1], [2]]), mode='predict')
+    model.eval_teacher_score = True
+    scored = model(inputs, samples, mode='predict')
+    with torch.no_grad():
+        teacher = torch.sigmoid(model.teachers['a'](inputs, mode='tensor'))
+    for i, sample in enumerate(scored):
+        # Student class '0' is the teacher's column 1, '1' its 3, '2' its 2, '3' its 0.
+        torch.testing.assert_close(sample.teacher_score, teacher[i, [1, 3, 2, 0]])
+        assert torch.equal(sample.pred_score, plain[i].pred_score)
+    assert 'teacher_score' not in plain[0]
+    model.check_teacher_score(['DistillFidelity'], 'val_evaluator')  # a teacher is named: fine
+
+
+@pytest.mark.parametrize(
+    'teachers, fidelity_teacher, message',
+    [
+        (  # two teachers, none named: ambiguous
+            dict(a=_entry(CLASSES), b=_entry(B_CLASSES)),
+            None,
+            r"val_evaluator holds \['DistillFidelity'\].*2 teachers \(\['a', 'b'\]\) and "
+            r"model.fidelity_teacher=None.*teacher of every student class \(\['a'\]\)",
+        ),
+        (  # the only teacher lacks classes
+            dict(b=_entry(B_CLASSES)),
+            None,
+            r"its only teacher, 'b', lacks the student classes \['0', '3'\].*drop "
+            r"\['DistillFidelity'\] from val_evaluator",
+        ),
+    ],
+)
+def test_fidelity_without_a_teacher_of_every_class_is_refused(teachers, fidelity_teacher, message):
+    model = _distiller(
+        teachers=teachers, fidelity_teacher=fidelity_teacher, allow_uncovered_classes=True
+    )
+    assert model.fidelity_teacher is None
+    with pytest.raises(ValueError, match=message):
+        model.check_teacher_score(['DistillFidelity'], 'val_evaluator')
+
+
+def test_the_only_teacher_of_every_class_is_the_fidelity_teacher_and_a_bad_name_is_refused():
+    assert _distiller(teachers=dict(a=_entry(CLASSES))).fidelity_teacher == 'a'
+    with pytest.raises(
+        ValueError, match=r"model.fidelity_teacher is 'c', not one of .*\['a', 'b'\]"
+    ):
+        _distiller(fidelity_teacher='c')
+    with pytest.raises(
+        ValueError,
+        match=r"model.fidelity_teacher is 'b', but that teacher lacks the student classes "
+        r"\['0', '3'\]",
+    ):
+        _distiller(fidelity_teacher='b')

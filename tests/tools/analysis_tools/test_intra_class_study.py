@@ -83,3 +83,80 @@ def test_fewer_than_two_distinct_seeds_are_refused(tmp_path):
         with pytest.raises(SystemExit, match='at least two distinct seeds'):
             TOOL.main(['--seeds', *seeds, '--out-dir', str(tmp_path)])
     assert not osp.exists(tmp_path / 'intra_class_study.md')
+
+
+# ----------------------------------------------------------------------------- RKD weight search
+def test_split_rkd_is_the_same_loss_with_its_terms_apart():
+    import torch
+
+    from mlkd.registry import MODELS
+
+    losses = {
+        'kd': dict(type='SoftmaxKDLoss', loss_weight=0.9),
+        'rkd': dict(type='RKDLoss', distance_weight=25.0, angle_weight=50.0, loss_weight=1.0),
+    }
+    split = TOOL.split_rkd(losses, 0.1)
+    assert set(split) == {'kd', 'rkd_distance', 'rkd_angle'} and split['kd'] == losses['kd']
+    assert losses['rkd']['loss_weight'] == 1.0  # the input is left as it was
+    g = torch.Generator().manual_seed(0)
+    s, t = torch.randn(6, 5, generator=g), torch.randn(6, 7, generator=g)
+    whole = MODELS.build(dict(losses['rkd'], loss_weight=0.1))(s, t)
+    parts = sum(MODELS.build(split[name])(s, t) for name in ('rkd_distance', 'rkd_angle'))
+    assert float(parts) == pytest.approx(float(whole), rel=1e-6)
+
+
+def _search_cells(weights, seeds) -> dict:
+    """val = 60 + 10·log10(weight)-ish per weight + seed; constant diagnostics per term."""
+    terms = {
+        t: {'value': [1.0, 3.0], 'grad_norm': [2.0, 4.0 + i]} for i, t in enumerate(TOOL.TERM_KEYS)
+    }
+    offsets = {1.0: -30.0, 0.1: 2.0, 0.01: 1.0}
+    return {
+        str(s): {
+            f'{w:g}': {
+                'val': 60.0 + offsets[w] + s + (0.5 * s if w == 0.1 else 0.0),
+                'agreement': 50.0 + s,
+                'steps': [1, 9],
+                'terms': terms,
+                'cpu_seconds': 1.0,
+            }
+            for w in weights
+        }
+        for s in seeds
+    }
+
+
+def test_search_summary_equals_a_hand_computation():
+    weights, seeds = [1.0, 0.1, 0.01], [0, 1, 2]
+    rows = TOOL.summarize_search(
+        _search_cells(weights, seeds), {'0': 60.0, '1': 61.0, '2': 62.0}, seeds, weights
+    )
+    by_weight = {r['weight']: r for r in rows}
+    # weight 0.1 − student per seed: 2.0, 2.5, 3.0 -> mean 2.5, sd 0.5
+    half = T_975_DF2 * 0.5 / math.sqrt(3)
+    assert by_weight[0.1]['vs_student'] == pytest.approx((2.5, 2.5 - half, 2.5 + half))
+    assert by_weight[1.0]['vs_student'] == pytest.approx((-30.0, -30.0, -30.0))
+    assert by_weight[0.01]['agreement'] == [50.0, 51.0, 52.0]
+    # medians over every step of every seed: grad norms [2, 4 + i] x 3 seeds -> (2 + 4 + i) / 2
+    assert by_weight[1.0]['loss_rkd_angle/grad_norm'] == pytest.approx((2.0 + 4.0 + 3) / 2)
+    assert by_weight[1.0]['loss_cls/value'] == pytest.approx(2.0)
+    assert TOOL.chosen_weight(rows) == 0.1
+
+
+def test_search_from_finished_runs_writes_its_outputs(tmp_path):
+    weights, seeds = [1.0, 0.1, 0.01], [0, 1]
+    work, out = tmp_path / 'work', tmp_path / 'out'
+    (work / 'rkd_search').mkdir(parents=True)
+    (work / 'results.json').write_text(json.dumps(_results()))
+    (work / 'rkd_search' / 'results.json').write_text(json.dumps(_search_cells(weights, seeds)))
+    argv = ['--seeds', '0', '1', '--work-dir', str(work), '--out-dir', str(out)]
+    rows = TOOL.main([*argv, '--search-rkd-weights', '1', '0.1', '0.01'])
+    assert [r['weight'] for r in rows] == weights
+    table = (out / 'intra_class_rkd_search.md').read_text(encoding='utf-8')
+    assert '| 1 (paper) | (25, 50) |' in table
+    assert 'Chosen (highest mean val top-1): RKD loss weight 0.1.' in table
+    with open(out / 'intra_class_rkd_search.csv', encoding='utf-8') as file:
+        assert len(list(csv.DictReader(file))) == len(weights) * len(seeds)
+    assert_png(str(out / 'intra_class_rkd_search.png'))
+    with pytest.raises(SystemExit, match='distinct positive weights'):
+        TOOL.main([*argv, '--search-rkd-weights', '1', '1', '--overwrite'])

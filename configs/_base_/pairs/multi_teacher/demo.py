@@ -20,6 +20,10 @@ model = dict(
     student_taps=_base_.model.student_taps,
     probe_input_size=_base_.model.probe_input_size,
 )
+# Without the demo pair's DistillFidelity: it compares the student with one teacher's scores of every
+# class (model.fidelity_teacher), and no teacher here predicts every digit.
+val_evaluator = [_base_.val_evaluator[0]]
+test_evaluator = val_evaluator
 # Off; `--cfg-options model.teachers.<name>.cache.dir=DIR model.teachers.<name>.cache.mode=write`
 # (then `read`) trains from stored outputs of that teacher (docs/teacher_cache.md).
 no_cache = dict(dir=None, mode=None, dtype='float32')
