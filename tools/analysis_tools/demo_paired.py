@@ -7,7 +7,8 @@
 
 For every compared stage of ``results.json`` (``tools/demo.py``; default: every stage but the
 baselines and the teachers, ``teacher*``) and every baseline (default: the plain ``student``),
-over the seeds they share: test mAP mean ± std, and the paired difference ``stage − baseline``
+over the seeds they share: test (``--split val``: val) mAP mean ± std, and the paired difference
+``stage − baseline``
 (same seed: same initial weights and batches) with its 95 % t-interval over the seeds,
 ``mean(d) ± t_{0.975, n−1} · std(d) / √n``. The interval needs at least two seeds.
 """
@@ -85,9 +86,9 @@ def paired_rows(
     return rows
 
 
-def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
-    """The Markdown table: the teachers and the baselines, then each compared stage with its
-    paired difference and interval (and its baseline, when there are several)."""
+def table(results: dict[str, list[dict]], rows: list[dict], split: str = 'test') -> str:
+    """The Markdown table of ``split``: the teachers and the baselines, then each compared stage
+    with its paired difference and interval (and its baseline, when there are several)."""
     baselines = list(dict.fromkeys(row['baseline'] for row in rows))
     several = len(baselines) > 1
     shown = [name for name in results if name.startswith('teacher')] + baselines
@@ -95,7 +96,7 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
         [
             name,
             ','.join(str(r['seed']) for r in results[name]),
-            format_mean_std([r['test'][METRIC] for r in results[name]]),
+            format_mean_std([r[split][METRIC] for r in results[name]]),
             *([''] if several else []),
             '',
             '',
@@ -123,7 +124,7 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
         [
             'model',
             'seeds',
-            'test mAP (mean ± std)',
+            f'{split} mAP (mean ± std)',
             *(['paired with'] if several else []),
             'Δ (paired)' if several else f'Δ vs {baselines[0]} (paired)',
             '95 % t-interval of Δ',
@@ -132,7 +133,7 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
     )
 
 
-def plot(rows: list[dict], path: str, **policy) -> None:
+def plot(rows: list[dict], path: str, split: str = 'test', **policy) -> None:
     import matplotlib
 
     matplotlib.use('Agg')
@@ -148,7 +149,7 @@ def plot(rows: list[dict], path: str, **policy) -> None:
     labels = [f'{row["stage"]}\n− {row["baseline"]}' if several else row['stage'] for row in rows]
     ax.set_xticks(range(len(rows)), labels, fontsize=8 if several else None)
     ax.set_ylabel(
-        'test mAP difference (points)' if several else f'test mAP − {baselines[0]} (points)'
+        f'{split} mAP difference (points)' if several else f'{split} mAP − {baselines[0]} (points)'
     )
     ax.set_title('paired over seeds: mean and 95 % t-interval', fontsize=10)
     fig.tight_layout()
@@ -169,6 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         '--stages', nargs='+', help='the stages to compare (default: all but baselines, teachers)'
     )
+    parser.add_argument(
+        '--split',
+        choices=('test', 'val'),
+        default='test',
+        help='the split compared (default: test)',
+    )
     add_overwrite_argument(parser)
     args = parser.parse_args(argv)
     policy = dict(overwrite=args.overwrite, inputs=[args.results])
@@ -182,14 +189,14 @@ def main(argv: list[str] | None = None) -> int:
         rows = [
             row
             for baseline in args.baselines
-            for row in paired_rows(results, baseline=baseline, stages=stages)
+            for row in paired_rows(results, args.split, baseline=baseline, stages=stages)
         ]
     except ValueError as error:
         parser.error(str(error))
-    text = table(results, rows)
+    text = table(results, rows, args.split)
     print(text)
     write_text(args.out + '.md', text + '\n', **policy)
-    plot(rows, args.out + '.png', **policy)
+    plot(rows, args.out + '.png', args.split, **policy)
     return 0
 
 
