@@ -248,6 +248,16 @@ def read_scalars(work_dir: str) -> list[dict]:
     return lines
 
 
+def logged_losses(work_dir: str) -> list[dict]:
+    """The loss terms of every logged training step of a work dir (``loss*`` keys of
+    ``scalars.json``)."""
+    return [
+        {k: v for k, v in line.items() if k.startswith('loss')}
+        for line in read_scalars(work_dir)
+        if 'loss' in line
+    ]
+
+
 def assert_png(path: str) -> None:
     """``path`` is a non-empty, decodable PNG image."""
     with open(path, 'rb') as f:

@@ -1,9 +1,13 @@
 """Fill a teacher-output cache for a distillation config without training a student.
 
     python tools/cache_teacher.py CONFIG --cache-dir DIR --epochs N [--amp float16|bfloat16]
-        [--channels-last] [--device cuda] [--cfg-options model.teacher_ckpt=T ...]
+        [--channels-last] [--device cuda] [--teacher NAME] [--cfg-options model.teacher_ckpt=T]
     python tools/train.py CONFIG --cfg-options model.teacher_ckpt=T \\
         model.teacher_cache.dir=DIR model.teacher_cache.mode=read        # then train from it
+
+A multi-teacher config (``MultiTeacherDistiller``) has a cache per teacher: fill each with
+``--teacher NAME`` and train with ``model.teachers.NAME.cache.dir=DIR
+model.teachers.NAME.cache.mode=read``.
 
 Runs only the teacher over the config's training batches, epoch by epoch, and stores the outputs
 its losses read (:func:`mlkd.apis.fill_teacher_cache`, which says when a run reads them
@@ -27,7 +31,14 @@ from mlkd.utils.cli import load_config
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('config', help='a distillation config (SingleTeacherDistiller)')
+    parser.add_argument(
+        'config', help='a distillation config (SingleTeacherDistiller or MultiTeacherDistiller)'
+    )
+    parser.add_argument(
+        '--teacher',
+        help="the teacher to cache (a key of a MultiTeacherDistiller's model.teachers; not needed "
+        'with one teacher)',
+    )
     parser.add_argument('--cache-dir', required=True, help='the cache folder (new or a cache)')
     parser.add_argument(
         '--epochs',
@@ -76,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         amp=args.amp,
         channels_last=args.channels_last,
         device=args.device,
+        teacher=args.teacher,
         log=lambda text: print(text, flush=True),
     )
     size = sum(

@@ -14,7 +14,7 @@ from .benchmark import (
     protocol_of,
     run_benchmark,
 )
-from .demo import DEMO
+from .demo import BENCHMARKS, DEMO, MULTI_TEACHER
 from .deployment import OnnxCheckError, OnnxExport, calibrate_thresholds, export_onnx
 from .inference import (
     ImageDecodeError,
@@ -58,8 +58,10 @@ __all__ = [
     'save_labels',
     'split_scores',
     'AMP_DTYPES',
+    'BENCHMARKS',
     'DEMO',
     'INTRA_CLASS',
+    'MULTI_TEACHER',
     'METRICS',
     'Benchmark',
     'BenchmarkRequestError',

@@ -5,13 +5,15 @@ test. A benchmark is declared as data (:class:`Benchmark`: its stages' configs) 
 
 The protocol of a call:
 
-* The teacher stage trains once, with the first seed, and serves every seed (or a checkpoint
-  given instead is evaluated). A seed sets what the configs' ``seed_key`` names
-  (:func:`~mlkd.apis.runs.set_run_seed`).
-* Each seed trains every other stage. A stage whose config is a distiller reads its teacher's
-  outputs from the seed's teacher cache, ``<work dir>/seed<S>/teacher_cache``, filled once per
-  seed before them by ``min(jobs, epochs)`` tasks side by side (task k of N: epochs k, k + N, ...;
-  the bytes do not depend on the split) with the outputs of the stage that reads the most of them.
+* Each teacher stage trains once, with the first seed, and serves every seed (or, for a
+  benchmark of one teacher, a checkpoint given instead is evaluated). A seed sets what the
+  configs' ``seed_key`` names (:func:`~mlkd.apis.runs.set_run_seed`).
+* Each seed trains every other stage. A stage whose config is a distiller reads each of its
+  teachers' outputs from the seed's cache of that teacher, ``<work dir>/seed<S>/teacher_cache``
+  (``teacher_cache_<name>`` for the teachers of a multi-teacher distiller,
+  :func:`teacher_cache_dir`), filled once per seed before them by ``min(jobs, epochs)`` tasks side
+  by side (task k of N: epochs k, k + N, ...; the bytes do not depend on the split) with the
+  outputs of the stage that reads the most of them.
 * Every stage stores ``<work dir>/seed<S>/<stage>/result.json`` (val and test metrics, times,
   checkpoint, protocol) when it ends; the call then prints a table (mean ± std over seeds) and
   writes ``results.json`` (every stage per seed, with the protocol) and a bar chart.
@@ -32,7 +34,7 @@ import os.path as osp
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
@@ -46,6 +48,7 @@ from mlkd.apis.runs import (
 )
 from mlkd.apis.tasks import Task, run_tasks
 from mlkd.apis.teacher_cache import fill_teacher_cache
+from mlkd.models.distillers.teacher_settings import is_distiller_config, set_teacher, teacher_names
 from mlkd.registry import MODELS
 from mlkd.utils.atomic import write_json_atomic
 from mlkd.utils.cli import load_config
@@ -62,9 +65,6 @@ __all__ = [
     'protocol_of',
     'run_benchmark',
 ]
-
-#: The model type of a distilled stage (it reads the teacher, from the seed's teacher cache).
-DISTILLER = 'SingleTeacherDistiller'
 
 
 class BenchmarkRequestError(ValueError):
@@ -84,7 +84,9 @@ class Benchmark:
         stages: stage name -> its config (a path or ``mlkd::<path under configs/>``), in the
             order of the table.
         default_stages: the stages a call runs when it names none.
-        teacher: the stage that trains the teacher (with the first seed only).
+        teachers: teacher name, as the distilled stages' configs name it (``'teacher'`` for a
+            ``SingleTeacherDistiller``, the keys of a ``MultiTeacherDistiller``'s
+            ``model.teachers``) -> the stage that trains it (with the first seed only).
         metrics: the val / test metrics every stage reports (``MultiLabelMetric`` keys).
         distill_hooks: custom hooks added to every distilled stage (e.g. loss diagnostics).
         chart: the file name of the bar chart in the call's work dir (beside ``results.json``).
@@ -93,42 +95,56 @@ class Benchmark:
     name: str
     stages: dict[str, str]
     default_stages: tuple[str, ...]
-    teacher: str = 'teacher'
+    teachers: dict[str, str] = field(default_factory=lambda: {'teacher': 'teacher'})
     metrics: tuple[str, ...] = METRICS
     distill_hooks: tuple[dict, ...] = ()
     chart: str = 'benchmark.png'
+
+    @property
+    def teacher_stages(self) -> tuple[str, ...]:
+        """The stages that train a teacher (each once, with the first seed)."""
+        return tuple(dict.fromkeys(self.teachers.values()))
 
     def stage_config(
         self,
         name: str,
         work_dir: str,
         seed: int,
-        teacher_ckpt: str | None,
+        teacher_ckpts: Mapping[str, str | None] | None,
         options: dict | None = None,
     ) -> Config:
         """The resolved config of stage ``name`` for ``seed``, training in ``work_dir``
         (``<call's work dir>/seed<S>/<stage>``; ``options``: ``--cfg-options``, keys checked). A
-        distilled stage reads ``teacher_ckpt``'s outputs from the seed's teacher cache."""
+        distilled stage reads each teacher's outputs (``teacher_ckpts``: teacher name ->
+        checkpoint) from the seed's cache of that teacher."""
         cfg = load_config(self.stages[name], options)
         cfg.work_dir = work_dir
         set_run_seed(cfg, seed)
         if is_distilled(cfg):
-            cfg.model.teacher_ckpt = teacher_ckpt
-            cfg.model.teacher_cache = dict(
-                dir=teacher_cache_dir(osp.dirname(work_dir)), mode='read'
-            )
+            seed_dir = osp.dirname(work_dir)
+            for teacher in teacher_names(cfg.model):
+                set_teacher(
+                    cfg.model,
+                    teacher,
+                    ckpt=(teacher_ckpts or {}).get(teacher),
+                    cache=dict(dir=teacher_cache_dir(seed_dir, teacher), mode='read'),
+                )
             cfg.custom_hooks = list(cfg.custom_hooks) + [dict(h) for h in self.distill_hooks]
         return cfg
 
 
 def is_distilled(cfg: Config) -> bool:
-    """Whether a stage's config distils a teacher (and so reads the seed's teacher cache)."""
-    return cfg.model.get('type') == DISTILLER
+    """Whether a stage's config distils teachers (and so reads the seed's teacher caches)."""
+    return is_distiller_config(cfg.model)
 
 
-def teacher_cache_dir(seed_dir: str) -> str:
-    """Where the distilled stages of one seed (``seed_dir``) share their teacher's outputs."""
-    return osp.join(seed_dir, 'teacher_cache')
+def teacher_cache_dir(seed_dir: str, teacher: str = 'teacher') -> str:
+    """Where the distilled stages of one seed (``seed_dir``) share the outputs of ``teacher``:
+    ``teacher_cache`` for a single-teacher distiller's, ``teacher_cache_<name>`` for the teachers
+    of a multi-teacher distiller."""
+    return osp.join(
+        seed_dir, 'teacher_cache' if teacher == 'teacher' else f'teacher_cache_{teacher}'
+    )
 
 
 def repository_root() -> str:
@@ -164,11 +180,12 @@ def protocol_of(
     a distilled result of another teacher is not this protocol's)."""
     places = {work_dir: '<work-dir>', repository_root(): '<repo>'}
     configs = {}
+    placeholders = {teacher: f'{teacher}.pth' for teacher in benchmark.teachers}
     for name in stages:
         cfg = benchmark.stage_config(
-            name, osp.join(work_dir, 'seed0', name), 0, 'teacher.pth', options
+            name, osp.join(work_dir, 'seed0', name), 0, placeholders, options
         )
-        if given_teacher is not None and (name == benchmark.teacher or is_distilled(cfg)):
+        if given_teacher is not None and (name in benchmark.teacher_stages or is_distilled(cfg)):
             cfg.given_checkpoint = osp.abspath(given_teacher)
         configs[name] = fingerprint(cfg, places=places)
     return dict(commit=git_commit(), configs=configs)
@@ -234,17 +251,19 @@ def result_path(work_dir: str, seed: int, stage: str) -> str:
 
 
 def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
-    """Task: train one stage of one seed (the teacher stage with a teacher checkpoint given:
+    """Task: train one stage of one seed (a teacher stage with a teacher checkpoint given:
     evaluate it) and store its ``result.json``. ``job``: ``benchmark``, ``name``, ``seed``,
-    ``root`` (the call's work dir), ``teacher`` (a given checkpoint) or ``teacher_task`` (the key
-    of the teacher's task in ``needs``), ``options``, ``protocol``, ``verbose``, ``overwrite``."""
+    ``root`` (the call's work dir), ``teachers`` (teacher name -> a given checkpoint) and
+    ``teacher_tasks`` (teacher name -> the key of the task training it, in ``needs``),
+    ``given_teacher`` (the call's ``teacher_ckpt``), ``options``, ``protocol``, ``verbose``,
+    ``overwrite``."""
     work_dir = osp.join(job['root'], f'seed{job["seed"]}', job['name'])
     label = f'[seed {job["seed"]}] {job["name"]:9s}'
     cfg = job['benchmark'].stage_config(
-        job['name'], work_dir, job['seed'], _teacher(job, needs), job['options']
+        job['name'], work_dir, job['seed'], _teacher_ckpts(job, needs), job['options']
     )
     metrics = job['benchmark'].metrics
-    given = job['teacher'] if job['name'] == job['benchmark'].teacher else None
+    given = job['given_teacher'] if job['name'] in job['benchmark'].teacher_stages else None
     if given is None:
         result = train_and_evaluate(
             cfg,
@@ -263,37 +282,37 @@ def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
 
 
 def fill_seed_cache(job: dict, needs: dict, live_progress: bool) -> str:
-    """Task: run the teacher over the training batches of some epochs of one seed and store its
-    outputs in the seed's teacher cache, which that seed's distilled stages read (bit-identically
-    to a live teacher, docs/teacher_cache.md). Several tasks fill disjoint epochs of one cache
-    at once (the cache locks its manifest). It holds the outputs of the stage that reads the most
-    of them (the demo's L2D also reads the label embeddings), so every stage finds its own.
+    """Task: run one teacher over the training batches of some epochs of one seed and store its
+    outputs in the seed's cache of that teacher, which that seed's distilled stages read
+    (bit-identically to a live teacher, docs/teacher_cache.md). Several tasks fill disjoint epochs
+    of one cache at once (the cache locks its manifest). It holds the outputs of the stage that
+    reads the most of them (the demo's L2D also reads the label embeddings), so every stage finds
+    its own.
 
-    ``job``: ``benchmark``, ``seed``, ``root``, ``teacher`` / ``teacher_task`` (as for
-    :func:`run_stage`), ``options``, ``stages`` (the distilled ones), ``epochs`` (the epoch numbers
-    this task fills). Returns the cache folder.
+    ``job``: ``benchmark``, ``seed``, ``root``, ``teachers`` / ``teacher_tasks`` (as for
+    :func:`run_stage`), ``options``, ``teacher`` (the name of the teacher to cache), ``stages``
+    (the distilled stages reading it), ``epochs`` (the epoch numbers this task fills). Returns the
+    cache folder.
 
     Raises:
-        ValueError: no stage reads every teacher output the others read (the benchmark's
-            distilled stages cannot share one cache).
+        ValueError: no stage reads every output of the teacher that the others read (the
+            benchmark's distilled stages cannot share one cache).
     """
     seed_dir = osp.join(job['root'], f'seed{job["seed"]}')
+    teacher = job['teacher']
     configs = {
         name: job['benchmark'].stage_config(
-            name, osp.join(seed_dir, name), job['seed'], _teacher(job, needs), job['options']
+            name, osp.join(seed_dir, name), job['seed'], _teacher_ckpts(job, needs), job['options']
         )
         for name in job['stages']
     }
     outputs = {}
     with DefaultScope.overwrite_default_scope('mlkd'):
         for name, cfg in configs.items():
-            model_cfg = dict(
-                cfg.model.to_dict(),
-                teacher_cache=None,
-                teacher_ckpt=None,
-                allow_random_teacher=True,
-            )  # only the taps are wanted here
-            outputs[name] = set(MODELS.build(model_cfg).teacher_outputs)
+            model_cfg = cfg.model.to_dict()
+            for each in teacher_names(model_cfg):  # only the taps are wanted here
+                set_teacher(model_cfg, each, cache=None, ckpt=None, allow_random=True)
+            outputs[name] = set(MODELS.build(model_cfg).teacher_sources[teacher].output_names)
     widest = max(outputs, key=lambda name: len(outputs[name]))
     missing = {
         name: sorted(taps - outputs[widest])
@@ -302,21 +321,25 @@ def fill_seed_cache(job: dict, needs: dict, live_progress: bool) -> str:
     }
     if missing:
         raise ValueError(
-            f'no single stage reads every teacher output the others read ({missing} are not read '
-            f'by {widest}); one teacher cache cannot serve them all'
+            f'no single stage reads every output of teacher {teacher!r} the others read '
+            f'({missing} are not read by {widest}); one teacher cache cannot serve them all'
         )
-    fill_teacher_cache(configs[widest], teacher_cache_dir(seed_dir), job['epochs'], log=_silent)
-    return teacher_cache_dir(seed_dir)
+    folder = teacher_cache_dir(seed_dir, teacher)
+    fill_teacher_cache(configs[widest], folder, job['epochs'], teacher=teacher, log=_silent)
+    return folder
 
 
 def _silent(text: str) -> None:
     """A log that drops its lines (a worker's; the task's start and end lines say enough)."""
 
 
-def _teacher(job: dict, needs: dict) -> str | None:
-    """The teacher checkpoint of a task: the teacher task's, else the one given."""
-    teacher = needs.get(job.get('teacher_task'))
-    return teacher['checkpoint'] if teacher is not None else job['teacher']
+def _teacher_ckpts(job: dict, needs: dict) -> dict[str, str | None]:
+    """The teacher checkpoints of a task, by teacher name: the teacher tasks', else those given."""
+    ckpts = dict(job.get('teachers') or {})
+    for name, key in (job.get('teacher_tasks') or {}).items():
+        if key in needs:
+            ckpts[name] = needs[key]['checkpoint']
+    return ckpts
 
 
 def cache_writers(jobs: int, epochs: int) -> int:
@@ -342,28 +365,36 @@ def _stage_report(seed: int, name: str) -> Callable[[dict, float], str]:
 def _cache_task(
     common: dict,
     seed: int,
-    distilled: list[str],
+    teacher: str,
+    readers: list[str],
     shard: int,
     shards: int,
     epochs: int,
     waits: tuple,
 ) -> Task:
-    """Shard ``shard`` of ``shards`` of a seed's teacher cache: epochs shard, shard + shards..."""
-    what = 'teacher outputs' + (f' (shard {shard + 1} of {shards})' if shards > 1 else '')
+    """Shard ``shard`` of ``shards`` of the seed's cache of ``teacher``: epochs shard,
+    shard + shards, ..."""
+    what = 'teacher outputs' if teacher == 'teacher' else f'outputs of teacher {teacher!r}'
+    what += f' (shard {shard + 1} of {shards})' if shards > 1 else ''
     shard_epochs = list(range(shard, epochs, shards))
 
     def report(folder: str, seconds: float) -> str:
         return f'[seed {seed}] {what} cached in {folder} ({seconds:.0f} s)'
 
     return Task(
-        ('cache', shard, seed),
+        cache_key(teacher, shard, seed),
         fill_seed_cache,
-        dict(common, seed=seed, stages=distilled, epochs=shard_epochs),
+        dict(common, seed=seed, teacher=teacher, stages=readers, epochs=shard_epochs),
         after=waits,
         name=f'[seed {seed}] caching the {what}, epochs {shard_epochs}',
         report=report,
         wanted=False,
     )
+
+
+def cache_key(teacher: str, shard: int, seed: int) -> tuple:
+    """The task key of shard ``shard`` of the seed's cache of ``teacher``."""
+    return ('cache', f'{teacher}/{shard}', seed)
 
 
 def plan_tasks(
@@ -373,41 +404,69 @@ def plan_tasks(
     common: dict,
     jobs: int,
 ) -> list[Task]:
-    """The call's task graph, in the order one process runs it: the teacher, then per seed its
-    teacher cache (in shards) before its distilled stages. ``configs``: each stage's resolved
+    """The call's task graph, in the order one process runs it: the teacher stages, then per seed
+    each teacher's cache (in shards) before the first distilled stage reading it, and the
+    distilled stages after the caches of their teachers. ``configs``: each stage's resolved
     config (seed 0), ``common``: what every task's job holds (``benchmark``, ``root``,
-    ``options``, ``teacher``, ``teacher_task``)."""
-    teacher = benchmark.teacher
-    students = [name for name in configs if name != teacher]
+    ``options``, ``teachers``, ``teacher_tasks``: teacher name -> the key of the task training
+    it in this call)."""
+    students = [name for name in configs if name not in benchmark.teacher_stages]
     distilled = [name for name in students if is_distilled(configs[name])]
-    epochs = max((configs[name].train_cfg.max_epochs for name in distilled), default=0)
-    shards = cache_writers(jobs, epochs)
-    waits = (common['teacher_task'],) if common['teacher_task'] else ()
-    tasks = []
-    if teacher in configs:
-        tasks.append(
-            Task(
-                ('stage', teacher, seeds[0]),
-                run_stage,
-                dict(common, name=teacher, seed=seeds[0], teacher_task=None),
-                name=f'[seed {seeds[0]}] {teacher}',
-                report=_stage_report(seeds[0], teacher),
-            )
+    reads = {name: teacher_names(configs[name].model) for name in distilled}
+    readers = {
+        teacher: [name for name in distilled if teacher in reads[name]]
+        for teacher in benchmark.teachers
+    }
+    epochs = {
+        teacher: max((configs[name].train_cfg.max_epochs for name in names), default=0)
+        for teacher, names in readers.items()
+    }
+    shards = {teacher: cache_writers(jobs, count) for teacher, count in epochs.items()}
+    teacher_tasks = common['teacher_tasks']
+    tasks = [
+        Task(
+            ('stage', stage, seeds[0]),
+            run_stage,
+            dict(common, name=stage, seed=seeds[0], teacher_tasks={}),
+            name=f'[seed {seeds[0]}] {stage}',
+            report=_stage_report(seeds[0], stage),
         )
+        for stage in benchmark.teacher_stages
+        if stage in configs
+    ]
+
+    def trained(names) -> tuple:
+        return tuple(dict.fromkeys(teacher_tasks[n] for n in names if n in teacher_tasks))
+
     for seed in seeds:
-        cache_keys = tuple(('cache', shard, seed) for shard in range(shards)) if distilled else ()
+        planned: set[str] = set()
         for name in students:
-            if distilled and name == distilled[0]:  # the cache, before the first stage reading it
-                tasks += [
-                    _cache_task(common, seed, distilled, shard, shards, epochs, waits)
-                    for shard in range(shards)
-                ]
+            waits = trained(reads.get(name, []))
+            for teacher in reads.get(name, []):
+                if teacher not in planned:  # the cache, before the first stage reading it
+                    # Its writer builds the stages reading it, with all their teachers.
+                    built = trained(t for reader in readers[teacher] for t in reads[reader])
+                    tasks += [
+                        _cache_task(
+                            common,
+                            seed,
+                            teacher,
+                            readers[teacher],
+                            shard,
+                            shards[teacher],
+                            epochs[teacher],
+                            built,
+                        )
+                        for shard in range(shards[teacher])
+                    ]
+                    planned.add(teacher)
+                waits += tuple(cache_key(teacher, k, seed) for k in range(shards[teacher]))
             tasks.append(
                 Task(
                     ('stage', name, seed),
                     run_stage,
                     dict(common, name=name, seed=seed),
-                    after=waits + cache_keys if name in distilled else (),
+                    after=waits,
                     name=f'[seed {seed}] {name}',
                     report=_stage_report(seed, name),
                 )
@@ -433,7 +492,8 @@ def run_benchmark(
     side by side, each on one thread (a stage gives the same numbers whatever ``jobs``).
 
     Args:
-        teacher_ckpt: evaluate (and distil from) this teacher instead of training one.
+        teacher_ckpt: evaluate (and distil from) this teacher instead of training one (a
+            benchmark of one teacher only).
         options: ``--cfg-options`` applied to every stage.
         resume: reuse the stages an earlier call of the same protocol finished.
         overwrite: train finished stages again and replace the call's outputs (deleting nothing
@@ -441,8 +501,9 @@ def run_benchmark(
         verbose: show the training logs.
 
     Returns:
-        what ``results.json`` holds: ``seeds``, ``stages``, ``protocol``, ``teacher_ckpt`` and
-        ``results`` (stage -> one result per seed).
+        what ``results.json`` holds: ``seeds``, ``stages``, ``protocol``, ``teacher_ckpt`` (the
+        teacher's checkpoint; with several teachers, teacher name -> checkpoint) and ``results``
+        (stage -> one result per seed).
 
     Raises:
         BenchmarkRequestError: a call that cannot run as asked (nothing trained).
@@ -452,15 +513,32 @@ def run_benchmark(
     stages = list(benchmark.default_stages if stages is None else stages)
     seeds = list(seeds)
     check_request(benchmark, seeds, stages, jobs=jobs, resume=resume, overwrite=overwrite)
-    teacher = benchmark.teacher
+    teacher_stages = benchmark.teacher_stages
+    if teacher_ckpt is not None and len(benchmark.teachers) != 1:
+        raise BenchmarkRequestError(
+            f'--teacher-ckpt gives one teacher, but {benchmark.name} has {len(benchmark.teachers)} '
+            f'({list(benchmark.teachers)}): train them (their stages {list(teacher_stages)})'
+        )
     configs = {
         name: benchmark.stage_config(name, osp.join(work_dir, 'seed0', name), 0, None, options)
         for name in stages
     }
-    if teacher_ckpt is None and teacher not in stages and any(map(is_distilled, configs.values())):
-        raise BenchmarkRequestError(
-            f'distilled stages need a teacher: add the {teacher} stage or --teacher-ckpt'
-        )
+    for name, cfg in configs.items():
+        unknown = [t for t in teacher_names(cfg.model) if t not in benchmark.teachers]
+        if unknown:
+            raise BenchmarkRequestError(
+                f'stage {name!r} reads teachers {unknown} that {benchmark.name} does not train '
+                f'(its teachers: {benchmark.teachers})'
+            )
+        untrained = [
+            benchmark.teachers[t]
+            for t in teacher_names(cfg.model)
+            if benchmark.teachers[t] not in stages
+        ]
+        if untrained and teacher_ckpt is None:
+            raise BenchmarkRequestError(
+                f'distilled stages need a teacher: add the {untrained[0]} stage or --teacher-ckpt'
+            )
 
     # Every check below happens before any training.
     protocol = protocol_of(benchmark, stages, options, work_dir, teacher_ckpt)
@@ -475,9 +553,10 @@ def run_benchmark(
             check_protocol(
                 found.get('protocol', {}) if isinstance(found, dict) else {}, protocol, path
             )
-    planned = [result_path(work_dir, s, n) for s in seeds for n in stages if n != teacher]
-    if teacher in stages:
-        planned.append(result_path(work_dir, seeds[0], teacher))
+    planned = [
+        result_path(work_dir, s, n) for s in seeds for n in stages if n not in teacher_stages
+    ]
+    planned += [result_path(work_dir, seeds[0], n) for n in stages if n in teacher_stages]
     done = [p for p in planned if osp.isfile(p)]
     if done and not (resume or overwrite):
         raise BenchmarkRequestError(
@@ -493,13 +572,18 @@ def run_benchmark(
         results = [result_path(work_dir, s, n) for s in seeds for n in stages]
         check_outputs(outputs + results, **policy)
 
-    teacher_task = ('stage', teacher, seeds[0]) if teacher in stages else None
+    teacher_tasks = {
+        name: ('stage', stage, seeds[0])
+        for name, stage in benchmark.teachers.items()
+        if stage in stages
+    }
     common = dict(
         benchmark=benchmark,
         root=work_dir,
         options=options,
-        teacher=teacher_ckpt,
-        teacher_task=teacher_task,
+        teachers={name: teacher_ckpt for name in benchmark.teachers if name not in teacher_tasks},
+        teacher_tasks=teacher_tasks,
+        given_teacher=teacher_ckpt,
         protocol=protocol,
         verbose=verbose,
         overwrite=overwrite,
@@ -516,18 +600,26 @@ def run_benchmark(
 
     results = {
         name: [
-            finished[('stage', name, seed)] for seed in (seeds[:1] if name == teacher else seeds)
+            finished[('stage', name, seed)]
+            for seed in (seeds[:1] if name in teacher_stages else seeds)
         ]
         for name in stages
     }
-    if teacher in stages:
-        teacher_ckpt = results[teacher][0]['checkpoint']
+    ckpts = {
+        name: results[stage][0]['checkpoint'] if stage in stages else teacher_ckpt
+        for name, stage in benchmark.teachers.items()
+    }
     log(results_table(results, f'{benchmark.name} test split', benchmark.metrics))
-    plot_results(results, outputs[0], benchmark.name, teacher, **policy)
+    plot_results(results, outputs[0], benchmark.name, teacher_stages, **policy)
     summary = dict(
-        seeds=seeds, stages=stages, protocol=protocol, teacher_ckpt=teacher_ckpt, results=results
+        seeds=seeds,
+        stages=stages,
+        protocol=protocol,
+        # One teacher: its checkpoint; several: teacher name -> checkpoint.
+        teacher_ckpt=next(iter(ckpts.values())) if len(ckpts) == 1 else ckpts,
+        results=results,
     )
-    validate_results(summary, benchmark.metrics, teacher)
+    validate_results(summary, benchmark.metrics, teacher_stages)
     check_outputs(outputs[1:], **policy)
     write_json_atomic(outputs[1], summary)
     log(f'total wall time: {time.perf_counter() - started:.0f} s; bar chart: {outputs[0]}')

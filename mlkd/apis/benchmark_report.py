@@ -61,10 +61,14 @@ def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[
 
 
 def plot_results(
-    results: dict[str, list[dict]], path: str, title: str, teacher: str = 'teacher', **policy
+    results: dict[str, list[dict]],
+    path: str,
+    title: str,
+    teachers: Sequence[str] = ('teacher',),
+    **policy,
 ) -> None:
-    """Bar chart of the test mAP per stage (mean ± std, one dot per seed; the ``teacher`` stage in
-    grey) at ``path``, under the output policy (``policy``: ``inputs``, ``overwrite``)."""
+    """Bar chart of the test mAP per stage (mean ± std, one dot per seed; the ``teachers``' stages
+    in grey) at ``path``, under the output policy (``policy``: ``inputs``, ``overwrite``)."""
     import matplotlib
 
     matplotlib.use('Agg')
@@ -76,7 +80,7 @@ def plot_results(
         values = [r['test']['mAP'] for r in results[name]]
         mean, std = mean_std(values)
         std = 0.0 if std is None else std
-        ax.bar(i, mean, color='#9ecae1' if name != teacher else '#bdbdbd', yerr=std, capsize=4)
+        ax.bar(i, mean, color='#bdbdbd' if name in teachers else '#9ecae1', yerr=std, capsize=4)
         ax.scatter([i] * len(values), values, color='black', s=12, zorder=3)
         ax.text(i, mean, f'{mean:.1f}', ha='center', va='bottom', fontsize=8)
     ax.set_xticks(range(len(names)), names)
@@ -89,9 +93,11 @@ def plot_results(
     plt.close(fig)
 
 
-def validate_results(data: dict, metrics: Sequence[str], teacher: str = 'teacher') -> None:
+def validate_results(
+    data: dict, metrics: Sequence[str], teachers: Sequence[str] = ('teacher',)
+) -> None:
     """Check a ``results.json``: every stage's val and test ``metrics`` for every seed it ran
-    (the ``teacher`` stage: the first seed only).
+    (the ``teachers``' stages: the first seed only).
 
     Raises:
         ValueError: naming the stage, seed and key at fault.
@@ -103,7 +109,7 @@ def validate_results(data: dict, metrics: Sequence[str], teacher: str = 'teacher
         runs = data['results'].get(name)
         if runs is None:
             raise ValueError(f'results.json: stage {name!r} has no results')
-        expected = data['seeds'][:1] if name == teacher else data['seeds']
+        expected = data['seeds'][:1] if name in teachers else data['seeds']
         if [run.get('seed') for run in runs] != expected:
             raise ValueError(
                 f'results.json: stage {name!r} has seeds '

@@ -1,15 +1,18 @@
-"""The demo: teacher, plain student and every multi-label distillation method on MultiDigits.
+"""The demos: benchmarks on the bundled MultiDigits data, run by
+:func:`mlkd.apis.benchmark.run_benchmark` (``tools/demo.py`` is their command line).
 
-The stages and their configs (``configs/demo/``; weights chosen on val, ``*-paper`` stages apply
-the papers' weights literally), run by :func:`mlkd.apis.benchmark.run_benchmark`;
-``tools/demo.py`` is its command line and docs/demo.md its protocol and results.
+* :data:`DEMO`: teacher, plain student and every multi-label distillation method (``configs/demo/``;
+  weights chosen on val, ``*-paper`` stages apply the papers' weights literally); docs/demo.md.
+* :data:`MULTI_TEACHER`: a student distilled from two teachers of partial label sets (digits 0-6
+  and 3-9) against the student distilled from each one alone (``configs/multi_teacher/``);
+  docs/multi_teacher.md.
 """
 
 from __future__ import annotations
 
 from mlkd.apis.benchmark import Benchmark
 
-__all__ = ['DEMO']
+__all__ = ['BENCHMARKS', 'DEMO', 'MULTI_TEACHER']
 
 DEMO = Benchmark(
     name='MultiDigits',
@@ -31,3 +34,30 @@ DEMO = Benchmark(
     distill_hooks=(dict(type='LossDiagnosticsHook', interval=24),),
     chart='demo.png',
 )
+
+MULTI_TEACHER = Benchmark(
+    name='MultiDigits, two teachers of partial label sets',
+    stages={
+        'teacher-0to6': 'mlkd::multi_teacher/teacher_digits0to6.py',
+        'teacher-3to9': 'mlkd::multi_teacher/teacher_digits3to9.py',
+        'student': 'mlkd::demo/student.py',
+        'L2D-0to6': 'mlkd::multi_teacher/l2d_digits0to6.py',
+        'L2D-3to9': 'mlkd::multi_teacher/l2d_digits3to9.py',
+        'L2D-both': 'mlkd::multi_teacher/l2d_two_teachers.py',
+        'L2D-both-bestAP': 'mlkd::multi_teacher/l2d_two_teachers_best_ap.py',
+    },
+    default_stages=(
+        'teacher-0to6',
+        'teacher-3to9',
+        'student',
+        'L2D-0to6',
+        'L2D-3to9',
+        'L2D-both',
+        'L2D-both-bestAP',
+    ),
+    teachers={'low': 'teacher-0to6', 'high': 'teacher-3to9'},
+    chart='multi_teacher.png',
+)
+
+#: The benchmarks of ``tools/demo.py --benchmark``.
+BENCHMARKS = {'demo': DEMO, 'multi-teacher': MULTI_TEACHER}

@@ -26,6 +26,8 @@ from mmengine.runner import set_random_seed
 
 from mlkd.engine.runner import MLKDRunner
 from mlkd.models.algorithms.base import sample_indices
+from mlkd.models.distillers.teacher_settings import set_teacher, teacher_names
+from mlkd.models.distillers.teacher_source import TeacherSource
 from mlkd.registry import MODELS
 from mlkd.teacher_cache import (
     TeacherCacheError,
@@ -42,16 +44,19 @@ AMP_DTYPES = {'float16': torch.float16, 'bfloat16': torch.bfloat16}
 
 
 class TeacherCacheWriter:
-    """The teacher forward of a distiller over its training loader, epoch by epoch, into a cache.
+    """The forward of one teacher of a distiller over its training loader, epoch by epoch, into
+    a cache.
 
     Args:
-        model: the :class:`SingleTeacherDistiller` (train mode; only its teacher runs).
+        model: the distiller (train mode; only the teacher runs).
         loader: the training data loader (an ``EpochKeyedSampler``); ``None`` to call
             :meth:`write_batch` only.
         cache: a :class:`TeacherOutputCache` in ``'write'`` mode.
         device: where the teacher runs.
         amp_dtype: autocast dtype of the teacher forward, or ``None`` (fp32).
         channels_last: channels-last teacher and inputs.
+        source: the teacher (its :class:`TeacherSource`: network and forward); default the
+            distiller's only one.
     """
 
     def __init__(
@@ -62,11 +67,13 @@ class TeacherCacheWriter:
         device: str,
         amp_dtype: torch.dtype | None = None,
         channels_last: bool = False,
+        source: TeacherSource | None = None,
     ) -> None:
         self.model, self.loader, self.cache = model, loader, cache
         self.device, self.amp_dtype, self.channels_last = device, amp_dtype, channels_last
+        self.source = source if source is not None else model.teacher_source
         if channels_last:
-            model.teacher.to(memory_format=torch.channels_last)
+            self.source.network.to(memory_format=torch.channels_last)
         self.sampler = None if loader is None else train_sampler(loader)
 
     def write_batch(self, batch: dict) -> int:
@@ -80,7 +87,7 @@ class TeacherCacheWriter:
             inputs = data['inputs']
             if self.channels_last:
                 inputs = inputs.contiguous(memory_format=torch.channels_last)
-            outputs = self.model.run_teacher(inputs)
+            outputs = self.source.forward(inputs)
         indices = sample_indices(data['data_samples'], torch.device('cpu'))
         self.cache.store(indices, outputs)
         return len(indices)
@@ -107,10 +114,14 @@ def fill_teacher_cache(
     amp: str | None = None,
     channels_last: bool = False,
     device: str = 'cpu',
+    teacher: str | None = None,
     log: Callable[[str], None] = print,
 ) -> TeacherOutputCache:
-    """Cache the teacher outputs of the distillation config ``cfg`` for epochs ``0 .. epochs-1``
-    (``epochs`` an int) or for the listed epoch numbers.
+    """Cache the outputs of one teacher of the distillation config ``cfg`` for epochs
+    ``0 .. epochs-1`` (``epochs`` an int) or for the listed epoch numbers.
+
+    ``teacher`` names the teacher (a :class:`MultiTeacherDistiller` config's key in
+    ``model.teachers``; each teacher has a cache of its own); ``None`` for a config with one.
 
     Epochs already in ``cache_dir`` are skipped (a cache of another setting is refused by its
     fingerprint). An epoch's outputs do not depend on the epochs written before it, so several
@@ -136,15 +147,26 @@ def fill_teacher_cache(
     # As the Runner does before building the model (a randomly initialised teacher then matches).
     set_random_seed(seed, deterministic=cfg.randomness.get('deterministic', False))
     model_cfg = cfg.model.to_dict()
-    model_cfg['teacher_cache'] = None  # the writer drives the cache itself
+    names = teacher_names(model_cfg)
+    if not names:
+        raise TypeError(
+            f'{cfg.filename}: model type {cfg.model.get("type")!r} has no teacher '
+            '(a SingleTeacherDistiller or MultiTeacherDistiller config is needed)'
+        )
+    if teacher is None and len(names) > 1:
+        raise ValueError(
+            f'{cfg.filename} has teachers {names}, each with a cache of its own: name the one to '
+            'cache (--teacher NAME)'
+        )
+    teacher = names[0] if teacher is None else teacher
+    if teacher not in names:
+        raise ValueError(f'{cfg.filename} has no teacher {teacher!r}; its teachers: {names}')
+    for name in names:
+        set_teacher(model_cfg, name, cache=None)  # the writer drives the cache itself
     if cfg.get('data_preprocessor') is not None:  # merged into the model as the Runner does
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor.to_dict())
     model = MODELS.build(model_cfg).to(device).train()
-    if not hasattr(model, 'run_teacher'):
-        raise TypeError(
-            f'{cfg.filename}: model type {cfg.model.get("type")!r} has no teacher '
-            '(a SingleTeacherDistiller config is needed)'
-        )
+    source = model.teacher_sources[teacher]
     loader = MLKDRunner.build_dataloader(cfg.train_dataloader, seed=seed)
     amp_dtype = AMP_DTYPES.get(amp)
     cache = TeacherOutputCache(cache_dir, 'write', dtype)
@@ -155,13 +177,14 @@ def fill_teacher_cache(
             cfg.train_dataloader.dataset,
             teacher_precision(amp_dtype=amp_dtype),
             channels_last,
+            source=source,
         ),
-        model.teacher_outputs,
+        source.output_names,
     )
-    writer = TeacherCacheWriter(model, loader, cache, device, amp_dtype, channels_last)
+    writer = TeacherCacheWriter(model, loader, cache, device, amp_dtype, channels_last, source)
     todo = [e for e in wanted if e not in cache.epochs_written]
     log(
-        f'{cache}: caching {model.teacher_outputs} for epochs {todo} '
+        f'{cache}: caching {source.output_names} of {teacher} for epochs {todo} '
         f'({len(writer.sampler)} samples each; already written: {cache.epochs_written})'
     )
     try:

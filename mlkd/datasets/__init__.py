@@ -2,6 +2,7 @@ from .cifar import CIFAR10, CIFAR100
 from .dataset_wrappers import KeyedDataset
 from .digit_scenes import DigitScenes
 from .image_list import MultiLabelImageList
+from .label_subset import LabelSubset
 from .multidigits import MultiDigits, export_image_folder
 from .multiglyphs import MultiGlyphs
 from .samplers import EpochKeyedSampler
@@ -13,6 +14,7 @@ __all__ = [
     'DigitScenes',
     'EpochKeyedSampler',
     'KeyedDataset',
+    'LabelSubset',
     'MultiDigits',
     'MultiGlyphs',
     'MultiLabelImageList',

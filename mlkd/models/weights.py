@@ -205,3 +205,23 @@ def load_network_checkpoint(net: nn.Module, source: str | Mapping, role: str) ->
         + (f', {layout} layout)' if layout else ')')
     )
     return state
+
+
+def checkpoint_classes(source: str | Mapping, role: str) -> tuple[str, ...] | None:
+    """The class names a checkpoint's network was trained to predict, in output order: the
+    ``meta.dataset_meta.classes`` that mmengine's Runner saves with every checkpoint (its training
+    dataset's); ``None`` for a file without them (a plain state dict, ``.safetensors``).
+
+    Args:
+        source: a path, a work dir or ``dict(path=..., layout=...)`` as
+            :func:`load_network_checkpoint` takes it.
+        role: the network's name in messages.
+    """
+    path = resolve_checkpoint(source['path'] if isinstance(source, Mapping) else source, role)
+    if path.endswith('.safetensors'):
+        return None
+    checkpoint = CheckpointLoader.load_checkpoint(path, map_location='cpu')
+    meta = checkpoint.get('meta') if isinstance(checkpoint, dict) else None
+    dataset_meta = meta.get('dataset_meta') if isinstance(meta, dict) else None
+    classes = dataset_meta.get('classes') if isinstance(dataset_meta, dict) else None
+    return tuple(str(c) for c in classes) if classes else None

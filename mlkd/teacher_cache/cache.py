@@ -50,19 +50,21 @@ class TeacherOutputCache:
         mode: ``'write'`` (run the teacher, store its outputs) or ``'read'`` (serve them).
         dtype: storage dtype, ``'float32'`` (exact), ``'float16'`` or ``'bfloat16'`` (half the
             bytes; targets rounded).
+        key: the config key of these settings, for error messages (``model.teachers.a.cache``
+            for one teacher of a :class:`~mlkd.models.distillers.MultiTeacherDistiller`).
     """
 
-    def __init__(self, dir: str, mode: str, dtype: str = 'float32') -> None:
+    def __init__(
+        self, dir: str, mode: str, dtype: str = 'float32', key: str = 'model.teacher_cache'
+    ) -> None:
         if mode not in CACHE_MODES:
-            raise TeacherCacheError(
-                f"model.teacher_cache.mode must be 'write' or 'read', got {mode!r}"
-            )
+            raise TeacherCacheError(f"{key}.mode must be 'write' or 'read', got {mode!r}")
         if dtype not in CACHE_DTYPES:
             raise TeacherCacheError(
-                f'model.teacher_cache.dtype must be one of {sorted(CACHE_DTYPES)}, got {dtype!r}'
+                f'{key}.dtype must be one of {sorted(CACHE_DTYPES)}, got {dtype!r}'
             )
         if not isinstance(dir, (str, os.PathLike)) or not str(dir):
-            raise TeacherCacheError(f'model.teacher_cache.dir must be a folder path, got {dir!r}')
+            raise TeacherCacheError(f'{key}.dir must be a folder path, got {dir!r}')
         self.dir, self.mode, self.dtype = os.fspath(dir), mode, dtype
         self.storage, self.torch_dtype = CACHE_DTYPES[dtype]
         self.manifest: dict | None = None
@@ -74,25 +76,26 @@ class TeacherOutputCache:
         self._rows_expected = 0
 
     @classmethod
-    def from_config(cls, cfg: Mapping | None) -> TeacherOutputCache | None:
-        """``None`` when ``cfg`` is ``None`` or leaves both ``dir`` and ``mode`` unset."""
+    def from_config(
+        cls, cfg: Mapping | None, key: str = 'model.teacher_cache'
+    ) -> TeacherOutputCache | None:
+        """``None`` when ``cfg`` is ``None`` or leaves both ``dir`` and ``mode`` unset (``key``:
+        the config key of ``cfg``, for error messages)."""
         if cfg is None:
             return None
         cfg = dict(cfg)
         unknown = set(cfg) - {'dir', 'mode', 'dtype'}
         if unknown:
             raise TeacherCacheError(
-                f'model.teacher_cache has unknown key(s) {sorted(unknown)}; '
-                "known: 'dir', 'mode', 'dtype'"
+                f"{key} has unknown key(s) {sorted(unknown)}; known: 'dir', 'mode', 'dtype'"
             )
         if cfg.get('dir') is None and cfg.get('mode') is None:
             return None
         if cfg.get('dir') is None:
             raise TeacherCacheError(
-                f'model.teacher_cache.mode={cfg.get("mode")!r} needs '
-                'model.teacher_cache.dir (the cache folder)'
+                f'{key}.mode={cfg.get("mode")!r} needs {key}.dir (the cache folder)'
             )
-        return cls(cfg['dir'], cfg.get('mode'), cfg.get('dtype', 'float32'))
+        return cls(cfg['dir'], cfg.get('mode'), cfg.get('dtype', 'float32'), key)
 
     def __repr__(self) -> str:
         return f'TeacherOutputCache(dir={self.dir!r}, mode={self.mode!r}, dtype={self.dtype!r})'

@@ -245,10 +245,15 @@ def _with_type(node: dict, default_type: str) -> frozenset | None:
 def _popped(path: tuple) -> set[str]:
     """Keys that mmengine or mlkd's routing layer pop from the dict at ``path`` before building
     it: the optimizer wrapper's constructor, a loss's and a connector's routing
-    (:mod:`mlkd.models.algorithms.routing`), a weight initialiser's override."""
+    (:mod:`mlkd.models.algorithms.routing`), a weight initialiser's override, the settings of one
+    teacher of a :class:`~mlkd.models.distillers.MultiTeacherDistiller`."""
     if path == ('optim_wrapper',):
         return {'constructor', 'paramwise_cfg'}
     holder = path[-2] if len(path) >= 2 else None
+    if path[:2] == ('model', 'teachers') and len(path) == 3:
+        from mlkd.models.distillers.multi_teacher import TEACHER_KEYS
+
+        return set(TEACHER_KEYS)
     if holder in ('distill_losses', 'losses'):
         return {'inputs', 'gather'}
     if holder == 'connectors':

@@ -8,7 +8,7 @@ import os.path as osp
 
 import pytest
 
-from mlkd.apis import DEMO
+from mlkd.apis import DEMO, MULTI_TEACHER
 from mlkd.apis.benchmark import (
     BenchmarkRequestError,
     ProtocolError,
@@ -102,33 +102,38 @@ def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its
     stages = ['student', 'KD', 'teacher', '3D']
     configs = {name: DEMO.stage_config(name, f'w/seed0/{name}', 0, None) for name in stages}
     epochs = configs['KD'].train_cfg.max_epochs
-    common = dict(benchmark=DEMO, root='w', options=None, teacher=None)
-    tasks = plan_tasks(DEMO, configs, [3, 5], dict(common, teacher_task=('stage', 'teacher', 3)), 2)
-    teacher, shards = ('stage', 'teacher', 3), [('cache', 0, 3), ('cache', 1, 3)]
+    common = dict(benchmark=DEMO, root='w', options=None, teachers={}, given_teacher=None)
+    teacher_task = ('stage', 'teacher', 3)
+    tasks = plan_tasks(
+        DEMO, configs, [3, 5], dict(common, teacher_tasks={'teacher': teacher_task}), 2
+    )
+    shards = [('cache', 'teacher/0', 3), ('cache', 'teacher/1', 3)]
     assert [t.key for t in tasks] == [
-        teacher,
+        teacher_task,
         ('stage', 'student', 3),
         *shards,
         ('stage', 'KD', 3),
         ('stage', '3D', 3),
         ('stage', 'student', 5),
-        ('cache', 0, 5),
-        ('cache', 1, 5),
+        ('cache', 'teacher/0', 5),
+        ('cache', 'teacher/1', 5),
         ('stage', 'KD', 5),
         ('stage', '3D', 5),
     ]
     by_key = {t.key: t for t in tasks}
     assert by_key[('stage', 'student', 3)].after == ()
-    assert by_key[('stage', 'KD', 3)].after == (teacher, *shards)
-    assert by_key[('cache', 0, 3)].after == (teacher,) and not by_key[('cache', 0, 3)].wanted
-    assert by_key[('cache', 0, 3)].job['epochs'] == list(range(0, epochs, 2))
-    assert by_key[('cache', 1, 3)].job['epochs'] == list(range(1, epochs, 2))
-    assert by_key[('cache', 1, 3)].job['stages'] == ['KD', '3D']
+    assert by_key[('stage', 'KD', 3)].after == (teacher_task, *shards)
+    assert by_key[shards[0]].after == (teacher_task,) and not by_key[shards[0]].wanted
+    assert by_key[shards[0]].job['epochs'] == list(range(0, epochs, 2))
+    assert by_key[shards[1]].job['epochs'] == list(range(1, epochs, 2))
+    assert by_key[shards[1]].job['stages'] == ['KD', '3D']
+    assert by_key[shards[1]].job['teacher'] == 'teacher'
     # With a given teacher nothing waits for a teacher task; one job fills a cache in one task.
     del configs['teacher']
-    tasks = plan_tasks(DEMO, configs, [3], dict(common, teacher_task=None), 1)
-    assert [t.key for t in tasks][:2] == [('stage', 'student', 3), ('cache', 0, 3)]
-    assert {t.key: t.after for t in tasks}[('stage', 'KD', 3)] == (('cache', 0, 3),)
+    tasks = plan_tasks(DEMO, configs, [3], dict(common, teacher_tasks={}), 1)
+    cache = ('cache', 'teacher/0', 3)
+    assert [t.key for t in tasks][:2] == [('stage', 'student', 3), cache]
+    assert {t.key: t.after for t in tasks}[('stage', 'KD', 3)] == (cache,)
 
 
 def test_validate_results_names_the_stage_and_seed_at_fault():
@@ -156,3 +161,28 @@ def test_validate_results_names_the_stage_and_seed_at_fault():
     with pytest.raises(ValueError, match=r"stage 'student' has seeds \[3\], expected \[3, 4\]"):
         validate_results(bad, METRICS)
     assert [metric_label(m) for m in METRICS] == ['mAP', 'CF1 (thr 0.5)', 'OF1 (thr 0.5)']
+
+
+def test_a_stage_of_two_teachers_waits_for_both_and_reads_a_cache_of_each():
+    stages = list(MULTI_TEACHER.default_stages)
+    configs = {
+        name: MULTI_TEACHER.stage_config(name, f'w/seed0/{name}', 0, {'low': 'l.pth'})
+        for name in stages
+    }
+    both = configs['L2D-both'].model.teachers
+    assert (both.low.ckpt, both.high.ckpt) == ('l.pth', None)
+    assert both.low.cache == dict(dir='w/seed0/teacher_cache_low', mode='read', dtype='float32')
+    trained = {name: ('stage', stage, 3) for name, stage in MULTI_TEACHER.teachers.items()}
+    common = dict(benchmark=MULTI_TEACHER, root='w', options=None, teachers={}, given_teacher=None)
+    tasks = plan_tasks(MULTI_TEACHER, configs, [3], dict(common, teacher_tasks=trained), 1)
+    by_key = {t.key: t for t in tasks}
+    low, high = ('cache', 'low/0', 3), ('cache', 'high/0', 3)
+    assert [t.key for t in tasks][:2] == [trained['low'], trained['high']]
+    assert by_key[('stage', 'student', 3)].after == ()
+    assert by_key[('stage', 'L2D-0to6', 3)].after == (trained['low'], low)
+    assert by_key[('stage', 'L2D-3to9', 3)].after == (trained['high'], high)
+    assert by_key[('stage', 'L2D-both', 3)].after == (trained['low'], trained['high'], low, high)
+    # A cache is written from the widest of its readers, which need both teachers' weights.
+    assert by_key[low].after == (trained['low'], trained['high'])
+    assert by_key[low].job['teacher'] == 'low'
+    assert by_key[low].job['stages'] == ['L2D-0to6', 'L2D-both', 'L2D-both-bestAP']

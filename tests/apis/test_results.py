@@ -16,7 +16,7 @@ def _demo_run(root, seed: int, **options) -> str:
     """A work dir as a demo KD stage of ``seed`` leaves it: the dumped config (seeded at the
     config's seed_key, reading the seed's teacher cache) and a one-epoch scalar log."""
     work_dir = osp.join(str(root), f'seed{seed}', 'KD')
-    cfg = DEMO.stage_config('KD', work_dir, seed, 'teacher.pth', options or None)
+    cfg = DEMO.stage_config('KD', work_dir, seed, {'teacher': 'teacher.pth'}, options or None)
     logs = osp.join(work_dir, '20260101_000000', 'vis_data')
     os.makedirs(logs)
     # The text mmengine dumps, without its yapf formatting (seconds, and nothing read depends on it)

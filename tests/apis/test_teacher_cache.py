@@ -6,7 +6,7 @@ import json
 import os.path as osp
 
 import pytest
-from conftest import CACHE_RUN_CONFIG, CACHE_RUN_OPTIONS, parsed_cfg_options
+from conftest import CACHE_RUN_CONFIG, CACHE_RUN_OPTIONS, REPO, parsed_cfg_options
 
 from mlkd.apis.teacher_cache import fill_teacher_cache
 from mlkd.utils.cli import load_config
@@ -34,3 +34,12 @@ def test_epochs_filled_out_of_order_hold_the_bytes_of_a_fill_in_order(tmp_path):
     )
     with pytest.raises(ValueError, match=r'non-negative epoch numbers, got \[-1\]'):
         fill_teacher_cache(cfg, shards, [-1])
+
+
+def test_a_multi_teacher_config_is_cached_one_named_teacher_at_a_time(tmp_path):
+    cfg = load_config(osp.join(REPO, 'configs', 'multi_teacher', 'l2d_two_teachers.py'))
+    with pytest.raises(ValueError, match=r"has teachers \['low', 'high'\].*--teacher NAME"):
+        fill_teacher_cache(cfg, str(tmp_path / 'c'), 1)
+    with pytest.raises(ValueError, match=r"has no teacher 'mid'; its teachers: \['low', 'high'\]"):
+        fill_teacher_cache(cfg, str(tmp_path / 'c'), 1, teacher='mid')
+    assert not osp.exists(tmp_path / 'c')

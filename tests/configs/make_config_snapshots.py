@@ -52,6 +52,7 @@ SAMPLE = (
     'mld/mld_coco_resnet34_to_resnet101.py',
     'mlld/mlld_cifar100_resnet32x4_to_shufflev2.py',
     'mse/mse_voc_swin_t_to_mobilenet_v2.py',
+    'multi_teacher/l2d_two_teachers_best_ap.py',
     'multidigits/mldecoder_teacher.py',
     'multidigits/resnet_student_single_positive.py',
     'multidigits/resnet_teacher_single_label.py',

@@ -13,7 +13,7 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import config_path, read_scalars, small_run_cfg
+from conftest import config_path, logged_losses, small_run_cfg
 from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
 
@@ -67,14 +67,6 @@ def _train(cfg):
     return runner
 
 
-def _logged_losses(work_dir):
-    return [
-        {k: v for k, v in line.items() if k.startswith('loss')}
-        for line in read_scalars(work_dir)
-        if 'loss' in line
-    ]
-
-
 @pytest.fixture(scope='module')
 def trained(tmp_path_factory, teacher_checkpoints):
     """``trained(method)``: the live, write and read runs of a method (made once per module)."""
@@ -117,11 +109,11 @@ def test_write_and_read_runs_equal_the_live_run_bit_for_bit(three_runs):
         assert state.keys() == live.keys()
         for key, value in live.items():
             assert torch.equal(state[key], value), f'{method} {name}: {key} differs'
-    losses = _logged_losses(runs['live'].work_dir)
+    losses = logged_losses(runs['live'].work_dir)
     assert len(losses) == 4 and all(losses)  # 2 steps x 2 epochs, each logged
     assert any(k != 'loss' and k != 'loss_cls' for k in losses[0]), losses[0]  # a KD term
     for name in ('write', 'read'):
-        assert _logged_losses(runs[name].work_dir) == losses, name
+        assert logged_losses(runs[name].work_dir) == losses, name
 
 
 def test_read_run_does_not_run_the_teacher(mld_runs, tmp_path, teacher_checkpoints):

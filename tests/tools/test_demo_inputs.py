@@ -23,7 +23,15 @@ def no_training(monkeypatch):
         (['--seeds', '0', '1', '0'], 'lists a seed twice'),
         (['--seeds', '0', '-1'], 'must be non-negative'),
         (['--stages', 'teacher', 'teacher'], 'lists a stage twice'),
-        (['--stages', 'teacher', 'Distill'], "invalid choice: 'Distill'"),
+        (['--stages', 'teacher', 'Distill'], "['Distill'] are not stages of MultiDigits"),
+        (
+            ['--benchmark', 'multi-teacher', '--stages', 'L2D-both'],
+            'distilled stages need a teacher: add the teacher-0to6 stage',
+        ),
+        (
+            ['--benchmark', 'multi-teacher', '--teacher-ckpt', 't.pth'],
+            '--teacher-ckpt gives one teacher, but MultiDigits, two teachers',
+        ),
         (['--resume', '--overwrite'], 'pick one'),
         (['--jobs', '0'], '--jobs must be at least 1'),
         (['--stages', 'KD'], 'distilled stages need a teacher'),

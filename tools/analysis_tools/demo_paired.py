@@ -1,11 +1,15 @@
-"""Paired comparison of the demo's distilled students with the plain student of the same seed.
+"""Paired comparison of a benchmark's students with a baseline student of the same seed.
 
     python tools/analysis_tools/demo_paired.py work_dirs/demo/results.json \
         --out docs/demo_comparison          # writes .md (table) and .png (error bars)
+    python tools/analysis_tools/demo_paired.py work_dirs/multi_teacher/results.json \
+        --baselines L2D-0to6 L2D-3to9 --stages L2D-both L2D-both-bestAP --out OUT
 
-For every distilled stage of ``results.json`` (``tools/demo.py``) and the seeds it shares with the
-plain ``student``: test mAP mean ± std, and the paired difference ``stage − student`` (same seed:
-same initial weights and batches) with its 95 % t-interval over the seeds,
+For every compared stage of ``results.json`` (``tools/demo.py``; default: every stage but the
+baselines and the teachers, ``teacher*``) and every baseline (default: the plain ``student``),
+over the seeds they share: test (``--split val``: val) mAP mean ± std, and the paired difference
+``stage − baseline``
+(same seed: same initial weights and batches) with its 95 % t-interval over the seeds,
 ``mean(d) ± t_{0.975, n−1} · std(d) / √n``. The interval needs at least two seeds.
 """
 
@@ -23,26 +27,45 @@ from mlkd.utils.tables import format_mean_std, mean_std, render_table
 METRIC = 'mAP'
 
 
-def paired_rows(results: dict[str, list[dict]], split: str = 'test') -> list[dict]:
-    """One row per distilled stage: its scores, the student's and the paired differences.
+def paired_rows(
+    results: dict[str, list[dict]],
+    split: str = 'test',
+    baseline: str = 'student',
+    stages: list[str] | None = None,
+) -> list[dict]:
+    """One row per compared stage: its scores and the paired differences with ``baseline``.
+
+    Args:
+        stages: the stages to compare (default: every stage but ``baseline`` and ``teacher*``).
 
     Returns:
-        list of ``{'stage', 'seeds', 'scores', 'mean', 'std', 'diff_mean', 'diff_low',
-        'diff_high'}`` (std and the interval are NaN with one seed).
+        list of ``{'stage', 'baseline', 'seeds', 'scores', 'mean', 'std', 'diff_mean',
+        'diff_low', 'diff_high'}`` (std and the interval are NaN with one seed).
 
     Raises:
-        ValueError: no plain ``student`` results, or a stage sharing no seed with it.
+        ValueError: no ``baseline`` results (or no plain student, the default baseline), an
+            unknown stage, or a stage sharing no seed with the baseline.
     """
-    if not results.get('student'):
-        raise ValueError('results.json holds no plain student: the pairs need it')
-    base = {run['seed']: run[split][METRIC] for run in results['student']}
+    if not results.get(baseline):
+        raise ValueError(
+            'results.json holds no plain student: the pairs need it'
+            if baseline == 'student'
+            else f'results.json holds no stage {baseline!r} (its stages: {list(results)})'
+        )
+    if stages is None:
+        stages = [s for s in results if s != baseline and not s.startswith('teacher')]
+    unknown = [stage for stage in stages if stage not in results]
+    if unknown:
+        raise ValueError(f'results.json holds no stages {unknown} (its stages: {list(results)})')
+    base = {run['seed']: run[split][METRIC] for run in results[baseline]}
     rows = []
-    for stage, runs in results.items():
-        if stage in ('teacher', 'student') or not runs:
+    for stage in stages:
+        runs = results[stage]
+        if not runs:
             continue
         scores = {run['seed']: run[split][METRIC] for run in runs if run['seed'] in base}
         if not scores:
-            raise ValueError(f'stage {stage!r} shares no seed with the plain student')
+            raise ValueError(f'stage {stage!r} shares no seed with {baseline!r}')
         seeds = sorted(scores)
         values = [scores[s] for s in seeds]
         paired = paired_differences(values, [base[s] for s in seeds])
@@ -50,6 +73,7 @@ def paired_rows(results: dict[str, list[dict]], split: str = 'test') -> list[dic
         rows.append(
             dict(
                 stage=stage,
+                baseline=baseline,
                 seeds=seeds,
                 scores=values,
                 mean=mean,
@@ -62,18 +86,22 @@ def paired_rows(results: dict[str, list[dict]], split: str = 'test') -> list[dic
     return rows
 
 
-def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
-    """The Markdown table: teacher and student, then each distilled stage with its paired
-    difference and interval."""
+def table(results: dict[str, list[dict]], rows: list[dict], split: str = 'test') -> str:
+    """The Markdown table of ``split``: the teachers and the baselines, then each compared stage
+    with its paired difference and interval (and its baseline, when there are several)."""
+    baselines = list(dict.fromkeys(row['baseline'] for row in rows))
+    several = len(baselines) > 1
+    shown = [name for name in results if name.startswith('teacher')] + baselines
     lines = [
         [
             name,
             ','.join(str(r['seed']) for r in results[name]),
-            format_mean_std([r['test'][METRIC] for r in results[name]]),
+            format_mean_std([r[split][METRIC] for r in results[name]]),
+            *([''] if several else []),
             '',
             '',
         ]
-        for name in ('teacher', 'student')
+        for name in dict.fromkeys(shown)
         if results.get(name)
     ]
     for row in rows:
@@ -87,6 +115,7 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
                 row['stage'],
                 ','.join(map(str, row['seeds'])),
                 format_mean_std(row['scores']),
+                *([row['baseline']] if several else []),
                 f'{row["diff_mean"]:+.2f}',
                 interval,
             ]
@@ -95,27 +124,33 @@ def table(results: dict[str, list[dict]], rows: list[dict]) -> str:
         [
             'model',
             'seeds',
-            'test mAP (mean ± std)',
-            'Δ vs student (paired)',
+            f'{split} mAP (mean ± std)',
+            *(['paired with'] if several else []),
+            'Δ (paired)' if several else f'Δ vs {baselines[0]} (paired)',
             '95 % t-interval of Δ',
         ],
         lines,
     )
 
 
-def plot(rows: list[dict], path: str, **policy) -> None:
+def plot(rows: list[dict], path: str, split: str = 'test', **policy) -> None:
     import matplotlib
 
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(1.5 + 0.9 * len(rows), 3.4))
+    baselines = list(dict.fromkeys(row['baseline'] for row in rows))
+    several = len(baselines) > 1
+    fig, ax = plt.subplots(figsize=(1.5 + (1.3 if several else 0.9) * len(rows), 3.4))
     for i, row in enumerate(rows):
         low = row['diff_mean'] - row['diff_low'] if not math.isnan(row['diff_low']) else 0.0
         ax.errorbar(i, row['diff_mean'], yerr=low, fmt='o', color='black', capsize=4)
     ax.axhline(0.0, color='grey', lw=0.8)
-    ax.set_xticks(range(len(rows)), [row['stage'] for row in rows])
-    ax.set_ylabel('test mAP − plain student (points)')
+    labels = [f'{row["stage"]}\n− {row["baseline"]}' if several else row['stage'] for row in rows]
+    ax.set_xticks(range(len(rows)), labels, fontsize=8 if several else None)
+    ax.set_ylabel(
+        f'{split} mAP difference (points)' if several else f'{split} mAP − {baselines[0]} (points)'
+    )
     ax.set_title('paired over seeds: mean and 95 % t-interval', fontsize=10)
     fig.tight_layout()
     save_figure(fig, path, dpi=120, **policy)
@@ -126,17 +161,42 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('results', help="tools/demo.py's results.json")
     parser.add_argument('--out', required=True, help='output prefix: writes OUT.md and OUT.png')
+    parser.add_argument(
+        '--baselines',
+        nargs='+',
+        default=['student'],
+        help='the stage(s) each compared stage is paired with (default: the plain student)',
+    )
+    parser.add_argument(
+        '--stages', nargs='+', help='the stages to compare (default: all but baselines, teachers)'
+    )
+    parser.add_argument(
+        '--split',
+        choices=('test', 'val'),
+        default='test',
+        help='the split compared (default: test)',
+    )
     add_overwrite_argument(parser)
     args = parser.parse_args(argv)
     policy = dict(overwrite=args.overwrite, inputs=[args.results])
     check_outputs([args.out + '.md', args.out + '.png'], **policy)
     with open(args.results, encoding='utf-8') as f:
         results = json.load(f)['results']
-    rows = paired_rows(results)
-    text = table(results, rows)
+    stages = args.stages
+    if stages is None:
+        stages = [s for s in results if s not in args.baselines and not s.startswith('teacher')]
+    try:
+        rows = [
+            row
+            for baseline in args.baselines
+            for row in paired_rows(results, args.split, baseline=baseline, stages=stages)
+        ]
+    except ValueError as error:
+        parser.error(str(error))
+    text = table(results, rows, args.split)
     print(text)
     write_text(args.out + '.md', text + '\n', **policy)
-    plot(rows, args.out + '.png', **policy)
+    plot(rows, args.out + '.png', args.split, **policy)
     return 0
 
 

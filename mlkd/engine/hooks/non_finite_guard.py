@@ -34,7 +34,8 @@ class NonFiniteGuardHook(Hook):
       ``weight_growth_factor`` times their norm at the start of the run stop it too
       (:class:`~mlkd.models.algorithms.DivergedTrainingError`), so that a step that exploded just
       before a checkpoint is not saved (nor rotates a good one away).
-    * **Teacher at start-up**: a distiller's teacher (``model.teacher``) with non-finite weights,
+    * **Teacher at start-up**: a distiller's teacher (``model.teacher``, or each of
+      ``model.teachers``) with non-finite weights,
       or non-finite outputs on a probe batch of zeros of ``probe_input_size``, fails before the
       first step.
 
@@ -130,14 +131,21 @@ class NonFiniteGuardHook(Hook):
             self._check_weights(runner, 'before saving a checkpoint', epoch_done=True)
 
     def _check_teacher(self, model) -> None:
-        teacher = getattr(model, 'teacher', None)
-        if not isinstance(teacher, torch.nn.Module):
-            return
-        source = getattr(model, 'teacher_ckpt', None)
+        teachers = {}
+        if isinstance(getattr(model, 'teacher', None), torch.nn.Module):
+            teachers['model.teacher_ckpt'] = (model.teacher, getattr(model, 'teacher_ckpt', None))
+        for name, teacher in getattr(model, 'teachers', {}).items():  # a multi-teacher distiller
+            ckpt = getattr(model, 'teacher_ckpts', {}).get(name)
+            teachers[f'model.teachers.{name}.ckpt'] = (teacher, ckpt)
+        for key, (teacher, source) in teachers.items():
+            self._check_one_teacher(teacher, f'{key}={source!r}', model)
+
+    @staticmethod
+    def _check_one_teacher(teacher: torch.nn.Module, source: str, model) -> None:
         bad = non_finite_keys(teacher.state_dict().items())
         if bad:
             raise NonFiniteTrainingError(
-                f'the teacher (model.teacher_ckpt={source!r}) has non-finite weights: '
+                f'the teacher ({source}) has non-finite weights: '
                 f'{show_keys(bad, 5)}; distilling from it would give NaN losses'
             )
         size = getattr(model, 'probe_input_size', (224, 224))
@@ -151,6 +159,6 @@ class NonFiniteGuardHook(Hook):
         bad = non_finite_keys((f'output {i}', t) for i, t in enumerate(outputs))
         if bad:
             raise NonFiniteTrainingError(
-                f'the teacher (model.teacher_ckpt={source!r}) gives non-finite outputs on a '
+                f'the teacher ({source}) gives non-finite outputs on a '
                 f'probe batch of zeros {tuple(size)}: {show_keys(bad, 5)}'
             )

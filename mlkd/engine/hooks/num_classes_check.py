@@ -13,10 +13,16 @@ def class_count_mismatches(model, num_dataset_classes: int) -> list[str]:
     """Module paths (``head``, ``student.head``, ...) whose ``num_classes`` differs.
 
     ``num_classes = 0`` marks a network without a classifier (timm's convention: the timm model
-    inside a ``TimmBackbone``), which predicts no classes to check."""
+    inside a ``TimmBackbone``), which predicts no classes to check. Networks under the paths a
+    model lists in ``networks_with_own_classes`` predict label sets of their own, which the model
+    maps onto the dataset's itself (a :class:`~mlkd.models.distillers.MultiTeacherDistiller`'s
+    teachers), and are skipped."""
     model = unwrap_model(model)
+    own = tuple(getattr(model, 'networks_with_own_classes', ()))
     wrong = []
     for path, module in model.named_modules():
+        if any(path == p or path.startswith(f'{p}.') for p in own):
+            continue
         count = getattr(module, 'num_classes', None)
         if isinstance(count, int) and count != 0 and count != num_dataset_classes:
             wrong.append(f'model.{path}.num_classes = {count}')
@@ -29,7 +35,8 @@ class NumClassesCheckHook(Hook):
 
     mmpretrain's ``ClassNumCheckHook`` does the same with ``assert`` (gone under ``python -O``) and
     a message that names neither the config key nor the dataloader; this one raises ``ValueError``
-    naming both.
+    naming both. A model that names its classes (``model.classes``, a multi-teacher distiller's,
+    which maps its teachers' classes onto them by name) must name the dataset's, in order.
     """
 
     priority = 'VERY_HIGH'
@@ -40,6 +47,13 @@ class NumClassesCheckHook(Hook):
         classes = (getattr(dataset, 'metainfo', None) or {}).get('classes')
         if not classes:
             return
+        named = getattr(unwrap_model(runner.model), 'classes', None)
+        if named is not None and tuple(map(str, named)) != tuple(map(str, classes)):
+            raise ValueError(
+                f'model.classes is {list(named)}, but {loader_key}.dataset '
+                f"({type(dataset).__name__}) has the classes {list(classes)}; the teachers' "
+                "classes are mapped onto model.classes by name, so list the dataset's, in order"
+            )
         wrong = class_count_mismatches(runner.model, len(classes))
         if wrong:
             raise ValueError(

@@ -24,12 +24,22 @@ class TeacherScoreHook(Hook):
     metric that reads ``teacher_score`` (``DistillFidelity``), and off again after it.
 
     A distiller then runs its teacher on each evaluated batch and puts the teacher's scores on
-    every data sample (:meth:`SingleTeacherDistiller.forward`); without such a metric the
+    every data sample (:meth:`~mlkd.models.distillers.base.Distiller.forward`); without such a metric the
     evaluation costs what it did (no teacher forward). A model that cannot score a teacher (a
-    plain classifier) is refused before the loop, naming the metric.
+    plain classifier, or a multi-teacher distiller without a teacher to compare with:
+    ``MultiTeacherDistiller.check_teacher_score``) is refused, naming the metric: before training
+    for the val evaluator, before the loop for the test one.
     """
 
     priority = 'NORMAL'
+
+    def before_train(self, runner) -> None:
+        # A val evaluator the model cannot serve fails now, not after the first epoch.
+        loop = getattr(runner, '_val_loop', None)
+        if loop is not None and not isinstance(loop, dict):
+            self._check(
+                unwrap_model(runner.model), needs_teacher_score(loop.evaluator), 'val_evaluator'
+            )
 
     def before_val(self, runner) -> None:
         self._switch(runner, runner.val_loop.evaluator, 'val_evaluator')
@@ -43,17 +53,27 @@ class TeacherScoreHook(Hook):
     def after_test(self, runner) -> None:
         self._switch(runner, None, 'test_evaluator')
 
-    @staticmethod
-    def _switch(runner, evaluator, key: str) -> None:
+    @classmethod
+    def _switch(cls, runner, evaluator, key: str) -> None:
         model = unwrap_model(runner.model)
         names = needs_teacher_score(evaluator) if evaluator is not None else []
-        if not hasattr(model, 'eval_teacher_score'):
-            if names:
-                raise TypeError(
-                    f"{key} holds {names}, which read the teacher's scores, but the model "
-                    f'({type(model).__name__}) has no teacher: evaluate a distillation config, or '
-                    'a plain student with tools/test.py CONFIG CKPT --teacher TEACHER_CONFIG '
-                    'TEACHER_CKPT'
-                )
+        cls._check(model, names, key)
+        if hasattr(model, 'eval_teacher_score'):
+            model.eval_teacher_score = bool(names)
+
+    @staticmethod
+    def _check(model, names: list[str], key: str) -> None:
+        """Refuse metrics ``names`` of evaluator ``key`` reading teacher scores the model
+        cannot give."""
+        if not names:
             return
-        model.eval_teacher_score = bool(names)
+        if not hasattr(model, 'eval_teacher_score'):
+            raise TypeError(
+                f"{key} holds {names}, which read the teacher's scores, but the model "
+                f'({type(model).__name__}) has no teacher: evaluate a distillation config, or '
+                'a plain student with tools/test.py CONFIG CKPT --teacher TEACHER_CONFIG '
+                'TEACHER_CKPT'
+            )
+        check = getattr(model, 'check_teacher_score', None)
+        if check is not None:
+            check(names, key)

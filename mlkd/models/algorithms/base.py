@@ -19,7 +19,7 @@ some connector or loss reads are recorded during training.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -64,6 +64,79 @@ def tap_paths(net: nn.Module, extra: Mapping[str, str] | None, owner: str) -> di
         resolve_module(net, path.rsplit('@', 1)[0] if '@' in path else path, owner)
         paths[name] = path
     return paths
+
+
+@torch.no_grad()
+def probe_network(
+    net: nn.Module, paths: Mapping[str, str], owner: str, prefix: str, input_size: Sequence[int]
+) -> dict[str, Any]:
+    """The taps ``paths`` of ``net`` (named ``<prefix><tap>``) on one zero batch of two images of
+    ``input_size`` ``(H, W)``, in eval mode under ``no_grad`` (the network's mode restored)."""
+    was_training = net.training
+    net.eval()
+    with Taps(net, dict(paths), owner, prefix) as taps:
+        net(torch.zeros(2, 3, *input_size), mode='tensor')
+    net.train(was_training)
+    return taps.values()
+
+
+def build_routers(
+    supplied: set[str],
+    connectors: Mapping[str, dict] | None,
+    losses: Mapping[str, dict] | None,
+    probe: Callable[[], dict[str, Any]],
+    facts: Mapping[str, Any],
+    network_taps: Mapping[str, Sequence[str]],
+    reserved: Sequence[str] = (TASK_LOSS_KEY,),
+    loss_prefix: str = 'loss_',
+    owner: str = '',
+) -> tuple[ConnectorRouter, LossRouter]:
+    """The connectors and losses of one set of named tensors (see the module doc).
+
+    Args:
+        supplied: every name the algorithm supplies before the connectors run.
+        connectors: connector name -> config (:class:`ConnectorRouter`).
+        losses: loss name -> config (:class:`LossRouter`).
+        probe: returns the supplied tensors of one eval-mode forward on a zero batch (called only
+            when a module asks for sizes; the caller caches it).
+        facts: constructor facts injected into losses that accept them (``num_classes``...);
+            the probed ``shapes`` / ``channels`` (by full name) and, per prefix ``p`` of
+            ``network_taps``, ``<p>shapes`` / ``<p>channels`` (by tap name) are added when a loss
+            asks.
+        network_taps: network name prefix (``'s_'``) -> the names of its taps.
+        reserved: log keys already taken (the task loss's).
+        loss_prefix: log-key prefix of the losses' results.
+        owner: config key that holds ``connectors`` and ``losses`` (``'teachers.a.'``), for
+            error messages.
+    """
+    connector_router = ConnectorRouter(connectors, supplied, probe, owner=f'{owner}connectors')
+    supplied = set(supplied) | set(connector_router)
+
+    def all_facts(wanted: list[str]) -> dict[str, Any]:
+        if set(wanted) <= set(facts):  # no size wanted: no probe
+            return dict(facts)
+        values = connector_router._probe_values(probe)
+        shapes = {k: _shape(v) for k, v in values.items()}
+        out = dict(facts, shapes=shapes, channels={k: _channels(s) for k, s in shapes.items()})
+        for prefix, taps in network_taps.items():
+            own = {
+                k[len(prefix) :]: s
+                for k, s in shapes.items()
+                if k.startswith(prefix) and k[len(prefix) :] in taps
+            }
+            out[f'{prefix}shapes'] = own
+            out[f'{prefix}channels'] = {k: _channels(s) for k, s in own.items()}
+        return out
+
+    loss_router = LossRouter(
+        losses,
+        supplied,
+        all_facts,
+        prefix=loss_prefix,
+        reserved=reserved,
+        owner=f'{owner}distill_losses' if owner else 'losses',
+    )
+    return connector_router, loss_router
 
 
 class RoutedAlgorithm(BaseModel):
@@ -150,29 +223,18 @@ class RoutedAlgorithm(BaseModel):
             | {f'{view}{name}' for view in self._view_prefixes for name in tap_names}
         )
         self._probe_cache: dict[str, Any] | None = None
-        self.connectors = ConnectorRouter(connectors, supplied, self._probe)
-        supplied |= set(self.connectors)
-
-        def all_facts(wanted: list[str]) -> dict[str, Any]:
-            if set(wanted) <= set(facts):  # no size wanted: no probe
-                return dict(facts)
-            values = self.connectors._probe_values(self._probe)
-            shapes = {k: _shape(v) for k, v in values.items()}
-            out = dict(facts, shapes=shapes, channels={k: _channels(s) for k, s in shapes.items()})
-            for prefix in nets:
-                if prefix:
-                    own = {
-                        k[len(prefix) :]: s
-                        for k, s in shapes.items()
-                        if k.startswith(prefix) and k[len(prefix) :] in self._tap_paths[prefix]
-                    }
-                    out[f'{prefix}shapes'] = own
-                    out[f'{prefix}channels'] = {k: _channels(s) for k, s in own.items()}
-            return out
-
-        setattr(self, self.losses_attr, LossRouter(losses, supplied, all_facts, reserved=reserved))
+        self.connectors, losses_router = build_routers(
+            supplied,
+            connectors,
+            losses,
+            self._probe,
+            facts,
+            {prefix: list(paths) for prefix, paths in self._tap_paths.items() if prefix},
+            reserved=reserved,
+        )
+        setattr(self, self.losses_attr, losses_router)
         self._probe_cache = None  # one-off; do not keep tensors alive
-        consumed = (self.loss_router.consumed | self.connectors.consumed) - set(self.connectors)
+        consumed = self.consumed_names() - set(self.connectors)
         self._recorded = {
             ('', prefix): {
                 'logits': paths['logits'],
@@ -194,12 +256,11 @@ class RoutedAlgorithm(BaseModel):
         if self._probe_cache is None:
             values = {}
             for prefix, (net, owner) in self.networks().items():
-                was_training = net.training
-                net.eval()
-                with Taps(net, self._tap_paths[prefix], owner, prefix) as taps:
-                    net(torch.zeros(2, 3, *self.probe_input_size), mode='tensor')
-                net.train(was_training)
-                values.update(taps.values())
+                values.update(
+                    probe_network(
+                        net, self._tap_paths[prefix], owner, prefix, self.probe_input_size
+                    )
+                )
             # Further views go through the same network: their tensors have the same sizes.
             values.update(
                 {
@@ -215,6 +276,10 @@ class RoutedAlgorithm(BaseModel):
     def loss_router(self) -> LossRouter:
         return getattr(self, self.losses_attr)
 
+    def consumed_names(self) -> set[str]:
+        """Every named tensor some connector or loss reads (what a training step must supply)."""
+        return self.loss_router.consumed | self.connectors.consumed
+
     # ----------------------------------------------------------------- training step
     def record(self, prefix: str, view: str = '') -> Taps:
         """Context manager recording the taps of network ``prefix`` that somebody consumes (for
@@ -226,7 +291,7 @@ class RoutedAlgorithm(BaseModel):
         self, data_samples: Sequence, num_classes: int, device: torch.device
     ) -> dict[str, Any]:
         """``gt``, ``gt_full``, ``sample_idx`` and ``data_samples`` of a batch (built if read)."""
-        consumed = self.loss_router.consumed | self.connectors.consumed
+        consumed = self.consumed_names()
         names: dict[str, Any] = {'data_samples': data_samples}
         if consumed & {'gt', 'gt_full'}:
             names['gt'] = batch_targets(data_samples, num_classes).to(device)

@@ -82,7 +82,7 @@ class ClassifierWithLosses(RoutedAlgorithm):
             extra_names=('class_maps',),
             view_prefixes=[f'{view}_' for view in extra_views],
         )
-        if 'class_maps' in self.loss_router.consumed | self.connectors.consumed:
+        if 'class_maps' in self.consumed_names():
             self._class_map_layer()  # fails at build time if the network has no such layer
             self._recorded[('', '')]['feats'] = self._tap_paths['']['feats']
 
@@ -155,9 +155,7 @@ class ClassifierWithLosses(RoutedAlgorithm):
         available.update(
             self.batch_names(data_samples, self.num_classes, available['logits'].device)
         )
-        if 'feats' in available and 'class_maps' in (
-            self.loss_router.consumed | self.connectors.consumed
-        ):
+        if 'feats' in available and 'class_maps' in self.consumed_names():
             available['class_maps'] = self.class_maps(available['feats'])
         return self.route(available, task_loss_keys(task, self.task_loss_weight))
 

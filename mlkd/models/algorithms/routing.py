@@ -172,6 +172,7 @@ class ConnectorRouter(nn.ModuleDict):
             networks (called only if a connector needs sizes). Each connector's output on the
             probed tensors is added to that dictionary, so later connectors and losses can be
             sized from it.
+        owner: the config key of ``cfgs`` in error messages.
     """
 
     def __init__(
@@ -179,12 +180,14 @@ class ConnectorRouter(nn.ModuleDict):
         cfgs: Mapping[str, dict] | None,
         supplied: Iterable[str],
         probe: Callable[[], dict[str, Any]],
+        owner: str = 'connectors',
     ) -> None:
         super().__init__()
         supplied = set(supplied)
         self.sources: dict[str, str | list[str]] = {}
+        group = owner
         for name, cfg in (cfgs or {}).items():
-            owner = f'connectors.{name}'
+            owner = f'{group}.{name}'
             cfg = dict(cfg)
             if name in supplied:
                 raise ValueError(
@@ -276,6 +279,7 @@ class LossRouter(nn.ModuleDict):
         prefix: log-key prefix of this group's results (``'loss_'``); MMEngine back-propagates
             every key containing ``loss``.
         reserved: log keys already taken (the task loss's), refused at build time.
+        owner: the config key of ``cfgs`` in error messages.
     """
 
     def __init__(
@@ -285,6 +289,7 @@ class LossRouter(nn.ModuleDict):
         facts: Callable[[list[str]], dict[str, Any]],
         prefix: str = 'loss_',
         reserved: Iterable[str] = (),
+        owner: str = 'losses',
     ) -> None:
         super().__init__()
         supplied = set(supplied)
@@ -292,8 +297,9 @@ class LossRouter(nn.ModuleDict):
         self.bindings: dict[str, ArgumentBinding] = {}
         self.gathers: dict[str, bool] = {}
         taken: dict[str, str] = {key: 'the task loss' for key in reserved}
+        group = owner
         for name, cfg in (cfgs or {}).items():
-            owner = f'losses.{name}'
+            owner = f'{group}.{name}'
             cfg = dict(cfg)
             inputs, gather = cfg.pop('inputs', None), cfg.pop('gather', None)
             cls = registered_class(cfg, owner)

@@ -7,17 +7,16 @@ from typing import Any
 
 import torch
 
-from mlkd.models.algorithms.base import RoutedAlgorithm, task_loss_keys
-from mlkd.models.builder import build_network
-from mlkd.models.weights import load_network_checkpoint
+from mlkd.models.algorithms.base import task_loss_keys
 from mlkd.registry import MODELS
 from mlkd.teacher_cache import TeacherOutputCache
 
+from .base import Distiller, build_frozen_teacher
 from .teacher_source import TeacherSource, build_teacher_source
 
 
 @MODELS.register_module()
-class SingleTeacherDistiller(RoutedAlgorithm):
+class SingleTeacherDistiller(Distiller):
     """Distil a student from a frozen teacher with any number of named losses.
 
     The teacher is built from its config, loaded strictly from ``teacher_ckpt``, frozen
@@ -69,8 +68,6 @@ class SingleTeacherDistiller(RoutedAlgorithm):
             optimizer wrapper.
     """
 
-    losses_attr = 'distill_losses'
-
     def __init__(
         self,
         student: dict | str,
@@ -89,33 +86,18 @@ class SingleTeacherDistiller(RoutedAlgorithm):
         init_cfg: dict | None = None,
         loss_guard: Mapping | None = None,
     ) -> None:
-        super().__init__(data_preprocessor, probe_input_size, init_cfg, loss_guard)
         cache = TeacherOutputCache.from_config(teacher_cache)  # a bad config fails before building
-        self.student = build_network(student, 'student')
-        # Building the teacher must not consume the random stream: the student (and anything
-        # built later, e.g. by init_weights) then starts exactly as in a plain student run.
-        with torch.random.fork_rng(devices=[]):
-            self.teacher = build_network(teacher, 'teacher')
+        super().__init__(
+            student,
+            task_loss_weight,
+            views,
+            probe_input_size,
+            data_preprocessor,
+            init_cfg,
+            loss_guard,
+        )
+        self.teacher = build_frozen_teacher(teacher, teacher_ckpt, allow_random_teacher)
         self.teacher_ckpt = teacher_ckpt
-        if teacher_ckpt is not None:
-            load_network_checkpoint(self.teacher, teacher_ckpt, 'teacher')
-        elif not allow_random_teacher:
-            raise ValueError(
-                'model.teacher_ckpt is None: the teacher would stay random and the '
-                'student would learn noise. Set model.teacher_ckpt to the '
-                "teacher's checkpoint or work dir (or, in a test of the plumbing "
-                'only, model.allow_random_teacher=True)'
-            )
-        # Runner.init_weights() would otherwise re-initialise the loaded teacher.
-        self.teacher._is_init = True
-        self.teacher.requires_grad_(False)
-        self.teacher.eval()
-        self.task_loss_weight = float(task_loss_weight)
-        # Set by TeacherScoreHook while an evaluator reads `teacher_score` (DistillFidelity).
-        self.eval_teacher_score = False
-        if views is not None and set(views) != {'teacher', 'student'}:
-            raise ValueError(f'views must be None or dict(teacher=i, student=j), got {views!r}')
-        self.views = views
         self.num_classes = self._num_classes()
         self.build_routing(
             {'s_': student_taps or {}, 't_': teacher_taps or {}},
@@ -139,6 +121,9 @@ class SingleTeacherDistiller(RoutedAlgorithm):
     def networks(self) -> dict:
         return {'s_': (self.student, 'student'), 't_': (self.teacher, 'teacher')}
 
+    def frozen_networks(self) -> list[torch.nn.Module]:
+        return [self.teacher]
+
     def _num_classes(self) -> int:
         counts = {
             getattr(getattr(net, 'head', None), 'num_classes', None)
@@ -151,36 +136,6 @@ class SingleTeacherDistiller(RoutedAlgorithm):
                 f'classes, got {sorted(counts)}'
             )
         return counts.pop()
-
-    # ----------------------------------------------------------------- modes
-    def train(self, mode: bool = True) -> SingleTeacherDistiller:
-        super().train(mode)
-        self.teacher.eval()
-        return self
-
-    def _view(self, inputs: torch.Tensor | Sequence[torch.Tensor], role: str) -> torch.Tensor:
-        if self.views is None:
-            if not isinstance(inputs, torch.Tensor):
-                raise TypeError(
-                    'the batch holds several views; set views=dict(teacher=i, '
-                    'student=j) on the distiller'
-                )
-            return inputs
-        if isinstance(inputs, torch.Tensor):
-            return inputs  # single-view evaluation batches feed both nets
-        return inputs[self.views[role]]
-
-    def forward(self, inputs, data_samples=None, mode: str = 'tensor'):
-        if mode == 'loss':
-            return self.loss(inputs, data_samples)
-        if mode == 'predict':
-            predictions = self.student(self._view(inputs, 'student'), data_samples, mode='predict')
-            if self.eval_teacher_score:
-                self._put_teacher_scores(inputs, predictions)
-            return predictions
-        if mode == 'tensor':
-            return self.student(self._view(inputs, 'student'), mode='tensor')
-        raise RuntimeError(f'invalid mode {mode!r}; expected loss, predict or tensor')
 
     @torch.no_grad()
     def teacher_predict(self, inputs, data_samples=None) -> list:

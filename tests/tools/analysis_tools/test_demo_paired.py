@@ -52,3 +52,18 @@ def test_writes_table_and_png(tmp_path, monkeypatch, capsys):
     assert open(out + '.png', 'rb').read(8) == b'\x89PNG\r\n\x1a\n'
     with pytest.raises(OutputExistsError, match='--overwrite'):  # no silent overwrite
         main()
+
+
+def test_val_split_and_several_baselines(tmp_path, monkeypatch):
+    path = tmp_path / 'results.json'
+    both = [dict(seed=s, test={'mAP': 90.0}, val={'mAP': v}) for s, v in ((0, 83.0), (1, 84.0))]
+    one = [dict(seed=s, test={'mAP': 50.0}, val={'mAP': v}) for s, v in ((0, 80.0), (1, 83.0))]
+    two = [dict(seed=s, test={'mAP': 50.0}, val={'mAP': v}) for s, v in ((0, 82.0), (1, 82.0))]
+    path.write_text(json.dumps(dict(results=dict(one=one, two=two, both=both))))
+    out = str(tmp_path / 'cmp')
+    argv = [str(path), '--out', out, '--split', 'val', '--baselines', 'one', 'two']
+    assert main(argv + ['--stages', 'both']) == 0
+    text = open(out + '.md').read()
+    assert '| val mAP (mean ± std) | paired with |' in text
+    assert '| both | 0,1 | 83.50 ± 0.71 | one | +2.00 |' in text  # val: 3 and 1
+    assert '| both | 0,1 | 83.50 ± 0.71 | two | +1.50 |' in text  # val: 1 and 2
