@@ -149,6 +149,12 @@ def test_distiller_trains_under_two_process_cpu_ddp_with_fp16(tmp_path):
         """
         train_cfg = dict(max_epochs=1, val_interval=1)
         find_unused_parameters = False
+        # batches of 4 per process: float16 convolutions are slow on a CPU
+        train_dataloader = dict(batch_size=4, num_workers=0, persistent_workers=False,
+                                dataset=dict(num_samples=16))
+        val_dataloader = dict(num_workers=0, persistent_workers=False,
+                              dataset=dict(num_samples=16))
+        test_dataloader = val_dataloader
     """,
     )
     env = dict(os.environ, OMP_NUM_THREADS='1', PORT=str(30500 + os.getpid() % 1000))

@@ -69,15 +69,17 @@ class _PoisonHook(Hook):
             running_var.fill_(float('inf'))
 
 
-def _poisoned_run(tmp_path, what: str, at_iter: int, epochs: int = 3, **optim):
+def _poisoned_run(
+    tmp_path, what: str, at_iter: int, epochs: int = 3, batch_size: int = 16, **optim
+):
     """A MultiDigits classifier run of 2 iterations per epoch, keeping one checkpoint."""
     cfg = small_run_cfg(
         CLASSIFIER,
         str(tmp_path / 'work'),
         epochs=epochs,
-        train_samples=32,
+        train_samples=2 * batch_size,
         val_samples=16,
-        batch_size=16,
+        batch_size=batch_size,
     )
     cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=1, max_keep_ckpts=1)
     cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
@@ -130,6 +132,7 @@ def test_fp16_overflow_steps_are_skipped_not_fatal(tmp_path):
         'gradient_once',
         at_iter=0,
         epochs=1,
+        batch_size=2,  # float16 convolutions are slow on CPU; the batch size changes nothing here
         type='MixedPrecisionOptimWrapper',
         dtype='float16',
     )

@@ -78,9 +78,10 @@ def runs(tmp_path_factory, student_run):
     session's shared student run), a float16-AMP distiller with student EMA trained one epoch,
     then resumed to two by tools/train.py, its exported student, plain state dicts.
 
-    Each training is one iteration per epoch (32 samples): that already writes every piece of
-    state these checks read (weights, Adam moments, the AMP loss scaler, the EMA copy, the
-    message hub, RNG states), and the payload checks only need some real checkpoint file.
+    Each training is one iteration per epoch (32 samples, the float16 distiller 8): that already
+    writes every piece of state these checks read (weights, Adam moments, the AMP loss scaler,
+    the EMA copy, the message hub, RNG states), and the payload checks only need some real
+    checkpoint file.
     """
     root = str(tmp_path_factory.mktemp('runs'))
     build_runner(
@@ -95,8 +96,11 @@ def runs(tmp_path_factory, student_run):
             THREE_D,
             osp.join(root, 'distiller'),
             epochs=1,
-            train_samples=32,
-            val_samples=16,
+            # one batch of 8: float16 convolutions are slow on a CPU, and the state the checks
+            # read is the same whatever the batch
+            train_samples=8,
+            val_samples=8,
+            batch_size=8,
             schedule_epochs=2,
         )
         cfg.model.teacher_ckpt = teacher
@@ -119,8 +123,9 @@ def runs(tmp_path_factory, student_run):
         '--cfg-options',
         *SMALL_TOOL_RUN,
         'train_cfg.max_epochs=2',
-        'train_dataloader.dataset.num_samples=32',
-        'val_dataloader.dataset.num_samples=16',
+        'train_dataloader.dataset.num_samples=8',
+        'train_dataloader.batch_size=8',
+        'val_dataloader.dataset.num_samples=8',
         'optim_wrapper.dtype=float16',
         f'model.teacher_ckpt={teacher}',
         env={'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'},
