@@ -13,7 +13,8 @@ The server's state is never touched by tests: it only forks.
 
 Where that could differ from a fresh interpreter, a run is not served:
 - a request whose environment differs from the server's (beyond ``PYTHONPATH``, which is the
-  same checkout) runs in a fresh interpreter, since import-time settings may read it;
+  same checkout, and the variables of ``CALL_TIME_VARIABLES``, which are read at each call and
+  never at import) runs in a fresh interpreter, since import-time settings may read it;
 - ``MLKD_TEST_FRESH_TOOLS=1`` runs every tool in a fresh interpreter (the slow, literal mode);
 - ``tests/tools/test_tool_server.py`` runs a training and a test tool both ways and compares
   the checkpoints bit for bit and the printed tables.
@@ -108,7 +109,10 @@ class ToolServer:
         return line.decode()
 
     def serves(self, env: dict) -> bool:
-        return self.process.poll() is None and env == self.env
+        def at_import(variables: dict) -> dict:
+            return {k: v for k, v in variables.items() if k not in CALL_TIME_VARIABLES}
+
+        return self.process.poll() is None and at_import(env) == at_import(self.env)
 
     def run(
         self, args: list[str], cwd: str, env: dict, timeout: float
@@ -168,6 +172,10 @@ PER_TEST_VARIABLES = ('PYTEST_CURRENT_TEST',)
 #: in-process). A user's shell does not have them, so neither does a tool run, unless the test
 #: session itself started with them (then they are the user's and are kept).
 IN_PROCESS_VARIABLES = ('LOCAL_RANK',)
+#: Variables read only when a function runs, never at import, so a forked child that sets them
+#: (it takes the request's environment) behaves as a fresh interpreter started with them:
+#: ``torch.load`` reads TORCH_FORCE_WEIGHTS_ONLY_LOAD at every call.
+CALL_TIME_VARIABLES = ('TORCH_FORCE_WEIGHTS_ONLY_LOAD',)
 _STARTING_ENV = dict(os.environ)  # this module is imported by conftest, before any test runs
 
 

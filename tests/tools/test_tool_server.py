@@ -123,3 +123,15 @@ def test_tool_runs_of_later_tests_are_served(turn, monkeypatch):
                 set(tool_server.server_env(REPO).items()) ^ set(tool_server._server.env.items())
             ),
         )
+
+
+def test_a_call_time_variable_is_served_and_seen(tmp_path):
+    """A run that adds a variable of ``CALL_TIME_VARIABLES`` (the checkpoint-safety runs force
+    weights-only loading) is served, sees the variable, and leaves the server without it."""
+    script = tmp_path / 'show.py'
+    script.write_text("import os\nprint(os.environ.get('TORCH_FORCE_WEIGHTS_ONLY_LOAD'))\n")
+    forced = run_tool(str(script), env={'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'})
+    plain = run_tool(str(script))
+    assert (forced.stdout, plain.stdout) == ('1\n', 'None\n'), (forced.stderr, plain.stderr)
+    if os.environ.get('MLKD_TEST_FRESH_TOOLS') != '1':
+        assert forced.served and plain.served
