@@ -8,16 +8,17 @@ import sys
 import uuid
 
 import pytest
-import tool_server  # noqa: F401  (records the environment the session started with)
+
+# Keep the 2-core CI machine responsive: tests, and the tools they run, are single-threaded
+# (pytest-xdist runs one test process per core). Set before tool_server records the environment
+# tools run with.
+os.environ.setdefault('OMP_NUM_THREADS', '1')
+
+import tool_server  # noqa: E402  (records the environment the session started with)
+import torch  # noqa: E402
 
 #: The checkout under test (pytest.ini's ``pythonpath`` puts it first on ``sys.path``).
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
-
-# Keep the 2-core CI machine responsive: tests, and the tools they run, are single-threaded
-# (pytest-xdist runs one test process per core).
-os.environ.setdefault('OMP_NUM_THREADS', '1')
-
-import torch  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 
@@ -659,9 +660,6 @@ def tmp_work_dir(tmp_path):
     path = tmp_path / 'work'
     path.mkdir()
     return str(path)
-
-
-os.environ.setdefault('OMP_NUM_THREADS', '1')
 
 
 def register_test_losses():

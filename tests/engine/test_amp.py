@@ -180,9 +180,10 @@ HOOKS.register_module(module=_DtypeProbeHook, force=True)
 
 
 def _amp_distill_cfg(work_dir, teacher_ckpt, epochs):
-    # 4 iterations an epoch; batches of 8, since float16 convolutions are slow on a CPU
+    # 4 iterations an epoch; batches of 4, since float16 convolutions are slow on a CPU (what
+    # the tests read, dtypes, loss scaling and resume, does not depend on the batch)
     cfg = small_run_cfg(
-        THREE_D, work_dir, epochs=epochs, train_samples=32, batch_size=8, val_samples=16
+        THREE_D, work_dir, epochs=epochs, train_samples=16, batch_size=4, val_samples=8
     )
     cfg.model.teacher_ckpt = teacher_ckpt
     # A small initial scale and fast growth so that a few steps overflow and are skipped and a

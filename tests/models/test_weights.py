@@ -1,8 +1,11 @@
-"""network_state: the one classifier inside the state dicts mlkd writes."""
+"""network_state: the one classifier inside the state dicts mlkd writes; non_finite_keys: the
+tensors that hold a NaN or an inf."""
+
+import math
 
 import torch
 
-from mlkd.models.weights import network_state
+from mlkd.models.weights import network_state, non_finite_keys
 
 
 def test_network_state_unwraps_each_layout():
@@ -22,3 +25,32 @@ def test_network_state_unwraps_each_layout():
         'loss_router.losses.intra.cache': torch.zeros(4, 2),
     }
     assert dict(network_state(with_losses)) == weights
+
+
+def test_non_finite_keys_names_exactly_the_tensors_with_a_nan_or_an_inf():
+    """Checked against an element-wise loop, including finite tensors whose sum overflows (the
+    fast path's sum is not finite there, and they must not be named)."""
+    big = torch.finfo(torch.float32).max
+    named = {
+        'ok': torch.randn(3, 4),
+        'nan': torch.tensor([1.0, float('nan')]),
+        'inf': torch.tensor([float('inf'), 2.0]),
+        'minus_inf': torch.tensor([[-float('inf')]]),
+        'inf_and_minus_inf': torch.tensor([float('inf'), -float('inf')]),  # sums to NaN
+        'overflowing_sum': torch.full((4,), big),  # finite, sum inf
+        'half_overflowing_sum': torch.full((4,), 60000.0, dtype=torch.float16),  # finite
+        'half_inf': torch.tensor([float('inf')], dtype=torch.float16),
+        'double': torch.tensor([1e300, 1e300], dtype=torch.float64),  # finite, float32 would not be
+        'integer': torch.tensor([1, 2]),  # not floating point: never named
+    }
+    expected = [
+        k
+        for k, v in named.items()
+        if v.is_floating_point() and not all(math.isfinite(x) for x in v.flatten().tolist())
+    ]
+    assert expected == ['nan', 'inf', 'minus_inf', 'inf_and_minus_inf', 'half_inf']
+    assert non_finite_keys(named) == expected
+    assert non_finite_keys(list(named.items())) == expected
+    finite = {k: named[k] for k in ('ok', 'overflowing_sum', 'half_overflowing_sum', 'double')}
+    assert non_finite_keys(finite) == []
+    assert non_finite_keys({}) == []

@@ -110,10 +110,14 @@ def test_tool_runs_of_later_tests_are_served(turn, monkeypatch):
     variables torch and sklearn add in-process) made every run after the first test's differ from
     the server's environment, so each went to a fresh interpreter, and the comparison above
     passed trivially. Runs in two tests (two values of that variable), both must be served; the
-    second after ``LOCAL_RANK`` was set in this process, as calling tools/train.py's ``main``
-    in-process does (a user's shell has no such variable)."""
-    if turn == 'second' and 'LOCAL_RANK' not in tool_server._STARTING_ENV:
-        monkeypatch.setenv('LOCAL_RANK', '0')
+    second after variables were set in this process, as calling tools/train.py's ``main``
+    in-process sets ``LOCAL_RANK`` (a user's shell has no such variable), and as any in-process
+    code may set another (three tool runs of the suite went to fresh interpreters that way,
+    unnoticed)."""
+    if turn == 'second':
+        for name in ('LOCAL_RANK', 'MLKD_TEST_SET_IN_PROCESS'):
+            if name not in tool_server._STARTING_ENV:
+                monkeypatch.setenv(name, '0')
     out = run_tool('tools/misc/print_config.py', STUDENT_RUN_CONFIG)
     assert out.returncode == 0, out.stderr[-2000:]
     if os.environ.get('MLKD_TEST_FRESH_TOOLS') != '1':
@@ -123,3 +127,15 @@ def test_tool_runs_of_later_tests_are_served(turn, monkeypatch):
                 set(tool_server.server_env(REPO).items()) ^ set(tool_server._server.env.items())
             ),
         )
+
+
+def test_a_call_time_variable_is_served_and_seen(tmp_path):
+    """A run that adds a variable of ``CALL_TIME_VARIABLES`` (the checkpoint-safety runs force
+    weights-only loading) is served, sees the variable, and leaves the server without it."""
+    script = tmp_path / 'show.py'
+    script.write_text("import os\nprint(os.environ.get('TORCH_FORCE_WEIGHTS_ONLY_LOAD'))\n")
+    forced = run_tool(str(script), env={'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'})
+    plain = run_tool(str(script))
+    assert (forced.stdout, plain.stdout) == ('1\n', 'None\n'), (forced.stderr, plain.stderr)
+    if os.environ.get('MLKD_TEST_FRESH_TOOLS') != '1':
+        assert forced.served and plain.served

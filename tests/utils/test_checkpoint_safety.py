@@ -33,7 +33,6 @@ from mlkd.utils.checkpoint import (
     trust_checkpoint,
 )
 
-TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 STUDENT = config_path('multidigits', 'resnet_student.py')
 THREE_D = config_path('3d', '3d_multidigits.py')
 FULL_UNPICKLE_WARNING = 'unpickling it in full'
@@ -73,23 +72,18 @@ def _with_extra(source: str, target: str, **extra) -> str:
 
 
 @pytest.fixture(scope='module')
-def runs(tmp_path_factory, student_run):
-    """Real checkpoints written by the Runner: two classifiers (a teacher trained here, and the
-    session's shared student run), a float16-AMP distiller with student EMA trained one epoch,
-    then resumed to two by tools/train.py, its exported student, plain state dicts.
+def runs(tmp_path_factory, student_run, multidigits_teacher_ckpt):
+    """Real checkpoints written by the Runner: two classifiers (the session's shared ML-Decoder
+    teacher and student runs), a float16-AMP distiller with student EMA trained one epoch, then
+    resumed to two by tools/train.py, its exported student, plain state dicts.
 
-    Each training is one iteration per epoch (32 samples, the float16 distiller 8): that already
+    Each training is one iteration per epoch (the float16 distiller's batch is 8): that already
     writes every piece of state these checks read (weights, Adam moments, the AMP loss scaler,
     the EMA copy, the message hub, RNG states), and the payload checks only need some real
     checkpoint file.
     """
     root = str(tmp_path_factory.mktemp('runs'))
-    build_runner(
-        small_run_cfg(
-            TEACHER, osp.join(root, 'teacher'), epochs=1, train_samples=32, val_samples=16
-        )
-    ).train()
-    teacher = osp.join(root, 'teacher', 'epoch_1.pth')
+    teacher = multidigits_teacher_ckpt  # configs/multidigits/mldecoder_teacher.py; read only
 
     def distiller_cfg():
         cfg = small_run_cfg(
