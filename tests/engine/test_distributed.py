@@ -18,6 +18,8 @@ import pytest
 import torch
 from conftest import REPO, config_path, free_port, run_tool, write_tiny_distiller_config
 
+from mlkd.utils.checkpoint import load_local_checkpoint
+
 TOLERANCE = 0.5  # mAP / F1 points
 
 
@@ -87,8 +89,8 @@ def _dist_train(config: str, *args: str) -> str:
 
 
 def _weights(work_dir: str, epoch: int) -> dict[str, torch.Tensor]:
-    path = osp.join(work_dir, f'epoch_{epoch}.pth')
-    return torch.load(path, map_location='cpu', weights_only=False)['state_dict']
+    checkpoint = load_local_checkpoint(osp.join(work_dir, f'epoch_{epoch}.pth'), map_location='cpu')
+    return checkpoint['state_dict']
 
 
 def test_two_processes_equal_one_and_their_teacher_cache_trains_one_exactly(tmp_path):
