@@ -35,6 +35,24 @@ import torch.utils.data._utils as _loader_utils  # noqa: E402
 
 _loader_utils.MP_STATUS_CHECK_INTERVAL = 0.5
 
+# mmengine's BaseDataset._serialize_data ends with a full ``gc.collect()`` at every dataset build
+# (to hand back the memory of the data list it has just pickled). A full collection costs time in
+# proportion to the process's live objects: 0.3 s in a fresh interpreter, more in a test process
+# that has built hundreds of models, for every train / val / test dataset of every Runner a test
+# builds. It changes no result (the data list is already cleared; Python's own collector still
+# runs), so in the test processes that module's ``gc`` collects nothing; tool runs and users'
+# runs keep it.
+import mmengine.dataset.base_dataset as _mmengine_base_dataset  # noqa: E402
+
+
+class _NoFullCollection:
+    @staticmethod
+    def collect(generation: int = 2) -> int:
+        return 0
+
+
+_mmengine_base_dataset.gc = _NoFullCollection
+
 
 #: Pair bases (``configs/_base_/pairs``) of single-label data; the others are the multi-label pairs
 #: that every multi-label method covers.
