@@ -58,10 +58,15 @@ class CifarBackbone(BaseBackbone):
     (one entry per selectable output; an entry may be a tuple of module paths when a stage ends with
     extra modules such as WRN's final BN), build their modules, then call :meth:`_finish_init`.
 
+    The keyword arguments below are shared by every CIFAR backbone; a subclass takes its own
+    architecture arguments and passes these through (``**common``).
+
     Args:
+        in_channels: input image channels.
         out_indices: stage outputs to return; ``-1`` is the last stage.
         frozen_stages: freeze the stem and stages ``0..frozen_stages-1`` (no gradients, eval mode);
             ``-1`` freezes nothing, ``0`` only the stem.
+        norm_cfg: norm layer config (``None``: BatchNorm), kept as :attr:`norm_cfg`.
         norm_eval: keep every BN layer in eval mode while training (frozen running statistics).
         init_cfg: MMEngine init config; the default reproduces the reference initialisation.
     """
@@ -73,12 +78,17 @@ class CifarBackbone(BaseBackbone):
 
     def __init__(
         self,
+        *,
+        in_channels: int = 3,
         out_indices: int | Sequence[int] = (-1,),
         frozen_stages: int = -1,
+        norm_cfg: dict | None = None,
         norm_eval: bool = False,
-        init_cfg: dict | list | None = None,
+        init_cfg: dict | list | None = CIFAR_INIT_CFG,
     ) -> None:
         super().__init__(init_cfg=init_cfg)
+        self.in_channels = in_channels
+        self.norm_cfg = norm_cfg or dict(type='BN')
         self._out_indices_arg = out_indices
         self.frozen_stages = frozen_stages
         self.norm_eval = norm_eval

@@ -35,14 +35,14 @@ Tap points (module paths relative to the backbone; ``n`` = blocks of the stage):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 from mmcv.cnn import build_norm_layer
 from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CIFAR_INIT_CFG, CifarBackbone
+from ._cifar_base import CifarBackbone
 from .cifar_resnet import CifarBasicBlock
 
 __all__ = ['CifarFourStageResNet', 'CifarBottleneck']
@@ -126,13 +126,10 @@ class CifarFourStageResNet(CifarBackbone):
 
     Args:
         depth: 18, 34, 50, 101 or 152.
-        in_channels: input image channels.
-        out_indices: stages to return (0..3; ``-1`` = last).
-        frozen_stages: see :class:`CifarBackbone`.
-        norm_cfg: norm layer config.
-        norm_eval: keep BN layers in eval mode while training.
-        init_cfg: MMEngine init config (default: the reference Kaiming/constant init; the
-            reference's optional ``zero_init_residual`` is off by default there and not offered).
+        **common: the keywords of :class:`CifarBackbone`: ``in_channels``, ``out_indices`` (0..3;
+            ``-1`` = last), ``frozen_stages``, ``norm_cfg``, ``norm_eval``, ``init_cfg`` (default:
+            the reference Kaiming/constant init; the reference's optional ``zero_init_residual`` is
+            off by default there and not offered).
 
     Shapes: input ``[B, in_channels, H, W]``; stage ``i`` output
     ``[B, stage_channels[i], H/2^i, W/2^i]`` (32×32 input: 32², 16², 8², 4²; 64×64: 64², 32²,
@@ -146,30 +143,20 @@ class CifarFourStageResNet(CifarBackbone):
     def __init__(
         self,
         depth: int,
-        in_channels: int = 3,
-        out_indices: int | Sequence[int] = (-1,),
-        frozen_stages: int = -1,
-        norm_cfg: dict | None = None,
-        norm_eval: bool = False,
-        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            out_indices=out_indices,
-            frozen_stages=frozen_stages,
-            norm_eval=norm_eval,
-            init_cfg=init_cfg,
-        )
+        super().__init__(**common)
         if depth not in _ARCHS:
             raise ValueError(
                 f'CifarFourStageResNet depth must be one of {sorted(_ARCHS)}, got {depth}'
             )
-        norm_cfg = norm_cfg or dict(type='BN')
+        norm_cfg = self.norm_cfg
         self.depth = depth
         self.bottleneck, self.num_blocks = _ARCHS[depth]
         expansion = CifarBottleneck.expansion if self.bottleneck else CifarBasicBlock.expansion
         self.stage_channels = tuple(planes * expansion for planes in _PLANES)
 
-        self.conv1 = nn.Conv2d(in_channels, _STEM_CHANNELS, 3, 1, 1, bias=False)
+        self.conv1 = nn.Conv2d(self.in_channels, _STEM_CHANNELS, 3, 1, 1, bias=False)
         self.bn1 = build_norm_layer(norm_cfg, _STEM_CHANNELS)[1]
         self.relu = nn.ReLU(inplace=True)
         channels = _STEM_CHANNELS

@@ -32,14 +32,14 @@ mdistiller's MobileNetV2 has no ``preact_feats``; these taps serve OFD/ReviewKD 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 from mmcv.cnn import build_norm_layer
 from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CIFAR_INIT_CFG, CifarBackbone
+from ._cifar_base import CifarBackbone
 
 __all__ = ['CifarMobileNetV2', 'CifarInvertedResidual']
 
@@ -116,12 +116,10 @@ class CifarMobileNetV2(CifarBackbone):
     Args:
         expand_ratio: ``T``, the expansion of every block but the first (6).
         width_mult: ``w`` (0.5 for the CRD student).
-        in_channels: input image channels.
-        out_indices: outputs to return (0..6 the seven block groups, 7 ``conv2``; ``-1`` = 7).
-        frozen_stages: see :class:`CifarBackbone` (the stem is ``conv1``).
-        norm_cfg: norm layer config.
-        norm_eval: keep BN layers in eval mode while training.
-        init_cfg: MMEngine init config (default: the reference Kaiming/constant init).
+        **common: the keywords of :class:`CifarBackbone`: ``in_channels``, ``out_indices`` (0..6 the
+            seven block groups, 7 ``conv2``; ``-1`` = 7), ``frozen_stages`` (the stem is ``conv1``),
+            ``norm_cfg``, ``norm_eval``, ``init_cfg`` (default: the reference Kaiming/constant
+            init).
 
     Shapes: input ``[B, in_channels, H, W]``, outputs as in the module doc (for 32×32 and the
     defaults: 12@16², 16@8², 48@4², 160@2², 1280@2² for outputs 1, 2, 4, 6, 7).
@@ -135,24 +133,14 @@ class CifarMobileNetV2(CifarBackbone):
         self,
         expand_ratio: int = 6,
         width_mult: float = 0.5,
-        in_channels: int = 3,
-        out_indices: int | Sequence[int] = (-1,),
-        frozen_stages: int = -1,
-        norm_cfg: dict | None = None,
-        norm_eval: bool = False,
-        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            out_indices=out_indices,
-            frozen_stages=frozen_stages,
-            norm_eval=norm_eval,
-            init_cfg=init_cfg,
-        )
-        norm_cfg = norm_cfg or dict(type='BN')
+        super().__init__(**common)
+        norm_cfg = self.norm_cfg
         self.expand_ratio = expand_ratio
         self.width_mult = width_mult
         channels = int(32 * width_mult)
-        self.conv1 = _conv_bn_relu(in_channels, channels, 3, 2, norm_cfg)
+        self.conv1 = _conv_bn_relu(self.in_channels, channels, 3, 2, norm_cfg)
         self.blocks = nn.ModuleList()
         stage_channels = []
         for ratio, base, num, stride in _SETTING:

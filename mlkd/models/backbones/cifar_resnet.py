@@ -32,13 +32,14 @@ The final ReLU of each block is a separate, not-in-place ``relu_out`` module, so
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from mmcv.cnn import build_norm_layer
 from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CIFAR_INIT_CFG, CifarBackbone
+from ._cifar_base import CifarBackbone
 
 __all__ = ['CifarResNet', 'CifarBasicBlock']
 
@@ -122,12 +123,9 @@ class CifarResNet(CifarBackbone):
             ``num_filters``.
         num_filters: explicit ``(stem, stage1, stage2, stage3)`` channels; overrides
             ``width_multiplier``.
-        in_channels: input image channels.
-        out_indices: stages to return (0, 1, 2; ``-1`` = last).
-        frozen_stages: see :class:`CifarBackbone`.
-        norm_cfg: norm layer config.
-        norm_eval: keep BN layers in eval mode while training.
-        init_cfg: MMEngine init config (default: the reference Kaiming/constant init).
+        **common: the keywords of :class:`CifarBackbone`: ``in_channels``, ``out_indices`` (0, 1, 2;
+            ``-1`` = last), ``frozen_stages``, ``norm_cfg``, ``norm_eval``, ``init_cfg`` (default:
+            the reference Kaiming/constant init).
 
     Shapes: input ``[B, in_channels, H, W]``; stage ``i`` output ``[B, c_{i+1}, H/2^i, W/2^i]``
     (for a 32×32 input: 32×32, 16×16, 8×8). ``forward`` returns the selected stages as a tuple.
@@ -142,19 +140,9 @@ class CifarResNet(CifarBackbone):
         depth: int,
         width_multiplier: int = 1,
         num_filters: Sequence[int] | None = None,
-        in_channels: int = 3,
-        out_indices: int | Sequence[int] = (-1,),
-        frozen_stages: int = -1,
-        norm_cfg: dict | None = None,
-        norm_eval: bool = False,
-        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            out_indices=out_indices,
-            frozen_stages=frozen_stages,
-            norm_eval=norm_eval,
-            init_cfg=init_cfg,
-        )
+        super().__init__(**common)
         if depth < 8 or (depth - 2) % 6 != 0:
             raise ValueError(f'CifarResNet depth must be 6n + 2 with n >= 1, got {depth}')
         if num_filters is None:
@@ -166,13 +154,13 @@ class CifarResNet(CifarBackbone):
             num_filters = _WIDTHS[width_multiplier]
         if len(num_filters) != 4:
             raise ValueError(f'num_filters needs (stem, stage1, stage2, stage3), got {num_filters}')
-        norm_cfg = norm_cfg or dict(type='BN')
+        norm_cfg = self.norm_cfg
         self.depth = depth
         self.num_blocks = (depth - 2) // 6
         self.stage_channels = tuple(int(c) for c in num_filters[1:])
         stem = int(num_filters[0])
 
-        self.conv1 = nn.Conv2d(in_channels, stem, 3, 1, 1, bias=False)
+        self.conv1 = nn.Conv2d(self.in_channels, stem, 3, 1, 1, bias=False)
         self.bn1 = build_norm_layer(norm_cfg, stem)[1]
         self.relu = nn.ReLU(inplace=True)
         channels = stem

@@ -35,6 +35,7 @@ Tap points (module paths relative to the backbone; ``u`` = index of a stage's la
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from mmcv.cnn import build_norm_layer
@@ -42,7 +43,7 @@ from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CIFAR_INIT_CFG, CifarBackbone
+from ._cifar_base import CifarBackbone
 
 __all__ = ['CifarShuffleNetV1', 'CifarShuffleNetV2', 'ChannelShuffle']
 
@@ -121,13 +122,9 @@ class CifarShuffleNetV1(CifarBackbone):
         groups: groups of the 1×1 convolutions.
         stage_channels: output widths of the three stages.
         num_blocks: units per stage.
-        in_channels: input image channels.
-        out_indices: stages to return (0, 1, 2; ``-1`` = last).
-        frozen_stages: see :class:`CifarBackbone`.
-        norm_cfg: norm layer config.
-        norm_eval: keep BN layers in eval mode while training.
-        init_cfg: MMEngine init config (default: Kaiming/constant; the reference keeps PyTorch's
-            default init for this net).
+        **common: the keywords of :class:`CifarBackbone`: ``in_channels``, ``out_indices`` (0, 1, 2;
+            ``-1`` = last), ``frozen_stages``, ``norm_cfg``, ``norm_eval``, ``init_cfg`` (default:
+            Kaiming/constant; the reference keeps PyTorch's default init for this net).
 
     Shapes: input ``[B, in_channels, H, W]``; stage ``i`` output
     ``[B, stage_channels[i], H/2^(i+1), W/2^(i+1)]``.
@@ -142,24 +139,14 @@ class CifarShuffleNetV1(CifarBackbone):
         groups: int = 3,
         stage_channels: Sequence[int] = (240, 480, 960),
         num_blocks: Sequence[int] = (4, 8, 4),
-        in_channels: int = 3,
-        out_indices: int | Sequence[int] = (-1,),
-        frozen_stages: int = -1,
-        norm_cfg: dict | None = None,
-        norm_eval: bool = False,
-        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            out_indices=out_indices,
-            frozen_stages=frozen_stages,
-            norm_eval=norm_eval,
-            init_cfg=init_cfg,
-        )
+        super().__init__(**common)
         if len(stage_channels) != 3 or len(num_blocks) != 3:
             raise ValueError('stage_channels and num_blocks need three entries')
-        norm_cfg = norm_cfg or dict(type='BN')
+        norm_cfg = self.norm_cfg
         self.stage_channels = tuple(stage_channels)
-        self.conv1 = nn.Conv2d(in_channels, _STEM_CHANNELS, 1, bias=False)
+        self.conv1 = nn.Conv2d(self.in_channels, _STEM_CHANNELS, 1, bias=False)
         self.bn1 = _norm(norm_cfg, _STEM_CHANNELS)
         self.relu = nn.ReLU(inplace=True)
         channels = _STEM_CHANNELS
@@ -271,13 +258,9 @@ class CifarShuffleNetV2(CifarBackbone):
 
     Args:
         net_size: 0.2, 0.3, 0.5, 1, 1.5 or 2 (mdistiller's table; 1 is the CRD student).
-        in_channels: input image channels.
-        out_indices: outputs to return (0, 1, 2 the stages, 3 the final 1×1 conv–BN–ReLU;
-            ``-1`` = 3).
-        frozen_stages: see :class:`CifarBackbone`.
-        norm_cfg: norm layer config.
-        norm_eval: keep BN layers in eval mode while training.
-        init_cfg: MMEngine init config (default: Kaiming/constant; the reference keeps PyTorch's
+        **common: the keywords of :class:`CifarBackbone`: ``in_channels``, ``out_indices`` (0, 1, 2
+            the stages, 3 the final 1×1 conv–BN–ReLU; ``-1`` = 3), ``frozen_stages``, ``norm_cfg``,
+            ``norm_eval``, ``init_cfg`` (default: Kaiming/constant; the reference keeps PyTorch's
             default init for this net).
 
     Shapes: input ``[B, in_channels, H, W]``; stage ``i`` output ``[B, c_i, H/2^(i+1), W/2^(i+1)]``;
@@ -291,26 +274,16 @@ class CifarShuffleNetV2(CifarBackbone):
     def __init__(
         self,
         net_size: float = 1,
-        in_channels: int = 3,
-        out_indices: int | Sequence[int] = (-1,),
-        frozen_stages: int = -1,
-        norm_cfg: dict | None = None,
-        norm_eval: bool = False,
-        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            out_indices=out_indices,
-            frozen_stages=frozen_stages,
-            norm_eval=norm_eval,
-            init_cfg=init_cfg,
-        )
+        super().__init__(**common)
         if net_size not in _V2_ARCHS:
             raise ValueError(f'net_size must be one of {sorted(_V2_ARCHS)}, got {net_size}')
-        norm_cfg = norm_cfg or dict(type='BN')
+        norm_cfg = self.norm_cfg
         widths, num_blocks = _V2_ARCHS[net_size]
         self.net_size = net_size
         self.stage_channels = widths
-        self.conv1 = nn.Conv2d(in_channels, _STEM_CHANNELS, 1, bias=False)
+        self.conv1 = nn.Conv2d(self.in_channels, _STEM_CHANNELS, 1, bias=False)
         self.bn1 = _norm(norm_cfg, _STEM_CHANNELS)
         self.relu = nn.ReLU(inplace=True)
         channels = _STEM_CHANNELS

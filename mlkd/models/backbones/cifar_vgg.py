@@ -28,14 +28,14 @@ Tap points (module paths relative to the backbone)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 from mmcv.cnn import build_norm_layer
 from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CIFAR_INIT_CFG, CifarBackbone
+from ._cifar_base import CifarBackbone
 
 __all__ = ['CifarVGG']
 
@@ -56,16 +56,13 @@ class CifarVGG(CifarBackbone):
         depth: 8, 11, 13, 16 or 19.
         batch_norm: insert a norm layer after every convolution (the CRD nets ``vgg*_bn``; CRD's
             "vgg8"/"vgg13" teachers and students are the BN versions).
-        in_channels: input image channels.
-        out_indices: blocks to return (0..4; ``-1`` = last).
         use_pool3: max-pool (``pool3``) between blocks 3 and 4. ``None``: only when the input
             height is at least 64 (mdistiller pools iff it equals 64, the Tiny-ImageNet size, and
             never ran larger inputs; pooling keeps a 224 input at 14×14 in the last block instead
             of 28×28).
-        frozen_stages: see :class:`CifarBackbone`.
-        norm_cfg: norm layer config (used when ``batch_norm``).
-        norm_eval: keep BN layers in eval mode while training.
-        init_cfg: MMEngine init config (default: the reference Kaiming/constant init).
+        **common: the keywords of :class:`CifarBackbone`: ``in_channels``, ``out_indices`` (0..4;
+            ``-1`` = last), ``frozen_stages``, ``norm_cfg`` (used when ``batch_norm``),
+            ``norm_eval``, ``init_cfg`` (default: the reference Kaiming/constant init).
 
     Shapes: input ``[B, in_channels, H, W]``; stage ``i`` output ``[B, c_i, H/2^i, W/2^i]`` for
     ``i ≤ 3`` and ``[B, 512, H/8, W/8]`` (no ``pool3``) or ``[B, 512, H/16, W/16]`` for ``i = 4``.
@@ -80,28 +77,18 @@ class CifarVGG(CifarBackbone):
         self,
         depth: int,
         batch_norm: bool = True,
-        in_channels: int = 3,
-        out_indices: int | Sequence[int] = (-1,),
         use_pool3: bool | None = None,
-        frozen_stages: int = -1,
-        norm_cfg: dict | None = None,
-        norm_eval: bool = False,
-        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            out_indices=out_indices,
-            frozen_stages=frozen_stages,
-            norm_eval=norm_eval,
-            init_cfg=init_cfg,
-        )
+        super().__init__(**common)
         if depth not in _ARCHS:
             raise ValueError(f'CifarVGG depth must be one of {sorted(_ARCHS)}, got {depth}')
-        norm_cfg = norm_cfg or dict(type='BN')
+        norm_cfg = self.norm_cfg
         self.depth = depth
         self.batch_norm = batch_norm
         self.use_pool3 = use_pool3
         self.stage_channels = tuple(widths[-1] for widths in _ARCHS[depth])
-        channels = in_channels
+        channels = self.in_channels
         for i, widths in enumerate(_ARCHS[depth]):
             layers: list[nn.Module] = []
             for width in widths:

@@ -34,14 +34,14 @@ so the BN taps stay unclipped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 from mmcv.cnn import build_norm_layer
 from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CIFAR_INIT_CFG, CifarBackbone
+from ._cifar_base import CifarBackbone
 
 __all__ = ['WideResNet', 'WideBasicBlock', 'WideStage']
 
@@ -134,12 +134,9 @@ class WideResNet(CifarBackbone):
         depth: ``6n + 4`` (16, 22, 28, 40, ...).
         widen_factor: ``k``; stage widths ``16k, 32k, 64k``.
         dropout: dropout probability inside each block (the CRD nets use 0).
-        in_channels: input image channels.
-        out_indices: stages to return (0, 1, 2; ``-1`` = last, after the final BN–ReLU).
-        frozen_stages: see :class:`CifarBackbone`.
-        norm_cfg: norm layer config.
-        norm_eval: keep BN layers in eval mode while training.
-        init_cfg: MMEngine init config (default: the reference Kaiming/constant init).
+        **common: the keywords of :class:`CifarBackbone`: ``in_channels``, ``out_indices`` (0, 1, 2;
+            ``-1`` = last, after the final BN–ReLU), ``frozen_stages``, ``norm_cfg``, ``norm_eval``,
+            ``init_cfg`` (default: the reference Kaiming/constant init).
 
     Shapes: input ``[B, in_channels, H, W]``; stage ``i`` output ``[B, 16k·2^i, H/2^i, W/2^i]``.
     ``forward`` returns the selected stages as a tuple.
@@ -154,30 +151,20 @@ class WideResNet(CifarBackbone):
         depth: int,
         widen_factor: int = 1,
         dropout: float = 0.0,
-        in_channels: int = 3,
-        out_indices: int | Sequence[int] = (-1,),
-        frozen_stages: int = -1,
-        norm_cfg: dict | None = None,
-        norm_eval: bool = False,
-        init_cfg: dict | list | None = CIFAR_INIT_CFG,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            out_indices=out_indices,
-            frozen_stages=frozen_stages,
-            norm_eval=norm_eval,
-            init_cfg=init_cfg,
-        )
+        super().__init__(**common)
         if depth < 10 or (depth - 4) % 6 != 0:
             raise ValueError(f'WideResNet depth must be 6n + 4 with n >= 1, got {depth}')
         if widen_factor < 1:
             raise ValueError(f'widen_factor must be >= 1, got {widen_factor}')
-        norm_cfg = norm_cfg or dict(type='BN')
+        norm_cfg = self.norm_cfg
         self.depth = depth
         self.widen_factor = widen_factor
         self.num_blocks = (depth - 4) // 6
         self.stage_channels = (16 * widen_factor, 32 * widen_factor, 64 * widen_factor)
 
-        self.conv1 = nn.Conv2d(in_channels, 16, 3, 1, 1, bias=False)
+        self.conv1 = nn.Conv2d(self.in_channels, 16, 3, 1, 1, bias=False)
         channels = 16
         for i, (out_channels, stride) in enumerate(zip(self.stage_channels, (1, 2, 2))):
             self.add_module(

@@ -32,6 +32,8 @@ batch (no all-gather under DDP).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -184,48 +186,46 @@ def instance_aware_distance_loss(
     return grouped_huber_distance_loss(s_emb, t_emb, gt == 1, eps).sum()
 
 
+class _EmbeddingDistanceTerm(ReferenceWeighted, RoutedLoss):
+    """One term of L2D's embedding distillation, ``loss_weight · L``, ``L`` given by ``distance``.
+
+    Args:
+        loss_weight: factor applied to ``L``.
+        weight_reference: the setting ``loss_weight`` was given for
+            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
+            weight is applied literally).
+    """
+
+    compares_samples = True  # pairs / statistics over the batch
+    scale_exponents = (1.0, 0.0)  # grows with the positives of the batch
+    #: the term's pure function ``(s_emb, t_emb, gt) -> scalar``
+    distance: Callable[[Tensor, Tensor, Tensor], Tensor]
+
+    def compute(self, s_label_emb: Tensor, t_label_emb: Tensor, gt: Tensor) -> Tensor:
+        """``s_label_emb`` / ``t_label_emb`` ``[B, C, D]``, ``gt`` ``[B, C]`` → scalar."""
+        return self.distance(s_label_emb, t_label_emb, gt)
+
+
 @MODELS.register_module()
-class ClassAwareDistillLoss(ReferenceWeighted, RoutedLoss):
+class ClassAwareDistillLoss(_EmbeddingDistanceTerm):
     """CD of L2D (class-aware label-wise embedding distillation), ``loss_weight · L_CD``.
 
     The L2D recipe weights it by 100 (use ``loss_weight=100`` or
-    :class:`LabelEmbeddingDistillLoss`).
-
-    Args:
-        loss_weight: factor applied to ``L_CD``.
-        weight_reference: the setting ``loss_weight`` was given for
-            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
-            weight is applied literally).
+    :class:`LabelEmbeddingDistillLoss`). Arguments: :class:`_EmbeddingDistanceTerm`.
     """
 
-    compares_samples = True  # pairs / statistics over the batch
-    scale_exponents = (1.0, 0.0)  # grows with the positives of the batch
-
-    def compute(self, s_label_emb: Tensor, t_label_emb: Tensor, gt: Tensor) -> Tensor:
-        """``s_label_emb`` / ``t_label_emb`` ``[B, C, D]``, ``gt`` ``[B, C]`` → scalar."""
-        return class_aware_distance_loss(s_label_emb, t_label_emb, gt)
+    distance = staticmethod(class_aware_distance_loss)
 
 
 @MODELS.register_module()
-class InstanceAwareDistillLoss(ReferenceWeighted, RoutedLoss):
+class InstanceAwareDistillLoss(_EmbeddingDistanceTerm):
     """ID of L2D (instance-aware label-wise embedding distillation), ``loss_weight · L_ID``.
 
     The L2D recipe weights it by 1000 (use ``loss_weight=1000`` or
-    :class:`LabelEmbeddingDistillLoss`).
-
-    Args:
-        loss_weight: factor applied to ``L_ID``.
-        weight_reference: the setting ``loss_weight`` was given for
-            (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`; default None: the
-            weight is applied literally).
+    :class:`LabelEmbeddingDistillLoss`). Arguments: :class:`_EmbeddingDistanceTerm`.
     """
 
-    compares_samples = True  # pairs / statistics over the batch
-    scale_exponents = (1.0, 0.0)  # grows with the positives of the batch
-
-    def compute(self, s_label_emb: Tensor, t_label_emb: Tensor, gt: Tensor) -> Tensor:
-        """``s_label_emb`` / ``t_label_emb`` ``[B, C, D]``, ``gt`` ``[B, C]`` → scalar."""
-        return instance_aware_distance_loss(s_label_emb, t_label_emb, gt)
+    distance = staticmethod(instance_aware_distance_loss)
 
 
 @MODELS.register_module()
