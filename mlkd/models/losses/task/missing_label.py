@@ -12,6 +12,8 @@ weights. Logarithms go through ``logsigmoid``: the reference's ``log(sigmoid(·)
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 
@@ -125,17 +127,28 @@ def hill_loss(
 
 
 class _MarginFocalBase(TaskLoss):
-    """Shared arguments of the Zhang et al. losses (``margin``, ``gamma``)."""
+    """Shared arguments of the Zhang et al. losses (the references' defaults).
+
+    ``avg_factor`` (passed by mmpretrain heads) is ignored: the reference reduction is a sum.
+
+    Args:
+        margin: logit margin of the (annotated) positives.
+        gamma: focusing exponent.
+        reduction: ``'sum'`` (default), ``'mean'`` or ``'none'``.
+        scale_by_world_size: see :class:`~mlkd.models.losses.base.TaskLoss`.
+        loss_weight: factor applied to the loss.
+    """
 
     reductions = _REDUCTIONS
 
     def __init__(
         self,
-        margin: float,
-        gamma: float,
-        reduction: str,
-        scale_by_world_size: bool,
-        loss_weight: float,
+        *,
+        margin: float = 1.0,
+        gamma: float = 2.0,
+        reduction: str = 'sum',
+        scale_by_world_size: bool = True,
+        loss_weight: float = 1.0,
     ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
         if not gamma >= 0:
@@ -150,27 +163,14 @@ class _MarginFocalBase(TaskLoss):
 class HillLoss(_MarginFocalBase):
     """Hill loss as a task loss; see :func:`hill_loss` (defaults λ 1.5, m 1, γ 2, sum).
 
-    ``avg_factor`` (passed by mmpretrain heads) is ignored: the reference reduction is a sum.
-
     Args:
         hill_lambda: ``λ``.
-        margin: logit margin of the positives.
-        gamma: focusing exponent of the positives.
-        reduction: ``'sum'`` (default), ``'mean'`` or ``'none'``.
-        scale_by_world_size: see :class:`~mlkd.models.losses.base.TaskLoss`.
-        loss_weight: factor applied to the loss.
+        **common: ``margin``, ``gamma`` (of the positives here), ``reduction``,
+            ``scale_by_world_size``, ``loss_weight`` of :class:`_MarginFocalBase`.
     """
 
-    def __init__(
-        self,
-        hill_lambda: float = 1.5,
-        margin: float = 1.0,
-        gamma: float = 2.0,
-        reduction: str = 'sum',
-        scale_by_world_size: bool = True,
-        loss_weight: float = 1.0,
-    ) -> None:
-        super().__init__(margin, gamma, reduction, scale_by_world_size, loss_weight)
+    def __init__(self, hill_lambda: float = 1.5, **common: Any) -> None:
+        super().__init__(**common)
         self.hill_lambda = float(hill_lambda)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
@@ -184,19 +184,8 @@ class HillLoss(_MarginFocalBase):
 class FocalMarginLoss(_MarginFocalBase):
     """Focal margin loss as a task loss; see :func:`focal_margin_loss` (m 1, γ 2, sum).
 
-    ``avg_factor`` (passed by mmpretrain heads) is ignored: the reference reduction is a sum.
-    Arguments as :class:`HillLoss` without ``hill_lambda`` (``gamma`` focuses both sides here).
+    Arguments: those of :class:`_MarginFocalBase` (``gamma`` focuses both sides here).
     """
-
-    def __init__(
-        self,
-        margin: float = 1.0,
-        gamma: float = 2.0,
-        reduction: str = 'sum',
-        scale_by_world_size: bool = True,
-        loss_weight: float = 1.0,
-    ) -> None:
-        super().__init__(margin, gamma, reduction, scale_by_world_size, loss_weight)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
         return focal_margin_loss(logits, gt, self.margin, self.gamma, reduction)
@@ -208,30 +197,17 @@ class SPLCLoss(_MarginFocalBase):
 
     The epoch is read at every call from MMEngine's ``MessageHub`` (``'epoch'``, 0-based, set by
     the runner's ``RuntimeInfoHook``); outside a runner there is none and no correction is made
-    (the loss is then the focal margin loss). ``avg_factor`` (passed by mmpretrain heads) is
-    ignored: the reference reduction is a sum.
+    (the loss is then the focal margin loss).
 
     Args:
         threshold: ``τ``.
         change_epoch: first 0-based epoch with label correction.
-        margin: logit margin of the annotated positives.
-        gamma: focusing exponent.
-        reduction: ``'sum'`` (default), ``'mean'`` or ``'none'``.
-        scale_by_world_size: see :class:`~mlkd.models.losses.base.TaskLoss`.
-        loss_weight: factor applied to the loss.
+        **common: ``margin``, ``gamma``, ``reduction``, ``scale_by_world_size``, ``loss_weight``
+            of :class:`_MarginFocalBase`.
     """
 
-    def __init__(
-        self,
-        threshold: float = 0.6,
-        change_epoch: int = 1,
-        margin: float = 1.0,
-        gamma: float = 2.0,
-        reduction: str = 'sum',
-        scale_by_world_size: bool = True,
-        loss_weight: float = 1.0,
-    ) -> None:
-        super().__init__(margin, gamma, reduction, scale_by_world_size, loss_weight)
+    def __init__(self, threshold: float = 0.6, change_epoch: int = 1, **common: Any) -> None:
+        super().__init__(**common)
         if not 0 < threshold < 1:
             raise ValueError(f'SPLCLoss: threshold must be in (0, 1), got {threshold}')
         self.threshold, self.change_epoch = float(threshold), int(change_epoch)
