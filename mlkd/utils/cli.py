@@ -1,5 +1,6 @@
 """What the tools' command lines share: finding and loading a config, the arguments of a run
-(``--cfg-options``, ``--launcher``, ...), visualizer backends, trusted checkpoints."""
+(``--cfg-options``, ``--launcher``, ...), visualizer backends, trusted checkpoints, and how a tool
+ends on a bad input."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import ast
 import importlib.util
 import os
 import os.path as osp
+import sys
+from collections.abc import Callable
 
 from mmengine.config import Config, DictAction
 
@@ -188,3 +191,19 @@ def parse_run_arguments(
     args = parser.parse_args(argv)
     os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
     return args
+
+
+def run_tool(
+    main: Callable[[], object],
+    user_errors: tuple[type[BaseException], ...] = (OSError, ValueError),
+) -> None:
+    """Run a tool's ``main``; a user error ends it with ``<tool>: <message>`` and exit status 1.
+
+    A missing or unreadable file, or a bad value, is the user's to fix: the message names it,
+    a traceback would only hide it. Any other exception is a defect and keeps its traceback.
+    """
+    tool = osp.splitext(osp.basename(main.__code__.co_filename))[0]
+    try:
+        main()
+    except user_errors as error:
+        sys.exit(f'{tool}: {error}')

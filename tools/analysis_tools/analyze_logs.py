@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 import statistics
-import sys
 from collections import defaultdict
 
+from mlkd.utils.cli import run_tool
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure
 from mlkd.utils.run_logs import RunLog, read_run_log
 from mlkd.utils.tables import TABLE_STYLES, render_table, write_csv
@@ -253,7 +253,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except (OSError, ValueError) as error:
-        sys.exit(f'analyze_logs: {error}')
+    run_tool(main)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 import os.path as osp
-import sys
 
 from mlkd.apis.results import group_runs, grouped_table, per_run_table, read_run
+from mlkd.utils.cli import run_tool
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, open_output
 from mlkd.utils.run_logs import find_work_dirs
 from mlkd.utils.tables import TABLE_STYLES, render_table, write_csv
@@ -83,7 +83,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except (OSError, ValueError) as error:
-        sys.exit(f'collect_results: {error}')
+    run_tool(main)

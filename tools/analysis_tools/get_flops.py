@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 
 from mmengine.config import DictAction
 
-from mlkd.utils.cli import load_config
+from mlkd.utils.cli import load_config, run_tool
 from mlkd.utils.tables import TABLE_STYLES, render_table
 
 
@@ -139,7 +138,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except (FileNotFoundError, ValueError) as error:
-        sys.exit(f'get_flops: {error}')
+    run_tool(main)

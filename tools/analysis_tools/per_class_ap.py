@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import os.path as osp
-import sys
 
 import numpy as np
 import torch
 
 from mlkd.evaluation.metrics.functional import average_precision, mean_of_ap
+from mlkd.utils.cli import run_tool
 from mlkd.utils.output_policy import add_overwrite_argument, check_outputs, save_figure
 from mlkd.utils.tables import TABLE_STYLES, render_table, write_csv
 
@@ -237,7 +237,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except (OSError, ValueError) as error:
-        sys.exit(f'per_class_ap: {error}')
+    run_tool(main)

@@ -8,11 +8,10 @@ python tools/misc/print_config.py CONFIG --out resolved.py    # also write it (l
 from __future__ import annotations
 
 import argparse
-import sys
 
 from mmengine.config import DictAction
 
-from mlkd.utils.cli import load_config
+from mlkd.utils.cli import load_config, run_tool
 from mlkd.utils.config_paths import resolve_config_path
 from mlkd.utils.output_policy import add_overwrite_argument, check_output, write_text
 
@@ -54,7 +53,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except (OSError, ValueError) as error:
-        sys.exit(f'print_config: {error}')
+    run_tool(main)

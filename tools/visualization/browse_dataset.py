@@ -17,12 +17,11 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 import random
-import sys
 
 import numpy as np
 from mmengine.config import DictAction
 
-from mlkd.utils.cli import load_config
+from mlkd.utils.cli import load_config, run_tool
 from mlkd.utils.output_policy import add_overwrite_argument, check_output, save_figure
 
 
@@ -146,7 +145,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except (FileNotFoundError, ValueError) as error:
-        sys.exit(f'browse_dataset: {error}')
+    run_tool(main)
