@@ -1,13 +1,4 @@
 # CIFAR-100 classifier resnet110 (CIFAR layout) with mdistiller's recipe: LinearClsHead + softmax
 # cross-entropy, SGD lr 0.05, 240 epochs (teacher, or the "student alone" baseline).
 _base_ = ['../_base_/models/cifar/resnet110.py', '../_base_/recipes/cifar100.py']
-model = dict(
-    head=dict(
-        _delete_=True,
-        type='LinearClsHead',
-        num_classes=100,
-        in_channels=64,
-        loss=dict(type='CrossEntropyLoss', loss_weight=1.0),
-        topk=(1, 5),
-    )
-)
+model = dict(head=_base_.single_label_head)

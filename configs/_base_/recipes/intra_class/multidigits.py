@@ -6,7 +6,7 @@ _base_ = [
     '../../datasets/multidigits_single_label_heldout.py',
     '../../schedules/onecycle_10e_demo.py',
     '../../default_runtime.py',
-    './single_label_head.py',
+    '../../models/common/single_label_head.py',
 ]
 single_label_head = dict(num_classes=_base_.num_classes)
 default_hooks = dict(logger=dict(interval=10))

@@ -4,6 +4,6 @@
 _base_ = [
     '../../datasets/tiny_imagenet_crop_flip.py',
     '../../default_runtime.py',
-    './single_label_head.py',
+    '../../models/common/single_label_head.py',
 ]
 single_label_head = dict(num_classes=_base_.num_classes)
