@@ -1,14 +1,5 @@
 # timm's ConvNeXt-T (Hub weights) on MS-COCO 2014 with an ML-Decoder head (L2D protocol), teacher
 # recipe: 30 epochs of a one-cycle schedule sized for 80.
 _base_ = ['../_base_/models/timm_convnext_tiny_ml.py', '../_base_/recipes/coco2014_l2d_teacher.py']
-model = dict(
-    neck=None,
-    head=dict(
-        _delete_=True,
-        type='MLDecoderHead',
-        num_classes=80,
-        in_channels=768,
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
-)
+model = dict(neck=None, head=dict(type='MLDecoderHead', num_classes=_base_.num_classes))
 work_dir = 'work_dirs/own_teacher/coco_timm_convnext_tiny_mldecoder'

@@ -2,13 +2,4 @@
 # one-cycle; the "Student" rows of the 3D tables. CIFAR layout, trained from scratch (no ImageNet
 # weights exist).
 _base_ = ['../_base_/models/cifar/wrn_16_2.py', '../_base_/recipes/coco2014_l2d.py']
-model = dict(
-    neck=None,
-    head=dict(
-        _delete_=True,
-        type='MLDecoderHead',
-        num_classes=80,
-        in_channels=128,
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
-)
+model = dict(neck=None, head=dict(type='MLDecoderHead', num_classes=_base_.num_classes))

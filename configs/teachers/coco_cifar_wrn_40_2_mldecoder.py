@@ -2,14 +2,5 @@
 # of a one-cycle schedule sized for 80. CIFAR layout, trained from scratch (no ImageNet weights
 # exist).
 _base_ = ['../_base_/models/cifar/wrn_40_2.py', '../_base_/recipes/coco2014_l2d_teacher.py']
-model = dict(
-    neck=None,
-    head=dict(
-        _delete_=True,
-        type='MLDecoderHead',
-        num_classes=80,
-        in_channels=128,
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
-)
+model = dict(neck=None, head=dict(type='MLDecoderHead', num_classes=_base_.num_classes))
 work_dir = 'work_dirs/teachers/coco_cifar_wrn_40_2_mldecoder'

@@ -1,14 +1,5 @@
 # resnet34 on MS-COCO 2014 with an ML-Decoder head (L2D protocol), teacher recipe: 30 epochs of a
 # one-cycle schedule sized for 80.
 _base_ = ['../_base_/models/resnet34_ml.py', '../_base_/recipes/coco2014_l2d_teacher.py']
-model = dict(
-    neck=None,
-    head=dict(
-        _delete_=True,
-        type='MLDecoderHead',
-        num_classes=80,
-        in_channels=512,
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
-)
+model = dict(neck=None, head=dict(type='MLDecoderHead', num_classes=_base_.num_classes))
 work_dir = 'work_dirs/teachers/coco_resnet34_mldecoder'

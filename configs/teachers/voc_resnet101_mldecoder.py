@@ -2,14 +2,5 @@
 # a one-cycle schedule sized for 80. The ResNet-101 teacher of the 3D paper's Table C.4 on VOC
 # (tools/analysis_tools/teacher_score_stats.py).
 _base_ = ['../_base_/models/resnet101_ml.py', '../_base_/recipes/voc2007_l2d_teacher.py']
-model = dict(
-    neck=None,
-    head=dict(
-        _delete_=True,
-        type='MLDecoderHead',
-        num_classes=20,
-        in_channels=2048,
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
-)
+model = dict(neck=None, head=dict(type='MLDecoderHead', num_classes=_base_.num_classes))
 work_dir = 'work_dirs/teachers/voc_resnet101_mldecoder'
