@@ -2,10 +2,5 @@
 # ASL (paper setting: gamma_pos 0, gamma_neg 4, clip 0.05), unobserved = negative.
 _base_ = ['../_base_/spml/coco_resnet50_partial40.py']
 model = dict(
-    losses=dict(
-        asl=dict(
-            type='UnobservedAsNegative',
-            loss=dict(type='AsymmetricMultiLabelLoss'),
-        )
-    )
+    losses=dict(asl=dict(type='UnobservedAsNegative', loss=dict(type='AsymmetricMultiLabelLoss')))
 )

@@ -4,9 +4,6 @@
 _base_ = ['../_base_/spml/coco_resnet50_partial75.py']
 model = dict(
     losses=dict(
-        bce_pl=dict(
-            type='UnobservedAsNegative',
-            loss=dict(type='SPLCLoss', margin=0.0, gamma=0.0),
-        )
+        bce_pl=dict(type='UnobservedAsNegative', loss=dict(type='SPLCLoss', margin=0.0, gamma=0.0))
     )
 )

@@ -2,13 +2,4 @@
 # EN + CL (Verelst et al. 2023): momentum, distance and weight are mlkd's reconstruction
 # (docs/methods.md §3.3), not the paper's values.
 _base_ = ['../_base_/spml/coco_resnet50_partial75.py']
-model = dict(
-    losses=dict(
-        en=dict(
-            type='ExpectedNegativeLoss',
-            num_samples=_base_.num_train_samples,
-            expected_positives=_base_.expected_positives,
-        ),
-        cl=dict(type='ConsistencyLoss', num_samples=_base_.num_train_samples),
-    )
-)
+model = dict(losses=dict(en=_base_.en_loss, cl=_base_.cl_loss))

@@ -4,12 +4,4 @@
 # but the round(K) with the highest running-average score of the image; K = the validation
 # split's positives per image. Zhou et al.'s entropy-maximisation loss is em_multidigits.py.
 _base_ = ['../_base_/spml/multidigits.py']
-model = dict(
-    losses=dict(
-        en=dict(
-            type='ExpectedNegativeLoss',
-            num_samples=_base_.num_train_samples,
-            expected_positives=_base_.expected_positives,
-        )
-    )
-)
+model = dict(losses=dict(en=_base_.en_loss))

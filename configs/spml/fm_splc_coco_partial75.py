@@ -4,10 +4,5 @@
 # Threshold 0.65: Zhang et al.'s README value for COCO-75 %.
 _base_ = ['../_base_/spml/coco_resnet50_partial75.py']
 model = dict(
-    losses=dict(
-        splc=dict(
-            type='UnobservedAsNegative',
-            loss=dict(type='SPLCLoss', threshold=0.65),
-        )
-    )
+    losses=dict(splc=dict(type='UnobservedAsNegative', loss=dict(type='SPLCLoss', threshold=0.65)))
 )

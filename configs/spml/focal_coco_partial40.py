@@ -2,10 +2,5 @@
 # Focal (Zhang et al.'s baseline): ASL-style focal, both gammas 2, no clip, unobserved = negative.
 _base_ = ['../_base_/spml/coco_resnet50_partial40.py']
 model = dict(
-    losses=dict(
-        focal=dict(
-            type='UnobservedAsNegative',
-            loss=dict(type='AsymmetricFocalLoss'),
-        )
-    )
+    losses=dict(focal=dict(type='UnobservedAsNegative', loss=dict(type='AsymmetricFocalLoss')))
 )

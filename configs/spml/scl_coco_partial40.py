@@ -3,13 +3,4 @@
 # (docs/methods.md §3.3), not the paper's values. Heatmap store: 82,081 x 80 x 28 x 28 uint8
 # (5.1 GB of host memory).
 _base_ = ['../_base_/spml/coco_resnet50_partial40.py']
-model = dict(
-    losses=dict(
-        en=dict(
-            type='ExpectedNegativeLoss',
-            num_samples=_base_.num_train_samples,
-            expected_positives=_base_.expected_positives,
-        ),
-        scl=dict(type='SpatialConsistencyLoss', num_samples=_base_.num_train_samples),
-    )
-)
+model = dict(losses=dict(en=_base_.en_loss, scl=_base_.scl_loss))

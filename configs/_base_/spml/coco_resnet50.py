@@ -14,6 +14,16 @@ num_train_samples = 82081
 # k, the mean number of positives per image (Verelst et al. (WACV 2023) Table K.1, COCO): ROLE's
 # regulariser.
 expected_positives = 2.9
+# The losses with per-sample state, sized for this data: a leaf names them in `model.losses`.
+role_loss = dict(
+    type='ROLELoss', num_samples=num_train_samples, expected_positives=expected_positives
+)
+en_loss = dict(role_loss, type='ExpectedNegativeLoss')
+cl_loss = dict(type='ConsistencyLoss', num_samples=num_train_samples)
+scl_loss = dict(type='SpatialConsistencyLoss', num_samples=num_train_samples)
+# ROLE's label estimates (parameter `losses.role.label_logits`) train with 10x the network's
+# learning rate and no weight decay.
+role_paramwise_cfg = dict(custom_keys={'label_logits': dict(lr_mult=10.0, decay_mult=0.0)})
 model = dict(
     _delete_=True,
     type='ClassifierWithLosses',

@@ -15,12 +15,20 @@ _base_ = [
 # Size of the per-sample state (ROLE, CL, SCL): at least the training set size.
 num_train_samples = _base_.heldout_train['num_samples']
 expected_positives = 2.3  # k: mean positives per image of the validation split
+# The losses with per-sample state, sized for this data: a leaf names them in `model.losses`.
+role_loss = dict(
+    type='ROLELoss', num_samples=num_train_samples, expected_positives=expected_positives
+)
+en_loss = dict(role_loss, type='ExpectedNegativeLoss')
 # Weight decay: the demo recipe's coupled L2 (Adam, 1e-4) was set against the summed BCE of the
 # full-label demo (sum over B x C = 64 x 10 entries). These losses average over B x C, so Adam (which
 # ignores a constant factor on the loss) would see the L2 term 640x stronger. Dividing it by
 # B x C keeps the demo's balance: AN here then trains exactly like the demo with AN targets.
 weight_decay = 1e-4 / (64 * _base_.num_classes)
 optim_wrapper = dict(optimizer=dict(weight_decay=weight_decay))
+# ROLE's label estimates (parameter `losses.role.label_logits`) train with 10x the network's
+# learning rate and no weight decay.
+role_paramwise_cfg = dict(custom_keys={'label_logits': dict(lr_mult=10.0, decay_mult=0.0)})
 train_pipeline = [
     dict(type='Resize', scale=(48, 48)),
     dict(
