@@ -86,7 +86,7 @@ def test_the_448_recipe_config_packs_the_crop_for_the_model(tmp_path):
     from mmengine.config import Config
     from mmengine.registry import DefaultScope
 
-    cfg = Config.fromfile(config_path('_base_', 'spml', 'pipelines_448.py'))
+    cfg = Config.fromfile(config_path('_base_', 'datasets', 'spml_pipeline.py'))
     write_jpeg(tmp_path / 'a.jpg', size=(640, 480))
     with DefaultScope.overwrite_default_scope('mlkd'):
         train, test = Compose(cfg.train_pipeline), Compose(cfg.test_pipeline)
