@@ -14,12 +14,7 @@ train_dataloader = dict(
 )
 val_dataloader = dict(
     dataset=dict(
-        type='COCOMultiLabel',
-        data_root='data/coco',
-        split='val',
-        class_order='category_id',
-        pipeline={{_base_.test_pipeline}},
-        test_mode=True,
+        train_dataloader['dataset'], split='val', pipeline={{_base_.test_pipeline}}, test_mode=True
     )
 )
 test_dataloader = val_dataloader

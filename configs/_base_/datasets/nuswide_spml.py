@@ -7,26 +7,18 @@ num_classes = 81
 data_root = 'data/nuswide'
 protocol = 'cole'
 data_preprocessor = dict(num_classes=num_classes)
+# The fields both splits share (a name with two leading underscores stays out of the config).
+__dataset = dict(
+    type='NUSWIDE', data_root=data_root, split='train', protocol=protocol, missing_images='skip'
+)
 train_dataloader = dict(
     dataset=dict(
-        type='NUSWIDE',
-        data_root=data_root,
-        split='train',
-        protocol=protocol,
-        missing_images='skip',
+        __dataset,
         observed_labels=dict(mode='single_positive', seed=1200),
         pipeline={{_base_.train_pipeline}},
     )
 )
 val_dataloader = dict(
-    dataset=dict(
-        type='NUSWIDE',
-        data_root=data_root,
-        split='test',
-        protocol=protocol,
-        missing_images='skip',
-        pipeline={{_base_.test_pipeline}},
-        test_mode=True,
-    )
+    dataset=dict(__dataset, split='test', pipeline={{_base_.test_pipeline}}, test_mode=True)
 )
 test_dataloader = val_dataloader

@@ -6,24 +6,18 @@ _base_ = ['./spml_pipeline.py']
 num_classes = 20
 data_root = 'data/VOCdevkit/VOC2012'
 data_preprocessor = dict(num_classes=num_classes)
+# The fields both splits share (a name with two leading underscores stays out of the config).
+__dataset = dict(
+    type='VOCMultiLabel', data_root=data_root, split='train', difficult_policy='negative'
+)
 train_dataloader = dict(
     dataset=dict(
-        type='VOCMultiLabel',
-        data_root=data_root,
-        split='train',
-        difficult_policy='negative',
+        __dataset,
         observed_labels=dict(mode='single_positive', seed=1200),
         pipeline={{_base_.train_pipeline}},
     )
 )
 val_dataloader = dict(
-    dataset=dict(
-        type='VOCMultiLabel',
-        data_root=data_root,
-        split='val',
-        difficult_policy='negative',
-        pipeline={{_base_.test_pipeline}},
-        test_mode=True,
-    )
+    dataset=dict(__dataset, split='val', pipeline={{_base_.test_pipeline}}, test_mode=True)
 )
 test_dataloader = val_dataloader
