@@ -49,10 +49,11 @@ train_pipeline = [
 ]
 test_pipeline = [*train_pipeline[:2], dict(type='PackInputs')]  # the same squish, no augmentation
 
+# The loader settings both splits share (a name with two leading underscores stays out of the
+# config).
+__loader = dict(batch_size=64, num_workers=8, persistent_workers=True)
 train_dataloader = dict(
-    batch_size=64,
-    num_workers=8,
-    persistent_workers=True,
+    __loader,
     # L2D drops the last incomplete batch: 82,081 // 64 = 1282 steps per epoch.
     drop_last=True,
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
@@ -66,19 +67,9 @@ train_dataloader = dict(
     ),
 )
 val_dataloader = dict(
-    batch_size=64,
-    num_workers=8,
-    persistent_workers=True,
+    __loader,
     sampler=dict(type='EpochKeyedSampler', shuffle=False),
-    dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        split='val',
-        class_order='alphabetical',
-        keep_unlabeled=False,
-        pipeline=test_pipeline,
-        test_mode=True,
-    ),
+    dataset=dict(train_dataloader['dataset'], split='val', pipeline=test_pipeline, test_mode=True),
 )
 test_dataloader = val_dataloader
 

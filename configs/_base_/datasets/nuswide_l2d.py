@@ -30,14 +30,7 @@ train_dataloader = dict(
 )
 val_dataloader = dict(
     dataset=dict(
-        _delete_=True,
-        type=dataset_type,
-        data_root=data_root,
-        split='test',
-        protocol='official',
-        missing_images='skip',
-        pipeline=_base_.test_pipeline,
-        test_mode=True,
+        train_dataloader['dataset'], split='test', pipeline=_base_.test_pipeline, test_mode=True
     )
 )
 test_dataloader = val_dataloader

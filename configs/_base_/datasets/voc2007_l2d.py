@@ -48,14 +48,6 @@ train_dataloader = dict(
     )
 )
 val_dataloader = dict(
-    dataset=dict(
-        _delete_=True,
-        type=dataset_type,
-        data_root=data_root,
-        split='test',
-        difficult_policy='positive',
-        pipeline=test_pipeline,
-        test_mode=True,
-    )
+    dataset=dict(train_dataloader['dataset'], split='test', pipeline=test_pipeline, test_mode=True)
 )
 test_dataloader = val_dataloader
