@@ -1,13 +1,9 @@
 # RKD (Park et al., CVPR 2019; docs/methods.md 5.6.1) on the pooled backbone features, with
 # mdistiller's CIFAR settings: distance weight 25, angle weight 50, feature weight 1, CE 1.
 # Pair-independent. Compares samples: under DDP the embeddings are all-gathered (global batch).
+# Inputs: the pooled embeddings of pooled_embeddings.py.
+_base_ = ['./pooled_embeddings.py']
 method = dict(
-    # Parameter-free global average pooling of each backbone output (ML-Decoder heads have no
-    # neck, so there is no `s_pooled`; for necked CIFAR nets this equals the neck output).
-    connectors=dict(
-        s_emb=dict(type='GlobalPoolConnector', source='s_feats'),
-        t_emb=dict(type='GlobalPoolConnector', source='t_feats'),
-    ),
     distill_losses=dict(
         rkd=dict(
             type='RKDLoss',
