@@ -3,13 +3,8 @@
 # network.
 _base_ = [
     '../_base_/models/digits_resnet_student_mldecoder_pretrained.py',
-    '../_base_/recipes/multidigits.py',
-    '../_base_/demo/benchmark_splits.py',
+    '../_base_/demo/benchmark_recipe.py',
 ]
-train_dataloader = dict(dataset=_base_.benchmark_train, **_base_.benchmark_loader)
-val_dataloader = dict(dataset=_base_.benchmark_val, **_base_.benchmark_loader)
-test_dataloader = dict(dataset=_base_.benchmark_test, **_base_.benchmark_loader)
-data_preprocessor = _base_.benchmark_preprocessor
 param_scheduler = [
     dict(_base_.param_scheduler[0], eta_max=_base_.student_peak_lr),
     _base_.param_scheduler[1],

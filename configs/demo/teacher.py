@@ -4,13 +4,8 @@
 # 12-epoch teacher (99.6), which would bound the README's first command (docs/demo.md, protocol 3).
 _base_ = [
     '../_base_/models/digits_resnet_teacher_mldecoder_pretrained.py',
-    '../_base_/recipes/multidigits.py',
-    '../_base_/demo/benchmark_splits.py',
+    '../_base_/demo/benchmark_recipe.py',
 ]
-train_dataloader = dict(dataset=_base_.benchmark_train, **_base_.benchmark_loader)
-val_dataloader = dict(dataset=_base_.benchmark_val, **_base_.benchmark_loader)
-test_dataloader = dict(dataset=_base_.benchmark_test, **_base_.benchmark_loader)
-data_preprocessor = _base_.benchmark_preprocessor
 teacher_epochs = 6
 param_scheduler = [
     dict(_base_.param_scheduler[0], total_steps=teacher_epochs, end=teacher_epochs),
