@@ -3,16 +3,10 @@
 # strides 1, 2, 2, 2; last map 4x4 at 32x32, 8x8 at 64x64) with a linear multi-label head; 80
 # classes (MS-COCO) by default, override `model.head` per dataset (the single-label leaves use a
 # LinearClsHead with 10 / 100 / 200 classes). Trained from scratch; the default init is the
-# reference one (Kaiming fan-out convs, unit BN). Parameter counts: docs/model_zoo.md.
+# reference one (Kaiming fan-out convs, unit BN). Parameter counts: docs/model_zoo.md. See
+# ../common/multi_label_classifier.py.
+_base_ = ['../common/multi_label_classifier.py']
 model = dict(
-    type='ImageClassifier',
     backbone=dict(type='CifarFourStageResNet', depth=34, out_indices=(3,)),
-    neck=dict(type='GlobalAveragePooling'),
-    head=dict(
-        type='MultiLabelLinearClsHead',
-        num_classes=80,
-        in_channels=512,
-        # L2D's task loss: BCE summed over batch and classes (paper loss weights assume this scale).
-        loss=dict(type='BinaryCrossEntropySumLoss'),
-    ),
+    head=dict(in_channels=512),
 )
