@@ -13,18 +13,12 @@
 # * Training samples carry the unobserved labels (gt_label_ignored: -1 in the target built by the
 #   data preprocessor) and the clean labels (gt_label_full: gt_full) of the observed-label switch
 #   (mlkd/datasets/observed_labels.py); validation keeps the full labels.
+_base_ = ['./imagenet_preprocessor.py']
 num_classes = 80
 image_size = 448
 resize_size = 672
 
-data_preprocessor = dict(  # ImageNet mean / std, RGB; builds the 1 / 0 / -1 target once per batch
-    type='MultiLabelDataPreprocessor',
-    num_classes=num_classes,
-    mean=[123.675, 116.28, 103.53],
-    std=[58.395, 57.12, 57.375],
-    to_rgb=True,
-    to_onehot=True,
-)
+data_preprocessor = dict(_base_.imagenet_preprocessor, num_classes=num_classes)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),

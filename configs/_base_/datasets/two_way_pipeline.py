@@ -8,17 +8,11 @@
 # * Test: resize the shorter side to 256, centre crop 224.
 # * ImageNet mean / std on RGB inputs; 128 images per GPU (global batch 512 on 4 GPUs).
 # * Metrics: mAP@class and mAP@sample (SampleMAP; samples / classes without a positive excluded).
+_base_ = ['./imagenet_preprocessor.py']
 num_classes = 80
 image_size = 224
 
-data_preprocessor = dict(  # ImageNet mean / std, RGB; builds the 1 / 0 / -1 target once per batch
-    type='MultiLabelDataPreprocessor',
-    num_classes=num_classes,
-    mean=[123.675, 116.28, 103.53],
-    std=[58.395, 57.12, 57.375],
-    to_rgb=True,
-    to_onehot=True,
-)
+data_preprocessor = dict(_base_.imagenet_preprocessor, num_classes=num_classes)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),
