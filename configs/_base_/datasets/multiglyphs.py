@@ -20,13 +20,10 @@ train_dataloader = dict(
 )
 val_dataloader = dict(
     dataset=dict(
-        _delete_=True,
-        type=dataset_type,
+        train_dataloader['dataset'],
         split='val',
         num_samples=500,
         glyphs_per_class=50,
-        image_size=_base_.image_size,
-        seed=0,
         pipeline=_base_.test_pipeline,
     )
 )
