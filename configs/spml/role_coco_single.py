@@ -3,4 +3,6 @@
 # network's learning rate and no weight decay.
 _base_ = ['../_base_/spml/coco_resnet50_single.py']
 model = dict(losses=dict(role=_base_.role_loss))
-optim_wrapper = dict(paramwise_cfg=_base_.role_paramwise_cfg)
+optim_wrapper = dict(
+    paramwise_cfg=dict(custom_keys={'label_logits': dict(lr_mult=10.0, decay_mult=0.0)})
+)

@@ -21,9 +21,6 @@ role_loss = dict(
 en_loss = dict(role_loss, type='ExpectedNegativeLoss')
 cl_loss = dict(type='ConsistencyLoss', num_samples=num_train_samples)
 scl_loss = dict(type='SpatialConsistencyLoss', num_samples=num_train_samples)
-# ROLE's label estimates (parameter `losses.role.label_logits`) train with 10x the network's
-# learning rate and no weight decay.
-role_paramwise_cfg = dict(custom_keys={'label_logits': dict(lr_mult=10.0, decay_mult=0.0)})
 model = dict(
     _delete_=True,
     type='ClassifierWithLosses',

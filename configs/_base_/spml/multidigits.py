@@ -26,9 +26,6 @@ en_loss = dict(role_loss, type='ExpectedNegativeLoss')
 # B x C keeps the demo's balance: AN here then trains exactly like the demo with AN targets.
 weight_decay = 1e-4 / (64 * _base_.num_classes)
 optim_wrapper = dict(optimizer=dict(weight_decay=weight_decay))
-# ROLE's label estimates (parameter `losses.role.label_logits`) train with 10x the network's
-# learning rate and no weight decay.
-role_paramwise_cfg = dict(custom_keys={'label_logits': dict(lr_mult=10.0, decay_mult=0.0)})
 train_pipeline = [
     dict(type='Resize', scale=(48, 48)),
     dict(
