@@ -18,7 +18,7 @@ expected_positives = 2.9
 role_loss = dict(
     type='ROLELoss', num_samples=num_train_samples, expected_positives=expected_positives
 )
-en_loss = dict(role_loss, type='ExpectedNegativeLoss')
+en_loss = dict(role_loss, type='ExpectedNegativeLoss')  # EN takes ROLE's two arguments
 cl_loss = dict(type='ConsistencyLoss', num_samples=num_train_samples)
 scl_loss = dict(type='SpatialConsistencyLoss', num_samples=num_train_samples)
 model = dict(

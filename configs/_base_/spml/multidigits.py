@@ -19,7 +19,7 @@ expected_positives = 2.3  # k: mean positives per image of the validation split
 role_loss = dict(
     type='ROLELoss', num_samples=num_train_samples, expected_positives=expected_positives
 )
-en_loss = dict(role_loss, type='ExpectedNegativeLoss')
+en_loss = dict(role_loss, type='ExpectedNegativeLoss')  # EN takes ROLE's two arguments
 # Weight decay: the demo recipe's coupled L2 (Adam, 1e-4) was set against the summed BCE of the
 # full-label demo (sum over B x C = 64 x 10 entries). These losses average over B x C, so Adam (which
 # ignores a constant factor on the loss) would see the L2 term 640x stronger. Dividing it by
