@@ -1,12 +1,4 @@
-# Taps of the CIFAR-layout resnet32x4 (checked with named_modules; docs/model_zoo.md): `stageK`
-# = mdistiller's feats[K] (stage outputs after the stem), `preactK` = its preact_feats[K]
-# (before the final ReLU, for OFD). A distiller records only the taps some loss or connector
-# reads.
-cifar_resnet32x4_taps = dict(
-    stage1='backbone.layer1',
-    stage2='backbone.layer2',
-    stage3='backbone.layer3',
-    preact1='backbone.layer1.4.preact',
-    preact2='backbone.layer2.4.preact',
-    preact3='backbone.layer3.4.preact',
-)
+# Taps of the CIFAR-layout resnet32x4: resnet32 with four times the channels, so the same modules
+# as cifar_resnet32.py (checked with named_modules; docs/model_zoo.md).
+_base_ = ['./cifar_resnet32.py']
+cifar_resnet32x4_taps = _base_.cifar_resnet32_taps
