@@ -29,7 +29,6 @@ assignment is vectorised with numpy and costs O(#annotations + #images).
 
 from __future__ import annotations
 
-import json
 import os.path as osp
 from collections.abc import Sequence
 from typing import Any
@@ -42,7 +41,7 @@ from mlkd.registry import DATASETS
 
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin
-from .utils import require_data_root
+from .utils import read_annotation_json, require_data_root
 from .validation import DataListChecksMixin
 
 __all__ = ['COCOMultiLabel', 'ordered_categories']
@@ -152,17 +151,13 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, Mul
     def _read_annotations(self) -> dict:
         """Load the json and check its top-level keys."""
         ann_file = self.ann_file
-        if not osp.isfile(ann_file):
-            raise FileNotFoundError(
-                f'COCOMultiLabel: annotation file {ann_file!r} not found (config key `ann_file`, '
-                f'relative to data_root={self.data_root!r}); expected the official '
-                f'instances_{self.split}2014.json'
-            )
-        try:
-            with open(ann_file, encoding='utf-8') as f:
-                content = json.load(f)
-        except json.JSONDecodeError as err:
-            raise ValueError(f'COCOMultiLabel: {ann_file} is not valid json: {err}') from None
+        content = read_annotation_json(
+            'COCOMultiLabel',
+            ann_file,
+            f'annotation file {ann_file!r} not found (config key `ann_file`, relative to '
+            f'data_root={self.data_root!r}); expected the official '
+            f'instances_{self.split}2014.json',
+        )
         if not isinstance(content, dict):
             raise ValueError(
                 f'COCOMultiLabel: {ann_file} must hold a json object with keys '

@@ -16,8 +16,6 @@ for Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023
 
 from __future__ import annotations
 
-import json
-import os.path as osp
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +25,7 @@ from mmpretrain.datasets.categories import IMAGENET_CATEGORIES
 
 from mlkd.registry import DATASETS
 
-from .utils import check_missing_images, require_data_root
+from .utils import check_missing_images, read_annotation_json, require_data_root
 from .validation import DataListChecksMixin
 
 __all__ = ['ImageNetReaL']
@@ -82,15 +80,9 @@ class ImageNetReaL(DataListChecksMixin, MultiLabelDataset):
             list of ``dict(img_path, gt_label, image_number)``.
         """
         path = self.ann_file
-        if not osp.isfile(path):
-            raise FileNotFoundError(
-                f'ImageNetReaL: ReaL labels {path!r} not found (config key `real_file`)'
-            )
-        try:
-            with open(path, encoding='utf-8') as f:
-                real = json.load(f)
-        except json.JSONDecodeError as err:
-            raise ValueError(f'ImageNetReaL: {path} is not valid json: {err}') from None
+        real = read_annotation_json(
+            'ImageNetReaL', path, f'ReaL labels {path!r} not found (config key `real_file`)'
+        )
         num_classes = len(self.metainfo['classes'])
         if not isinstance(real, list):
             raise ValueError(f'ImageNetReaL: {path} must hold a list of label lists')

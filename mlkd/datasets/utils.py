@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os.path as osp
+from typing import Any
 
 
 def require_data_root(dataset: str, data_root: str, expected: str) -> str:
@@ -22,6 +24,28 @@ def require_data_root(dataset: str, data_root: str, expected: str) -> str:
             f'`data_root`; resolved to {osp.abspath(data_root)!r}); expected {expected}'
         )
     return data_root
+
+
+def read_annotation_json(dataset: str, path: str, missing: str) -> Any:
+    """Parse the json annotation file ``path``, or raise naming the dataset and the file.
+
+    Args:
+        dataset: class name for the message.
+        path: the annotation file.
+        missing: the message's tail when the file does not exist (which config key sets it, what
+            file is expected there).
+
+    Raises:
+        FileNotFoundError: ``path`` is not a file (``'{dataset}: ... {path!r} not found ...'``).
+        ValueError: the file is not valid json.
+    """
+    if not osp.isfile(path):
+        raise FileNotFoundError(f'{dataset}: {missing}')
+    try:
+        with open(path, encoding='utf-8') as f:
+            return json.load(f)
+    except json.JSONDecodeError as err:
+        raise ValueError(f'{dataset}: {path} is not valid json: {err}') from None
 
 
 #: What a dataset does with an image its annotation names but that is not on disk.
