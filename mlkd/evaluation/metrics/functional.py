@@ -214,6 +214,16 @@ def _apply_empty_policy(ap: Tensor, num_pos: Tensor, empty_policy: str) -> Tenso
     raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")
 
 
+def _row_average_precision(
+    scores: Tensor, targets: Tensor, empty_policy: str, tie_policy: str
+) -> Tensor:
+    """AP of every row of checked ``scores`` / ``targets`` ``[M, L]``, empty rows by policy."""
+    scores = _float_scores(scores.detach()).contiguous()
+    code = _target_code(targets.detach()).to(scores.device).contiguous()
+    ap, num_pos = _ap_along_rows(scores, code, tie_policy)
+    return _apply_empty_policy(ap, num_pos, empty_policy)
+
+
 def average_precision(
     scores: Tensor,
     targets: Tensor,
@@ -239,12 +249,9 @@ def average_precision(
         ``[C]`` float64 AP in ``[0, 1]`` (NaN for empty classes under ``'exclude'``).
     """
     _check_pair(scores, targets)
-    scores = _float_scores(scores.detach())
-    code = _target_code(targets.detach()).to(scores.device)
-    # Sorting along the contiguous last dimension is cheaper than along dim 0, and the
-    # transposes cost ~1 % of the sort.
-    ap, num_pos = _ap_along_rows(scores.t().contiguous(), code.t().contiguous(), tie_policy)
-    return _apply_empty_policy(ap, num_pos, empty_policy)
+    # The columns are the rows of the transposes: sorting along the contiguous last dimension is
+    # cheaper than along dim 0, and the transposes cost ~1 % of the sort.
+    return _row_average_precision(scores.t(), targets.t(), empty_policy, tie_policy)
 
 
 def sample_average_precision(
@@ -267,10 +274,7 @@ def sample_average_precision(
         ``[N]`` float64 AP in ``[0, 1]`` (NaN for excluded samples).
     """
     _check_pair(scores, targets)
-    scores = _float_scores(scores.detach()).contiguous()
-    code = _target_code(targets.detach()).to(scores.device).contiguous()
-    ap, num_pos = _ap_along_rows(scores, code, tie_policy)
-    return _apply_empty_policy(ap, num_pos, empty_policy)
+    return _row_average_precision(scores, targets, empty_policy, tie_policy)
 
 
 def mean_of_ap(ap: Tensor) -> float:
