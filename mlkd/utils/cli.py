@@ -193,6 +193,40 @@ def parse_run_arguments(
     return args
 
 
+def add_device_argument(
+    parser: argparse.ArgumentParser, help: str = 'default: cuda when torch sees a GPU'
+) -> None:
+    """Add ``--device {cpu,cuda}``, by default ``cuda`` when torch sees a GPU."""
+    import torch
+
+    parser.add_argument(
+        '--device',
+        default='cuda' if torch.cuda.is_available() else 'cpu',
+        choices=['cpu', 'cuda'],
+        help=help,
+    )
+
+
+def parse_checked_arguments(
+    parser: argparse.ArgumentParser, argv: list[str] | None = None
+) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, then refuse before the long work what would fail after it:
+    an ``--out`` file that exists without ``--overwrite`` (for a parser with ``--out`` and
+    :func:`~mlkd.utils.output_policy.add_overwrite_argument`), ``--device cuda`` where torch sees
+    no CUDA device (for a parser with :func:`add_device_argument`)."""
+    from mlkd.utils.output_policy import check_output
+
+    args = parser.parse_args(argv)
+    if getattr(args, 'out', None):
+        check_output(args.out, overwrite=args.overwrite)
+    if getattr(args, 'device', None) == 'cuda':
+        import torch
+
+        if not torch.cuda.is_available():
+            parser.error('--device cuda: torch sees no CUDA device here')
+    return args
+
+
 def run_tool(
     main: Callable[[], object],
     user_errors: tuple[type[BaseException], ...] = (OSError, ValueError),

@@ -34,6 +34,7 @@ from mmengine.registry import DefaultScope
 import mlkd
 from mlkd.benchmarks.common import config, method_cfg, net_cfg, random_batch, timed_interleaved
 from mlkd.registry import MODELS
+from mlkd.utils.cli import add_device_argument
 
 #: Method bases timed (``configs/_base_/methods/<name>.py``). The feature methods read the
 #: ResNet stage taps of ``configs/_base_/taps/resnet.py``; OFD needs pre-ReLU taps, which
@@ -54,9 +55,7 @@ def main() -> None:
         choices=METHODS,
         help='one or more method bases, timed interleaved',
     )
-    parser.add_argument(
-        '--device', default='cuda' if torch.cuda.is_available() else 'cpu', choices=['cpu', 'cuda']
-    )
+    add_device_argument(parser)
     parser.add_argument('--amp', action='store_true', help='mixed precision for every step')
     parser.add_argument(
         '--clock',

@@ -32,7 +32,8 @@ import numpy as np
 import torch
 
 from mlkd.benchmarks.common import timed_interleaved
-from mlkd.utils.output_policy import add_overwrite_argument, check_output, write_text
+from mlkd.utils.cli import parse_checked_arguments
+from mlkd.utils.output_policy import add_overwrite_argument, write_text
 
 
 def build_score_model(config: str, checkpoint: str | None, shape: list[int] | None):
@@ -88,13 +89,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--warmup', type=int, default=3, help='untimed calls per variant first')
     parser.add_argument('--out', help='write the results as JSON')
     add_overwrite_argument(parser)
-    return parser.parse_args(argv)
+    return parse_checked_arguments(parser, argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    if args.out:
-        check_output(args.out, overwrite=args.overwrite)
     from mlkd.deployment import OnnxClassifier, export_onnx_bytes
     from mlkd.deployment.onnx_export import FORMAT_VERSION
 

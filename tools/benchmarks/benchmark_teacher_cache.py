@@ -38,6 +38,7 @@ from mlkd.apis.teacher_cache import TeacherCacheWriter
 from mlkd.benchmarks.common import method_cfg, net_cfg, random_batch, timed_interleaved
 from mlkd.registry import MODELS
 from mlkd.teacher_cache import CACHE_DTYPES, TeacherOutputCache
+from mlkd.utils.cli import add_device_argument
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -165,9 +166,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=3,
         help='batches written per write variant (the first is untimed)',
     )
-    parser.add_argument(
-        '--device', default='cuda' if torch.cuda.is_available() else 'cpu', choices=['cpu', 'cuda']
-    )
+    add_device_argument(parser)
     parser.add_argument(
         '--clock',
         default='wall',

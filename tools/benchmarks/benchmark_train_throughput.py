@@ -29,12 +29,11 @@ import os
 import tempfile
 import time
 
-import torch
-
 import mlkd
 from mlkd.benchmarks import data_pipeline, train_throughput
 from mlkd.benchmarks.common import environment, markdown_table, mib, warnings_only, write_json
-from mlkd.utils.output_policy import add_overwrite_argument, check_output
+from mlkd.utils.cli import add_device_argument, parse_checked_arguments
+from mlkd.utils.output_policy import add_overwrite_argument
 
 
 def shape(text: str) -> tuple[int, int]:
@@ -57,12 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help='training steps and / or the data pipeline (default both)',
     )
     parser.add_argument('--tiny', action='store_true', help="the suite's shapes (see above)")
-    parser.add_argument(
-        '--device',
-        default='cuda' if torch.cuda.is_available() else 'cpu',
-        choices=['cpu', 'cuda'],
-        help='default: cuda when torch sees a GPU',
-    )
+    add_device_argument(parser)
     steps = parser.add_argument_group('steps')
     steps.add_argument('--shapes', nargs='+', type=shape, help='SIZExBATCH (default 224x64 448x32)')
     steps.add_argument(
@@ -105,11 +99,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument('--out', help='write every number (and the environment) to this JSON')
     add_overwrite_argument(parser)
-    args = parser.parse_args(argv)
-    if args.out:  # refused before the long work, not after it
-        check_output(args.out, overwrite=args.overwrite)
-    if args.device == 'cuda' and not torch.cuda.is_available():
-        parser.error('--device cuda: torch sees no CUDA device here')
+    args = parse_checked_arguments(parser, argv)
     if args.clock == 'cpu' and args.device == 'cuda' and 'steps' in args.part:
         parser.error('--clock cpu times CPU work; a CUDA step is timed by the wall clock')
     if args.tiny:

@@ -22,22 +22,16 @@ import os
 import sys
 import time
 
-import torch
-
 import mlkd
 from mlkd.benchmarks.common import environment, markdown_table, warnings_only, write_json
 from mlkd.benchmarks.device_checks import METHODS, SIZES, Setup, run_checks
-from mlkd.utils.output_policy import add_overwrite_argument, check_output
+from mlkd.utils.cli import add_device_argument, parse_checked_arguments
+from mlkd.utils.output_policy import add_overwrite_argument
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        '--device',
-        default='cuda' if torch.cuda.is_available() else 'cpu',
-        choices=['cpu', 'cuda'],
-        help='default: cuda when torch sees a GPU',
-    )
+    add_device_argument(parser)
     parser.add_argument(
         '--size', choices=sorted(SIZES), help="'full' (default on CUDA) or 'tiny' (default on CPU)"
     )
@@ -62,11 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument('--out', help='write the results (environment and checks) to this JSON')
     add_overwrite_argument(parser)
-    args = parser.parse_args(argv)
-    if args.out:  # refused before the long work, not after it
-        check_output(args.out, overwrite=args.overwrite)
-    if args.device == 'cuda' and not torch.cuda.is_available():
-        parser.error('--device cuda: torch sees no CUDA device here')
+    args = parse_checked_arguments(parser, argv)
     args.size = args.size or ('full' if args.device == 'cuda' else 'tiny')
     return args
 
