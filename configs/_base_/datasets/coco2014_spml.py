@@ -7,11 +7,16 @@
 # coco2014_spml_partial40.py.
 _base_ = ['./spml_pipeline.py']
 num_classes = 80
+observed_labels = dict(mode='single_positive', seed=1200)
 data_preprocessor = dict(num_classes=num_classes)
 # The fields both splits share (a name with two leading underscores stays out of the config).
 __dataset = dict(
     type='COCOMultiLabel', data_root='data/coco', split='train', class_order='category_id'
 )
-train_dataloader = dict(dataset=__dataset)
-val_dataloader = dict(dataset=dict(__dataset, split='val'))
+train_dataloader = dict(
+    dataset=dict(__dataset, observed_labels=observed_labels, pipeline={{_base_.train_pipeline}})
+)
+val_dataloader = dict(
+    dataset=dict(__dataset, split='val', pipeline={{_base_.test_pipeline}}, test_mode=True)
+)
 test_dataloader = val_dataloader

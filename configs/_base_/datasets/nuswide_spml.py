@@ -11,6 +11,14 @@ data_preprocessor = dict(num_classes=num_classes)
 __dataset = dict(
     type='NUSWIDE', data_root=data_root, split='train', protocol=protocol, missing_images='skip'
 )
-train_dataloader = dict(dataset=__dataset)
-val_dataloader = dict(dataset=dict(__dataset, split='test'))
+train_dataloader = dict(
+    dataset=dict(
+        __dataset,
+        observed_labels=dict(mode='single_positive', seed=1200),
+        pipeline={{_base_.train_pipeline}},
+    )
+)
+val_dataloader = dict(
+    dataset=dict(__dataset, split='test', pipeline={{_base_.test_pipeline}}, test_mode=True)
+)
 test_dataloader = val_dataloader

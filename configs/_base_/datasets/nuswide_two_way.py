@@ -6,14 +6,19 @@ _base_ = ['./two_way_pipeline.py']
 num_classes = 81
 data_root = 'data/nuswide'
 data_preprocessor = dict(num_classes=num_classes)
-# The fields both splits share (a name with two leading underscores stays out of the config).
-__dataset = dict(
-    type='NUSWIDE',
-    data_root=data_root,
-    split='train',
-    protocol='official_labeled',
-    missing_images='skip',
+train_dataloader = dict(
+    dataset=dict(
+        type='NUSWIDE',
+        data_root=data_root,
+        split='train',
+        protocol='official_labeled',
+        missing_images='skip',
+        pipeline={{_base_.train_pipeline}},
+    )
 )
-train_dataloader = dict(dataset=__dataset)
-val_dataloader = dict(dataset=dict(__dataset, split='test'))
+val_dataloader = dict(
+    dataset=dict(
+        train_dataloader['dataset'], split='test', pipeline={{_base_.test_pipeline}}, test_mode=True
+    )
+)
 test_dataloader = val_dataloader

@@ -1,7 +1,7 @@
 # Shared data settings of the spatial consistency loss paper (Verelst et al., "Spatial Consistency
 # Loss for Training Multi-Label Classifiers from Single-Label Annotations", WACV 2023; appendix A)
 # for MS-COCO 2014, Pascal VOC 2012, NUS-WIDE and CUB-200-2011; each dataset config sets
-# num_classes and its dataset's fields and says nothing else.
+# num_classes and the datasets and says nothing else.
 #
 # * Train: resize to 672 x 672 (aspect not kept), a random *square* crop of 25-100 % of the area
 #   (torchvision RandomResizedCrop semantics; aspect ratio fixed at 1) resized to 448 x 448, and a
@@ -51,20 +51,15 @@ test_pipeline = [
     dict(type='PackInputs'),
 ]
 
-# Each dataset config adds its dataset's fields (type, root, split) to these.
+# The datasets are set by each dataset config.
 train_dataloader = dict(
     batch_size=8,
     num_workers=4,
     persistent_workers=True,
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
-    # One observed positive per training image (uniform, seed 1200 as Cole et al.'s generator).
-    dataset=dict(observed_labels=dict(mode='single_positive', seed=1200), pipeline=train_pipeline),
 )
 val_dataloader = dict(
-    train_dataloader,
-    batch_size=32,
-    sampler=dict(type='EpochKeyedSampler', shuffle=False),
-    dataset=dict(pipeline=test_pipeline, test_mode=True),
+    train_dataloader, batch_size=32, sampler=dict(type='EpochKeyedSampler', shuffle=False)
 )
 test_dataloader = val_dataloader
 

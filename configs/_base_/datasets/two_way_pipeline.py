@@ -1,6 +1,6 @@
 # Shared data settings of the Two-way loss paper (Kobayashi, "Two-way Multi-Label Loss", CVPR 2023;
 # docs/methods.md §2.1, official code) for MS-COCO 2014 and NUS-WIDE; each dataset config sets
-# num_classes and its dataset's fields only.
+# num_classes and the datasets only.
 #
 # * Train: RandomResizedCrop to 224 with torchvision's defaults (area 8-100 %, aspect 3/4-4/3),
 #   horizontal flip, ColorJitter(brightness, contrast, saturation 0.4), AlexNet-style PCA lighting
@@ -35,19 +35,14 @@ test_pipeline = [
     dict(type='PackInputs'),
 ]
 
-# Each dataset config adds its dataset's fields (type, root, split) to these.
+# The datasets are set by each dataset config.
 train_dataloader = dict(
     batch_size=128,
     num_workers=8,
     persistent_workers=True,
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
-    dataset=dict(pipeline=train_pipeline),
 )
-val_dataloader = dict(
-    train_dataloader,
-    sampler=dict(type='EpochKeyedSampler', shuffle=False),
-    dataset=dict(pipeline=test_pipeline, test_mode=True),
-)
+val_dataloader = dict(train_dataloader, sampler=dict(type='EpochKeyedSampler', shuffle=False))
 test_dataloader = val_dataloader
 
 val_evaluator = dict(type='SampleMAP')
