@@ -37,88 +37,45 @@ def _logits(batch, scale, seed):
     return torch.sign(z) * 50 if scale == 'pm50' else z * scale
 
 
+def _unit_vectors(batch, scale, seed):
+    return F.normalize(_vectors(batch, scale, seed), dim=1)
+
+
+def _pair(kind, draw, other=lambda batch: {}):
+    """Factory of (student kwargs, teacher kwargs, other kwargs): ``s_<kind>`` and ``t_<kind>``
+    drawn by ``draw`` with consecutive seeds, ``other(batch)`` for the remaining inputs."""
+
+    def make(batch, scale, seed):
+        return (
+            {f's_{kind}': draw(batch, scale, seed)},
+            {f't_{kind}': draw(batch, scale, seed + 1)},
+            other(batch),
+        )
+
+    return make
+
+
 # name -> (factory of the loss, factory of (student kwargs, teacher kwargs, other kwargs))
 CASES = {
-    'RKD': (
-        RKDLoss,
-        lambda b, sc, seed: (
-            {'s_pooled': _vectors(b, sc, seed)},
-            {'t_pooled': _vectors(b, sc, seed + 1)},
-            {},
-        ),
-    ),
-    'PKT': (
-        PKTLoss,
-        lambda b, sc, seed: (
-            {'s_pooled': _vectors(b, sc, seed)},
-            {'t_pooled': _vectors(b, sc, seed + 1)},
-            {},
-        ),
-    ),
+    'RKD': (RKDLoss, _pair('pooled', _vectors)),
+    'PKT': (PKTLoss, _pair('pooled', _vectors)),
     'CRD': (
         lambda: CRDLoss(num_samples=20, embed_dim=8, num_negatives=5),
-        lambda b, sc, seed: (
-            {'s_pooled': F.normalize(_vectors(b, sc, seed), dim=1)},
-            {'t_pooled': F.normalize(_vectors(b, sc, seed + 1), dim=1)},
-            {'sample_idx': torch.arange(b)},
-        ),
+        _pair('pooled', _unit_vectors, other=lambda b: {'sample_idx': torch.arange(b)}),
     ),
-    'AT': (
-        ATLoss,
-        lambda b, sc, seed: (
-            {'s_feats': _maps(b, sc, seed)},
-            {'t_feats': _maps(b, sc, seed + 1)},
-            {},
-        ),
-    ),
-    'FitNet': (
-        FitNetLoss,
-        lambda b, sc, seed: (
-            {'s_feats': _maps(b, sc, seed)},
-            {'t_feats': _maps(b, sc, seed + 1)},
-            {},
-        ),
-    ),
-    'VID': (
-        lambda: VIDLoss([4, 4]),
-        lambda b, sc, seed: (
-            {'s_feats': _maps(b, sc, seed)},
-            {'t_feats': _maps(b, sc, seed + 1)},
-            {},
-        ),
-    ),
+    'AT': (ATLoss, _pair('feats', _maps)),
+    'FitNet': (FitNetLoss, _pair('feats', _maps)),
+    'VID': (lambda: VIDLoss([4, 4]), _pair('feats', _maps)),
     'OFD': (
         lambda: OFDLoss(margins=[-torch.ones(4), -0.5 * torch.ones(4)]),
-        lambda b, sc, seed: (
-            {'s_feats': _maps(b, sc, seed)},
-            {'t_feats': _maps(b, sc, seed + 1)},
-            {},
-        ),
+        _pair('feats', _maps),
     ),
-    'ReviewKD': (
-        ReviewKDLoss,
-        lambda b, sc, seed: (
-            {'s_feats': _maps(b, sc, seed)},
-            {'t_feats': _maps(b, sc, seed + 1)},
-            {},
-        ),
-    ),
+    'ReviewKD': (ReviewKDLoss, _pair('feats', _maps)),
     'DKD': (
         DKDLoss,
-        lambda b, sc, seed: (
-            {'s_logits': _logits(b, sc, seed)},
-            {'t_logits': _logits(b, sc, seed + 1)},
-            {'gt': F.one_hot(torch.arange(b) % 6, 6).float()},
-        ),
+        _pair('logits', _logits, other=lambda b: {'gt': F.one_hot(torch.arange(b) % 6, 6).float()}),
     ),
-    'MLLD': (
-        MLLDLoss,
-        lambda b, sc, seed: (
-            {'s_logits': _logits(b, sc, seed)},
-            {'t_logits': _logits(b, sc, seed + 1)},
-            {},
-        ),
-    ),
+    'MLLD': (MLLDLoss, _pair('logits', _logits)),
 }
 
 
