@@ -45,162 +45,98 @@ def _inputs(tmp_path) -> dict[str, str]:
     )
 
 
-def _case(tool, args, output, onto_input=None):
-    return tool, args, output, onto_input
+def _case(command, output=None, onto_input=None):
+    """A row of CASES from a command line (the tool, then its arguments): ``output`` defaults to
+    the last argument; ``onto_input`` is the input placeholder that replaces the last argument to
+    write onto an input, or the whole argument list that does so where more differs."""
+    tool, *args = command.split()
+    if onto_input is not None:
+        onto_input = onto_input.split()
+        onto_input = args[:-1] + onto_input if len(onto_input) == 1 else onto_input
+    return tool, args, output or args[-1], onto_input
 
 
 #: (tool, argv with {placeholders}, the output refused when it exists, argv that writes onto an
 #: input instead, or None where every input is a folder or the output name is fixed)
 CASES = {
-    'collect_results': _case(
-        'analysis_tools/collect_results', ['{runs}', '--out', '{o}/t.md'], '{o}/t.csv'
-    ),
+    'collect_results': _case('analysis_tools/collect_results {runs} --out {o}/t.md', '{o}/t.csv'),
     'per_class_ap --out': _case(
-        'analysis_tools/per_class_ap',
-        ['{dump}', '--out', '{o}/ap.png'],
-        '{o}/ap.png',
-        ['{dump}', '--out', '{dump}'],
+        'analysis_tools/per_class_ap {dump} --out {o}/ap.png', onto_input='{dump}'
     ),
     'per_class_ap --csv': _case(
-        'analysis_tools/per_class_ap',
-        ['{dump}', '--out', '{o}/ap.png', '--csv', '{o}/ap.csv'],
-        '{o}/ap.csv',
-        ['{dump}', '--out', '{o}/ap.png', '--csv', '{dump}'],
+        'analysis_tools/per_class_ap {dump} --out {o}/ap.png --csv {o}/ap.csv', onto_input='{dump}'
     ),
     'analyze_logs plot_curve': _case(
-        'analysis_tools/analyze_logs',
-        ['plot_curve', '{runs}/a', '--out', '{o}/c.png'],
+        'analysis_tools/analyze_logs plot_curve {runs}/a --out {o}/c.png',
         '{o}/c.csv',
-        ['plot_curve', '{scalars}', '--out', '{scalars}'],
+        onto_input='plot_curve {scalars} --out {scalars}',
     ),
-    'top_scores': _case(
-        'analysis_tools/top_scores', ['{dump}', '--out-dir', '{o}'], '{o}/top_scores.png'
-    ),
+    'top_scores': _case('analysis_tools/top_scores {dump} --out-dir {o}', '{o}/top_scores.png'),
     'map_by_object_size': _case(
-        'analysis_tools/map_by_object_size',
-        ['{dump}', '{config}', '--out-dir', '{o}'],
+        'analysis_tools/map_by_object_size {dump} {config} --out-dir {o}',
         '{o}/map_by_object_size.md',
     ),
     'intra_class_diagnostics': _case(
-        'analysis_tools/intra_class_diagnostics',
-        ['{config}', '--teachers', '0={checkpoint}', '--out-dir', '{o}'],
+        'analysis_tools/intra_class_diagnostics {config} --teachers 0={checkpoint} --out-dir {o}',
         '{o}/intra_class_diagnostics.csv',
     ),
     'scl_diagnostics': _case(
-        'analysis_tools/scl_diagnostics',
-        ['{config}', '{checkpoint}', '--out', '{o}/scl.md'],
-        '{o}/scl.md',
-        ['{config}', '{checkpoint}', '--out', '{config}'],
+        'analysis_tools/scl_diagnostics {config} {checkpoint} --out {o}/scl.md',
+        onto_input='{config}',
     ),
     'linear_probe': _case(
-        'analysis_tools/linear_probe',
-        [
-            '{config}',
-            '{checkpoint}',
-            '--dataset',
-            'imagefolder',
-            '--data-root',
-            '{runs}',
-            '--out-dir',
-            '{o}',
-            '--save-features',
-        ],
+        'analysis_tools/linear_probe {config} {checkpoint} --dataset imagefolder --data-root {runs}'
+        ' --out-dir {o} --save-features',
         '{o}/linear_probe_imagefolder.features.npz',
     ),
     'teacher_score_stats': _case(
-        'analysis_tools/teacher_score_stats',
-        ['{config}', '{checkpoint}', '--out-dir', '{o}'],
+        'analysis_tools/teacher_score_stats {config} {checkpoint} --out-dir {o}',
         '{o}/teacher_score_stats.png',
     ),
-    'spml_results': _case(
-        'analysis_tools/spml_results', ['{runs}', '--out', '{o}/spml'], '{o}/spml.png'
-    ),
+    'spml_results': _case('analysis_tools/spml_results {runs} --out {o}/spml', '{o}/spml.png'),
     'sweep': _case(
-        'analysis_tools/sweep',
-        [
-            '{config}',
-            '--x',
-            'train_cfg.max_epochs',
-            '1',
-            '--y',
-            'train_cfg.val_interval',
-            '1',
-            '--work-dir',
-            '{o}',
-        ],
+        'analysis_tools/sweep {config} --x train_cfg.max_epochs 1 --y train_cfg.val_interval 1'
+        ' --work-dir {o}',
         '{o}/sweep.md',
     ),
     'heatmap_overlays': _case(
-        'visualization/heatmap_overlays',
-        ['{config}', '{checkpoint}', '--out-dir', '{o}'],
+        'visualization/heatmap_overlays {config} {checkpoint} --out-dir {o}',
         '{o}/heatmap_overlays.md',
     ),
     'browse_dataset': _case(
-        'visualization/browse_dataset',
-        ['{config}', '--out', '{o}/b.png'],
-        '{o}/b.png',
-        ['{config}', '--out', '{config}'],
+        'visualization/browse_dataset {config} --out {o}/b.png', onto_input='{config}'
     ),
-    'print_config': _case(
-        'misc/print_config',
-        ['{config}', '--out', '{o}/r.py'],
-        '{o}/r.py',
-        ['{config}', '--out', '{config}'],
-    ),
-    'test --out': _case(
-        'test',
-        ['{config}', '{checkpoint}', '--out', '{o}/s.npz'],
-        '{o}/s.npz',
-        ['{config}', '{checkpoint}', '--out', '{checkpoint}'],
-    ),
+    'print_config': _case('misc/print_config {config} --out {o}/r.py', onto_input='{config}'),
+    'test --out': _case('test {config} {checkpoint} --out {o}/s.npz', onto_input='{checkpoint}'),
     'export_student': _case(
-        'export_student',
-        ['{checkpoint}', '{o}/student.pth'],
-        '{o}/student.pth',
-        ['{checkpoint}', '{checkpoint}'],
+        'export_student {checkpoint} {o}/student.pth', onto_input='{checkpoint}'
     ),
-    'demo': _case('demo', ['--stages', 'student', '--work-dir', '{o}'], '{o}/results.json'),
+    'demo': _case('demo --stages student --work-dir {o}', '{o}/results.json'),
     'demo_paired': _case(
-        'analysis_tools/demo_paired',
-        ['{results}', '--out', '{o}/paired'],
+        'analysis_tools/demo_paired {results} --out {o}/paired',
         '{o}/paired.png',
-        ['{results}', '--out', '{results_stem}'],
+        onto_input='{results_stem}',
     ),
     'intra_class_study': _case(
-        'analysis_tools/intra_class_study',
-        ['--out-dir', '{o}', '--work-dir', '{o}/runs'],
+        'analysis_tools/intra_class_study --out-dir {o} --work-dir {o}/runs',
         '{o}/intra_class_study.md',
     ),
     'pretrain': _case(
-        'pretrain',
-        ['--names', 'multiglyphs_student_backbone', '--work-dir', '{o}'],
+        'pretrain --names multiglyphs_student_backbone --work-dir {o}',
         '{o}/multiglyphs_student_backbone.pth',
     ),
-    'infer': _case(
-        'infer',
-        ['{config}', '--checkpoint', '{checkpoint}', '{runs}', '--out', '{o}/l.jsonl'],
-        '{o}/l.jsonl',
-    ),
+    'infer': _case('infer {config} --checkpoint {checkpoint} {runs} --out {o}/l.jsonl'),
     'pytorch2onnx': _case(
-        'deployment/pytorch2onnx',
-        ['{config}', '{checkpoint}', '--out', '{o}/m.onnx'],
-        '{o}/m.onnx',
-        ['{config}', '{checkpoint}', '--out', '{checkpoint}'],
+        'deployment/pytorch2onnx {config} {checkpoint} --out {o}/m.onnx', onto_input='{checkpoint}'
     ),
     'calibrate_thresholds': _case(
-        'analysis_tools/calibrate_thresholds',
-        ['{config}', '{checkpoint}', '--out', '{o}/t.json'],
-        '{o}/t.json',
-        ['{config}', '{checkpoint}', '--out', '{config}'],
+        'analysis_tools/calibrate_thresholds {config} {checkpoint} --out {o}/t.json',
+        onto_input='{config}',
     ),
-    'benchmark_inference': _case(
-        'benchmarks/benchmark_inference', ['--out', '{o}/b.json'], '{o}/b.json'
-    ),
-    'gpu_check': _case(
-        'benchmarks/gpu_check', ['--device', 'cpu', '--out', '{o}/g.json'], '{o}/g.json'
-    ),
+    'benchmark_inference': _case('benchmarks/benchmark_inference --out {o}/b.json'),
+    'gpu_check': _case('benchmarks/gpu_check --device cpu --out {o}/g.json'),
     'benchmark_train_throughput': _case(
-        'benchmarks/benchmark_train_throughput', ['--tiny', '--out', '{o}/t.json'], '{o}/t.json'
+        'benchmarks/benchmark_train_throughput --tiny --out {o}/t.json'
     ),
 }
 
