@@ -13,10 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import config_path
+from conftest import config_path, write_jpeg
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
-from PIL import Image
 
 try:  # every mlkd module; fall back to the ones this file needs if another is unfinished
     import mlkd
@@ -39,11 +38,6 @@ def mlkd_scope():
     """Build everything as a runner with ``default_scope='mlkd'`` would."""
     with DefaultScope.overwrite_default_scope('mlkd'):
         yield
-
-
-def _write_jpeg(path: Path, size: tuple[int, int] = (40, 30), value: int = 90) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(np.full((size[1], size[0], 3), value, np.uint8)).save(path)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -85,7 +79,7 @@ def _coco_root(
     (root / 'annotations' / f'instances_{split}2014.json').write_text(json.dumps(content))
     if images:
         for img in IMAGES:
-            _write_jpeg(root / f'{split}2014' / img['file_name'])
+            write_jpeg(root / f'{split}2014' / img['file_name'])
     return root
 
 
@@ -179,29 +173,15 @@ def test_coco_errors(tmp_path):
     with pytest.raises(ValueError, match=rf'{ann} is not valid json'):
         COCOMultiLabel(data_root=str(root), split='val')
 
-    ann.write_text(
-        json.dumps(
-            dict(
-                images=IMAGES,
-                categories=CATEGORIES,
-                annotations=ANNOTATIONS + [dict(image_id=12, category_id=77)],
-            )
-        )
-    )
-    with pytest.raises(ValueError, match=rf'{ann}.*category id 77'):
-        COCOMultiLabel(data_root=str(root), split='val')
-
-    ann.write_text(
-        json.dumps(
-            dict(
-                images=IMAGES,
-                categories=CATEGORIES,
-                annotations=ANNOTATIONS + [dict(image_id=99, category_id=1)],
-            )
-        )
-    )
-    with pytest.raises(ValueError, match=rf'{ann}.*image id 99'):
-        COCOMultiLabel(data_root=str(root), split='val')
+    # An annotation that names a category or an image the file does not list.
+    for annotation, culprit in (
+        (dict(image_id=12, category_id=77), 'category id 77'),
+        (dict(image_id=99, category_id=1), 'image id 99'),
+    ):
+        content = dict(images=IMAGES, categories=CATEGORIES, annotations=ANNOTATIONS + [annotation])
+        ann.write_text(json.dumps(content))
+        with pytest.raises(ValueError, match=rf'{ann}.*{culprit}'):
+            COCOMultiLabel(data_root=str(root), split='val')
 
     root2 = _coco_root(tmp_path / 'noimg', split='val', images=False)
     with pytest.raises(FileNotFoundError, match=r'val2014.*`data_prefix`'):
@@ -233,7 +213,7 @@ def _voc_root(tmp_path: Path) -> Path:
     (root / 'ImageSets' / 'Main').mkdir(parents=True)
     for img_id, objects in VOC_OBJECTS.items():
         (root / 'Annotations' / f'{img_id}.xml').write_text(_xml(objects))
-        _write_jpeg(root / 'JPEGImages' / f'{img_id}.jpg')
+        write_jpeg(root / 'JPEGImages' / f'{img_id}.jpg')
     (root / 'ImageSets' / 'Main' / 'trainval.txt').write_text('000001\n000002\n000003\n')
     (root / 'ImageSets' / 'Main' / 'test.txt').write_text('000002\n000003\n')
     return root
