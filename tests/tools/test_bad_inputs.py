@@ -97,29 +97,38 @@ def _all_finite(path: str) -> bool:
     return all(torch.isfinite(v).all() for v in state.values() if v.is_floating_point())
 
 
+def _training_stops(runner, error: type, match: str | None = None) -> str:
+    """Trains until ``error`` (matching ``match``) stops the run; returns its message."""
+    with pytest.raises(error, match=match) as stopped:
+        runner.train()
+    return str(stopped.value)
+
+
+def _assert_only_checkpoint(work_dir: str, name: str) -> None:
+    """max_keep_ckpts=1: ``name`` is the one checkpoint left (none was written after it, none
+    rotated it away) and its weights are finite."""
+    assert sorted(p for p in os.listdir(work_dir) if p.endswith('.pth')) == [name]
+    assert _all_finite(osp.join(work_dir, name))
+
+
 def test_nan_loss_stops_training_naming_term_epoch_and_iteration(tmp_path):
     """Issue 11: a run whose loss turned NaN kept writing checkpoints, and rotation deleted the
     last good one. Iteration 5 is the first of epoch 3."""
-    runner, poison = _poisoned_run(tmp_path, 'loss', at_iter=4)
-    with pytest.raises(NonFiniteTrainingError) as error:
-        runner.train()
-    message = str(error.value)
+    runner, _ = _poisoned_run(tmp_path, 'loss', at_iter=4)
+    message = _training_stops(runner, NonFiniteTrainingError)
     assert 'non-finite loss at epoch 3, iteration 5 (1-based' in message, message
     assert "['loss']. Losses: loss=nan" in message  # mmpretrain's classifier has one term
-    # max_keep_ckpts=1 kept epoch 2, the last finite one; no NaN checkpoint was written.
-    assert sorted(os.listdir(runner.work_dir)).count('epoch_2.pth') == 1
-    assert not glob.glob(osp.join(runner.work_dir, 'epoch_3.pth'))
-    assert _all_finite(osp.join(runner.work_dir, 'epoch_2.pth'))
+    # Epoch 2, the last finite one, is kept; no NaN checkpoint was written.
+    _assert_only_checkpoint(runner.work_dir, 'epoch_2.pth')
 
 
 def test_non_finite_gradient_is_never_applied(tmp_path):
     runner, poison = _poisoned_run(tmp_path, 'gradient', at_iter=1, epochs=1)
-    with pytest.raises(
+    _training_stops(
+        runner,
         NonFiniteTrainingError,
-        match=r'non-finite gradient at epoch 1, '
-        r"iteration 2 .* in \['backbone\.conv1\.weight'\]",
-    ):
-        runner.train()
+        r"non-finite gradient at epoch 1, iteration 2 .* in \['backbone\.conv1\.weight'\]",
+    )
     # The parameters are those before the step (BN statistics move in the forward pass anyway).
     for key, value in runner.model.named_parameters():
         torch.testing.assert_close(value, poison.snapshot[key], rtol=0, atol=0, msg=key)
@@ -144,15 +153,12 @@ def test_fp16_overflow_steps_are_skipped_not_fatal(tmp_path):
 
 def test_non_finite_weights_are_never_checkpointed_nor_rotate_a_good_one_away(tmp_path):
     runner, _ = _poisoned_run(tmp_path, 'buffer', at_iter=3, epochs=2)
-    with pytest.raises(
+    _training_stops(
+        runner,
         NonFiniteTrainingError,
-        match=r'non-finite weights before saving a '
-        r'checkpoint .*running_var',
-    ):
-        runner.train()
-    assert osp.isfile(osp.join(runner.work_dir, 'epoch_1.pth'))
-    assert not osp.exists(osp.join(runner.work_dir, 'epoch_2.pth'))
-    assert _all_finite(osp.join(runner.work_dir, 'epoch_1.pth'))
+        'non-finite weights before saving a checkpoint .*running_var',
+    )
+    _assert_only_checkpoint(runner.work_dir, 'epoch_1.pth')
 
 
 @pytest.mark.parametrize(
@@ -178,11 +184,11 @@ def test_a_diverging_run_stops_before_a_checkpoint_of_the_diverged_weights(
     """Issue 11: a learning rate of 1e6 trained on at loss 3e14, writing checkpoints. Two
     iterations per epoch; the learning rate becomes 1e6 at iteration ``at_iter`` (0-based)."""
     runner, _ = _poisoned_run(tmp_path, 'learning_rate', at_iter=at_iter)
-    with pytest.raises(DivergedTrainingError, match=message) as error:
-        runner.train()
-    assert 'learning rate is likely too high' in str(error.value)
-    # max_keep_ckpts=1: epoch 1's checkpoint is kept, none of the diverged weights written.
-    assert sorted(p for p in os.listdir(runner.work_dir) if p.endswith('.pth')) == ['epoch_1.pth']
+    assert 'learning rate is likely too high' in _training_stops(
+        runner, DivergedTrainingError, message
+    )
+    # Epoch 1's checkpoint is kept, none of the diverged weights written.
+    _assert_only_checkpoint(runner.work_dir, 'epoch_1.pth')
     from mlkd.utils.checkpoint import load_local_checkpoint
 
     state = load_local_checkpoint(osp.join(runner.work_dir, 'epoch_1.pth'))['state_dict']
@@ -351,6 +357,11 @@ def test_new_keys_that_something_takes_are_accepted(options, key, value):
     assert node == value
 
 
+def _train_tool(work_dir, *args: str):
+    """``python tools/train.py CLASSIFIER --work-dir WORK_DIR ARGS``, as a user runs it."""
+    return run_tool('tools/train.py', CLASSIFIER, '--work-dir', str(work_dir), *args)
+
+
 def test_amp_adds_the_type_that_takes_the_dtype_option(tmp_path):
     train = load_tool('train')
     args = _train_args(tmp_path, 'optim_wrapper.dtype=float16', amp=True)
@@ -363,15 +374,7 @@ def test_a_learning_rate_that_one_cycle_overrides_is_refused(tmp_path):
     """``optim_wrapper.optimizer.lr=1e6`` did nothing under OneCycleLR (which sets the rate from
     its eta_max at every step): the run trained as shipped and exited 0."""
     work_dir = tmp_path / 'work'
-    out = run_tool(
-        'tools/train.py',
-        CLASSIFIER,
-        '--work-dir',
-        str(work_dir),
-        '--cfg-options',
-        'optim_wrapper.optimizer.lr=1e6',
-        *SMALL_TOOL_RUN,
-    )
+    out = _train_tool(work_dir, '--cfg-options', 'optim_wrapper.optimizer.lr=1e6', *SMALL_TOOL_RUN)
     assert out.returncode != 0
     assert out.stderr.strip().splitlines()[-1] == (
         'ValueError: --cfg-options optim_wrapper.optimizer.lr=1000000.0: has no effect, '
@@ -385,11 +388,8 @@ def test_train_tool_stops_a_diverging_run_before_any_checkpoint(tmp_path):
     """A peak learning rate of 1e6, as a user sets it: the loss explodes from ~110 to ~1e13 at
     the second iteration; the run stops there, exit status 1, no checkpoint written."""
     work_dir = tmp_path / 'work'
-    out = run_tool(
-        'tools/train.py',
-        CLASSIFIER,
-        '--work-dir',
-        str(work_dir),
+    out = _train_tool(
+        work_dir,
         '--no-validate',
         '--cfg-options',
         'param_scheduler.0.eta_max=1e6',
@@ -421,14 +421,7 @@ def test_misspelled_top_level_key_in_a_config_file(tmp_path):
 
 def test_train_tool_refuses_a_misspelled_option_before_writing_anything(tmp_path):
     work_dir = tmp_path / 'work'
-    out = run_tool(
-        'tools/train.py',
-        CLASSIFIER,
-        '--work-dir',
-        str(work_dir),
-        '--cfg-options',
-        'randomnes.seed=5',
-    )
+    out = _train_tool(work_dir, '--cfg-options', 'randomnes.seed=5')
     assert out.returncode != 0
     assert 'did you mean randomness?' in out.stderr.splitlines()[-1], out.stderr[-2000:]
     assert not work_dir.exists()
@@ -717,14 +710,7 @@ def test_a_run_stopped_by_a_signal_leaves_loadable_checkpoints_and_resumes(tmp_p
 def test_a_work_dir_that_is_a_file_is_named(tmp_path):
     not_a_folder = tmp_path / 'work'
     not_a_folder.write_text('precious')
-    out = run_tool(
-        'tools/train.py',
-        CLASSIFIER,
-        '--work-dir',
-        str(not_a_folder),
-        '--cfg-options',
-        'train_cfg.max_epochs=1',
-    )
+    out = _train_tool(not_a_folder, '--cfg-options', 'train_cfg.max_epochs=1')
     assert out.returncode != 0
     assert f"File exists: '{not_a_folder}'" in out.stderr.splitlines()[-1], out.stderr[-2000:]
     assert not_a_folder.read_text() == 'precious'
