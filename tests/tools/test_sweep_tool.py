@@ -16,7 +16,11 @@ SWEEP = 'tools/analysis_tools/sweep.py'
 PD, NDD = 'model.distill_losses.pd.loss_weight', 'model.distill_losses.ndd.loss_weight'
 
 
-def _sweep(work_dir: str) -> subprocess.CompletedProcess:
+def _sweep(
+    work_dir: str, y_values: tuple[str, ...] = ('0.5', '10'), options: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
+    """The demo's 3D config over PD ∈ {1, 100} × NDD ∈ ``y_values``, seed 0, small data and more
+    ``--cfg-options``; asserts that the tool succeeds."""
     # A random teacher (teacher_ckpt=None) is enough to exercise the tool.
     proc = run_tool(
         SWEEP,
@@ -27,8 +31,7 @@ def _sweep(work_dir: str) -> subprocess.CompletedProcess:
         '100',
         '--y',
         NDD,
-        '0.5',
-        '10',
+        *y_values,
         '--seeds',
         '0',
         '--work-dir',
@@ -37,6 +40,7 @@ def _sweep(work_dir: str) -> subprocess.CompletedProcess:
         *SMALL_TOOL_RUN,
         'model.teacher_ckpt=None',
         'model.allow_random_teacher=True',
+        *options,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
@@ -104,27 +108,7 @@ def test_unknown_key_is_named(tmp_path):
 
 def test_sweep_with_a_teacher_cache_runs_the_teacher_for_the_first_cell_only(tmp_path):
     work, cache = str(tmp_path / 'sweep'), str(tmp_path / 'cache')
-    proc = run_tool(
-        SWEEP,
-        'configs/demo/3d.py',
-        '--x',
-        PD,
-        '1',
-        '100',
-        '--y',
-        NDD,
-        '0.5',
-        '--seeds',
-        '0',
-        '--work-dir',
-        work,
-        '--cfg-options',
-        *SMALL_TOOL_RUN,
-        'model.teacher_ckpt=None',
-        'model.allow_random_teacher=True',
-        f'model.teacher_cache.dir={cache}',
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    _sweep(work, y_values=('0.5',), options=(f'model.teacher_cache.dir={cache}',))
     assert os.listdir(cache) == ['seed0']
     manifest = json.load(open(osp.join(cache, 'seed0', 'manifest.json')))
     assert manifest['epochs'] == {'0': {'rows': 64, 'world_size': 1}}
