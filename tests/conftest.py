@@ -608,6 +608,34 @@ def write_coco(
     return path
 
 
+#: The MultiDigits ResNet networks alone (no data, no schedule): the models of model-level tests.
+DIGITS_STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
+DIGITS_TEACHER_CFG = config_path('_base_', 'models', 'digits_resnet_teacher.py')
+
+
+def build_model(cfg: dict):
+    """``MODELS.build(cfg)`` in mlkd's registry scope."""
+    from mmengine.registry import DefaultScope
+
+    from mlkd.registry import MODELS
+
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        return MODELS.build(cfg)
+
+
+def digits_distiller(**cfg):
+    """A SingleTeacherDistiller of the MultiDigits student and a random MultiDigits teacher, its
+    taps probed at 32 x 32; ``cfg`` adds entries (losses, taps, connectors) or replaces them."""
+    base = dict(
+        type='SingleTeacherDistiller',
+        allow_random_teacher=True,
+        student=DIGITS_STUDENT_CFG,
+        teacher=DIGITS_TEACHER_CFG,
+        probe_input_size=(32, 32),
+    )
+    return build_model(dict(base, **cfg))
+
+
 def distiller_step(cfg_path: str, size: int, batch: int = 2) -> dict:
     """Build a distillation config's model (random teacher) and take one loss + backward on a
     random multi-label batch of ``size`` x ``size`` images; returns the losses."""

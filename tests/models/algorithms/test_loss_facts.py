@@ -4,47 +4,36 @@ size from the dataset config."""
 
 import pytest
 import torch
-from conftest import config_path
+from conftest import build_model, config_path, digits_distiller
 from mmengine.config import Config
-from mmengine.registry import DefaultScope
 
 from mlkd.models.losses import OFDLoss, VIDLoss, ofd_margin
-from mlkd.registry import MODELS
 
-STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
-TEACHER_CFG = config_path('_base_', 'models', 'digits_resnet_teacher.py')
 TAPS = dict(stage2='backbone.layer2', stage3='backbone.layer3')
+TEACHER_STAGES = ['t_stage2', 't_stage3']
 
 
-def _distiller(**losses_and_connectors):
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        return MODELS.build(
-            dict(
-                type='SingleTeacherDistiller',
-                student=STUDENT_CFG,
-                teacher=TEACHER_CFG,
-                probe_input_size=(32, 32),
-                allow_random_teacher=True,
-                student_taps=TAPS,
-                teacher_taps=TAPS,
-                **losses_and_connectors,
+def _distiller_through_connector(name: str, connector: str, loss: str, **loss_kwargs):
+    """A random-teacher distiller whose loss ``name`` compares the student's stages 2 and 3,
+    mapped by a ``connector`` (named ``s_<name>``), with the teacher's stages 2 and 3."""
+    return digits_distiller(
+        student_taps=TAPS,
+        teacher_taps=TAPS,
+        connectors={
+            f's_{name}': dict(
+                type=connector, source=['s_stage2', 's_stage3'], target=TEACHER_STAGES
             )
-        )
+        },
+        distill_losses={
+            name: dict(
+                type=loss, inputs=dict(s_feats=f's_{name}', t_feats=TEACHER_STAGES), **loss_kwargs
+            )
+        },
+    )
 
 
 def test_vid_variances_are_sized_from_the_teacher_stages_it_reads():
-    model = _distiller(
-        connectors=dict(
-            s_vid=dict(
-                type='VIDRegressorConnector',
-                source=['s_stage2', 's_stage3'],
-                target=['t_stage2', 't_stage3'],
-            )
-        ),
-        distill_losses=dict(
-            vid=dict(type='VIDLoss', inputs=dict(s_feats='s_vid', t_feats=['t_stage2', 't_stage3']))
-        ),
-    )
+    model = _distiller_through_connector('vid', 'VIDRegressorConnector', 'VIDLoss')
     # the digits teacher: 48 channels after layer2, 96 after layer3 (independent of the probe)
     widths = [
         m.out_channels
@@ -61,35 +50,24 @@ def test_vid_without_channels_outside_a_distiller_says_what_to_give():
 
 
 def test_ofd_margins_come_from_the_loaded_teacher_bns():
-    model = _distiller(
-        connectors=dict(
-            s_ofd=dict(
-                type='OFDConnector',
-                source=['s_stage2', 's_stage3'],
-                target=['t_stage2', 't_stage3'],
-            )
-        ),
-        distill_losses=dict(
-            ofd=dict(
-                type='OFDLoss',
-                inputs=dict(s_feats='s_ofd', t_feats=['t_stage2', 't_stage3']),
-                margin_bns=['backbone.layer2.1.bn2', 'backbone.layer3.1.bn2'],
-            )
-        ),
-    )
+    bns = ['backbone.layer2.1.bn2', 'backbone.layer3.1.bn2']
+    model = _distiller_through_connector('ofd', 'OFDConnector', 'OFDLoss', margin_bns=bns)
     loss = model.distill_losses['ofd']
-    for i, path in enumerate(['backbone.layer2.1.bn2', 'backbone.layer3.1.bn2']):
+    for i, path in enumerate(bns):
         bn = model.teacher.get_submodule(path)
         torch.testing.assert_close(getattr(loss, f'margin_{i}'), ofd_margin(bn.weight, bn.bias))
     # the loss keeps no reference to the teacher (no teacher weights in its state dict)
     assert not any('teacher' in key for key in loss.state_dict())
 
 
+def _cifar_resnet20():
+    return build_model(
+        Config.fromfile(config_path('_base_', 'models', 'cifar', 'resnet20.py')).model
+    )
+
+
 def test_ofd_auto_margins_read_the_cifar_backbone_bns():
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        teacher = MODELS.build(
-            Config.fromfile(config_path('_base_', 'models', 'cifar', 'resnet20.py')).model
-        )
+    teacher = _cifar_resnet20()
     with torch.no_grad():
         for i, path in enumerate(teacher.backbone.bn_before_relu_paths()):
             bn = teacher.backbone.get_submodule(path)
@@ -118,10 +96,7 @@ def test_ofd_auto_margins_read_the_cifar_backbone_bns():
 )
 def test_ofd_bad_margin_sources_fail_naming_the_module(kwargs, message):
     if kwargs.get('teacher') == 'resnet20':
-        with DefaultScope.overwrite_default_scope('mlkd'):
-            kwargs['teacher'] = MODELS.build(
-                Config.fromfile(config_path('_base_', 'models', 'cifar', 'resnet20.py')).model
-            )
+        kwargs['teacher'] = _cifar_resnet20()
     with pytest.raises((ValueError, KeyError), match=message):
         OFDLoss(**kwargs)
 

@@ -3,9 +3,8 @@ the optimizer wrapper (the runs that hit them are in tests/tools/test_bad_inputs
 
 import pytest
 import torch
-from conftest import config_path
+from conftest import DIGITS_STUDENT_CFG, build_model
 from mmengine.logging import MessageHub
-from mmengine.registry import DefaultScope
 
 from mlkd.engine.optimizers import GuardedOptimWrapper
 from mlkd.models.algorithms import (
@@ -14,9 +13,6 @@ from mlkd.models.algorithms import (
     LossGuard,
     NonFiniteTrainingError,
 )
-from mlkd.registry import MODELS
-
-STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
 
 
 @pytest.fixture
@@ -95,11 +91,10 @@ def test_the_diverging_loss_term_is_named_and_the_check_can_be_switched_off(at_i
 
 
 def _classifier_with_losses(**kwargs):
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        return MODELS.build(
-            dict(type='ClassifierWithLosses', classifier=STUDENT_CFG, probe_input_size=(32, 32))
-            | kwargs
-        )
+    return build_model(
+        dict(type='ClassifierWithLosses', classifier=DIGITS_STUDENT_CFG, probe_input_size=(32, 32))
+        | kwargs
+    )
 
 
 def test_an_algorithm_parse_losses_refuses_a_non_finite_term_when_guarded(at_iteration):

@@ -3,20 +3,12 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import config_path, register_test_losses
-from mmengine.registry import DefaultScope
+from conftest import DIGITS_STUDENT_CFG, build_model, digits_distiller, register_test_losses
 from mmpretrain.structures import DataSample
 
 from mlkd.registry import MODELS
 
-STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
-TEACHER_CFG = config_path('_base_', 'models', 'digits_resnet_teacher.py')
 register_test_losses()
-
-
-def _build(cfg):
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        return MODELS.build(cfg)
 
 
 def _batch(size=4, num_classes=10, seed=0):
@@ -25,7 +17,7 @@ def _batch(size=4, num_classes=10, seed=0):
     samples = [
         DataSample().set_gt_label([i % num_classes, (i + 3) % num_classes]) for i in range(size)
     ]
-    data = _build(dict(type='MultiLabelDataPreprocessor', num_classes=num_classes))(
+    data = build_model(dict(type='MultiLabelDataPreprocessor', num_classes=num_classes))(
         {'inputs': list(inputs), 'data_samples': samples}, training=True
     )
     return data['inputs'], data['data_samples']
@@ -33,10 +25,10 @@ def _batch(size=4, num_classes=10, seed=0):
 
 def test_an_mmpretrain_loss_plugs_in_through_the_remapping():
     """mmpretrain's CrossEntropyLoss takes (cls_score, label): mapped to logits and gt."""
-    model = _build(
+    model = build_model(
         dict(
             type='ClassifierWithLosses',
-            classifier=STUDENT_CFG,
+            classifier=DIGITS_STUDENT_CFG,
             probe_input_size=(32, 32),
             losses=dict(
                 bce=dict(
@@ -59,27 +51,19 @@ def test_an_mmpretrain_loss_plugs_in_through_the_remapping():
 
 
 def test_one_loss_class_serves_two_stages_and_a_list_source():
-    model = _build(
-        dict(
-            type='SingleTeacherDistiller',
-            allow_random_teacher=True,
-            student=STUDENT_CFG,
-            teacher=STUDENT_CFG,
-            probe_input_size=(32, 32),
-            student_taps=dict(stage2='backbone.layer2', stage3='backbone.layer3'),
-            teacher_taps=dict(stage2='backbone.layer2', stage3='backbone.layer3'),
-            distill_losses=dict(
-                hint2=dict(
-                    type='TestHintLoss', inputs=dict(s_feats='s_stage2', t_feats='t_stage2')
-                ),
-                hint3=dict(
-                    type='TestHintLoss',
-                    loss_weight=3.0,
-                    inputs=dict(s_feats='s_stage3', t_feats='t_stage3'),
-                ),
-                stack=dict(type='TestStackLoss', inputs=dict(parts=['s_stage2', 's_stage3'])),
+    model = digits_distiller(
+        teacher=DIGITS_STUDENT_CFG,
+        student_taps=dict(stage2='backbone.layer2', stage3='backbone.layer3'),
+        teacher_taps=dict(stage2='backbone.layer2', stage3='backbone.layer3'),
+        distill_losses=dict(
+            hint2=dict(type='TestHintLoss', inputs=dict(s_feats='s_stage2', t_feats='t_stage2')),
+            hint3=dict(
+                type='TestHintLoss',
+                loss_weight=3.0,
+                inputs=dict(s_feats='s_stage3', t_feats='t_stage3'),
             ),
-        )
+            stack=dict(type='TestStackLoss', inputs=dict(parts=['s_stage2', 's_stage3'])),
+        ),
     )
     inputs, samples = _batch()
     losses = model.loss(inputs, samples)
@@ -129,33 +113,19 @@ def test_one_loss_class_serves_two_stages_and_a_list_source():
 )
 def test_bad_loss_configs_fail_at_build_naming_the_culprit(losses, message):
     with pytest.raises((ValueError, KeyError), match=message):
-        _build(
-            dict(
-                type='SingleTeacherDistiller',
-                allow_random_teacher=True,
-                student=STUDENT_CFG,
-                teacher=TEACHER_CFG,
-                probe_input_size=(32, 32),
-                distill_losses=losses,
-                student_taps=dict(label_emb='head'),
-                teacher_taps=dict(label_emb='head'),
-            )
+        digits_distiller(
+            distill_losses=losses,
+            student_taps=dict(label_emb='head'),
+            teacher_taps=dict(label_emb='head'),
         )
 
 
 def test_gather_defaults_to_the_loss_class_and_can_be_overridden():
-    model = _build(
-        dict(
-            type='SingleTeacherDistiller',
-            allow_random_teacher=True,
-            student=STUDENT_CFG,
-            teacher=TEACHER_CFG,
-            probe_input_size=(32, 32),
-            distill_losses=dict(
-                ndd=dict(type='NegativeDiscrepancyLoss'),
-                kd=dict(type='MultiLabelKDLoss'),
-                ndd_local=dict(type='NegativeDiscrepancyLoss', gather=False),
-            ),
+    model = digits_distiller(
+        distill_losses=dict(
+            ndd=dict(type='NegativeDiscrepancyLoss'),
+            kd=dict(type='MultiLabelKDLoss'),
+            ndd_local=dict(type='NegativeDiscrepancyLoss', gather=False),
         )
     )
     assert model.distill_losses.gathers == dict(ndd=True, kd=False, ndd_local=False)
@@ -170,10 +140,10 @@ def test_single_network_losses_read_sample_idx_and_gt_full():
             seen.update(sample_idx=sample_idx, gt_full=gt_full)
             return logits.sum() * 0
 
-    model = _build(
+    model = build_model(
         dict(
             type='ClassifierWithLosses',
-            classifier=STUDENT_CFG,
+            classifier=DIGITS_STUDENT_CFG,
             losses=dict(rec=dict(type='TestRecordLoss')),
         )
     )
@@ -189,10 +159,10 @@ def test_a_second_view_reaches_the_losses_under_its_prefix():
     """ClassifierWithLosses(views=...): the anchor view gives the task loss and the plain names,
     the positive view runs through the same network and is supplied as positive_<tap>; the
     intra-class loss is sized from the probed positive/anchor embeddings."""
-    model = _build(
+    model = build_model(
         dict(
             type='ClassifierWithLosses',
-            classifier=STUDENT_CFG,
+            classifier=DIGITS_STUDENT_CFG,
             probe_input_size=(32, 32),
             views=dict(anchor=0, positive=1),
             losses=dict(

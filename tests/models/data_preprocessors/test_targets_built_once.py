@@ -1,20 +1,12 @@
 """The target is built once (by the preprocessor) and every consumer ignores the same entries."""
 
 import torch
-from conftest import config_path
-from mmengine.registry import DefaultScope
+from conftest import DIGITS_STUDENT_CFG, build_model, digits_distiller
 from mmpretrain.structures import DataSample
 
 from mlkd.evaluation.metrics import MultiLabelMetrics
-from mlkd.registry import MODELS
 
-STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
 C = 10
-
-
-def _build(cfg):
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        return MODELS.build(cfg)
 
 
 def _voc_like_batch():
@@ -27,7 +19,7 @@ def _voc_like_batch():
         sample.set_metainfo(dict(gt_label_difficult=[4, 2] if i == 0 else []))
         samples.append(sample)
     inputs = list(torch.randint(0, 256, (4, 3, 32, 32), generator=g, dtype=torch.uint8))
-    pre = _build(
+    pre = build_model(
         dict(type='MultiLabelDataPreprocessor', num_classes=C, mean=[0.0] * 3, std=[255.0] * 3)
     )
     return pre({'inputs': inputs, 'data_samples': samples}, training=True)
@@ -46,18 +38,12 @@ def test_the_preprocessor_marks_difficult_only_classes_once():
 
 def test_task_loss_distillation_loss_and_metrics_all_ignore_the_difficult_entry():
     data = _voc_like_batch()
-    model = _build(
-        dict(
-            type='SingleTeacherDistiller',
-            allow_random_teacher=True,
-            student=STUDENT_CFG,
-            teacher=STUDENT_CFG,
-            probe_input_size=(32, 32),
-            distill_losses=dict(
-                ndd=dict(type='NegativeDiscrepancyLoss', form='exact'),
-                pd=dict(type='PositiveDivideLoss'),
-            ),
-        )
+    model = digits_distiller(
+        teacher=DIGITS_STUDENT_CFG,
+        distill_losses=dict(
+            ndd=dict(type='NegativeDiscrepancyLoss', form='exact'),
+            pd=dict(type='PositiveDivideLoss'),
+        ),
     )
     logits = {}
     model.student.head.fc.register_forward_hook(lambda m, a, out: logits.update(s=out))
@@ -91,8 +77,8 @@ def test_channels_last_changes_the_memory_order_only():
         'data_samples': [DataSample().set_gt_label([i]) for i in range(3)],
     }
     common = dict(type='MultiLabelDataPreprocessor', num_classes=C, mean=[0.0] * 3, std=[255.0] * 3)
-    plain = _build(common)(dict(batch), training=True)['inputs']
-    fast = _build(dict(common, channels_last=True))(dict(batch), training=True)['inputs']
+    plain = build_model(common)(dict(batch), training=True)['inputs']
+    fast = build_model(dict(common, channels_last=True))(dict(batch), training=True)['inputs']
     assert plain.is_contiguous() and not plain.is_contiguous(memory_format=torch.channels_last)
     assert fast.is_contiguous(memory_format=torch.channels_last)
     assert torch.equal(fast, plain)

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 import torch
-from conftest import config_path
+from conftest import DIGITS_STUDENT_CFG, DIGITS_TEACHER_CFG, build_model, digits_distiller
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
@@ -14,9 +14,6 @@ import mlkd
 import mlkd.models  # noqa: E402,F401
 from mlkd.models.losses.base import RoutedLoss
 from mlkd.registry import MODELS
-
-STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
-TEACHER_CFG = config_path('_base_', 'models', 'digits_resnet_teacher.py')
 
 
 @MODELS.register_module(force=True)
@@ -56,24 +53,12 @@ def _samples(batch, num_classes=10):
 
 
 def _distiller(**kwargs):
-    cfg = dict(
-        type='SingleTeacherDistiller',
-        allow_random_teacher=True,
-        student=STUDENT_CFG,
-        teacher=TEACHER_CFG,
-        distill_losses=dict(
-            probe=dict(type='_ProbeLoss', loss_weight=2.0), pair=dict(type='_DictLoss')
-        ),
-        probe_input_size=(32, 32),
-    )
-    cfg.update(kwargs)
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        return MODELS.build(cfg)
+    losses = dict(probe=dict(type='_ProbeLoss', loss_weight=2.0), pair=dict(type='_DictLoss'))
+    return digits_distiller(**{'distill_losses': losses, **kwargs})
 
 
 def _teacher_checkpoint(tmp_path, prefix=''):
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        teacher = MODELS.build(Config.fromfile(TEACHER_CFG).model)
+    teacher = build_model(Config.fromfile(DIGITS_TEACHER_CFG).model)
     state = {prefix + k: v for k, v in teacher.state_dict().items()}
     path = str(tmp_path / 'teacher.pth')
     torch.save({'state_dict': state, 'meta': {'epoch': 1}}, path)
@@ -208,7 +193,7 @@ def test_views_select_the_input_of_each_net():
 def test_networks_from_a_config_path_with_overrides():
     model = _distiller(
         student=dict(
-            cfg_path=STUDENT_CFG,
+            cfg_path=DIGITS_STUDENT_CFG,
             head=dict(num_classes=10),
             backbone=dict(base_channels=8, stem_channels=8),
         ),
