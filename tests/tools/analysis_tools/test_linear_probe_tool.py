@@ -73,19 +73,26 @@ def _features_through_the_config(model, path: str) -> torch.Tensor:
         return model.backbone(data['inputs'])[-1].mean(dim=(2, 3))[0]
 
 
+def _probe_args(checkpoint: str, dataset: str, data_root, out_dir) -> list[str]:
+    """The tool's arguments that every call gives: the network, the dataset and the output."""
+    return [
+        CONFIG,
+        checkpoint,
+        '--dataset',
+        dataset,
+        '--data-root',
+        str(data_root),
+        '--out-dir',
+        str(out_dir),
+    ]
+
+
 def test_tool_on_an_image_folder(setup, tmp_path):
     folder, checkpoint, model = setup
     out_dir = str(tmp_path / 'out')
     result = run_tool(
         TOOL,
-        CONFIG,
-        checkpoint,
-        '--dataset',
-        'imagefolder',
-        '--data-root',
-        folder,
-        '--out-dir',
-        out_dir,
+        *_probe_args(checkpoint, 'imagefolder', folder, out_dir),
         '--image-size',
         '32',
         '--resize-size',
@@ -145,18 +152,7 @@ def test_tool_on_an_image_folder(setup, tmp_path):
     with pytest.raises(
         FileExistsError, match='linear_probe_imagefolder.md.* exists; pass --overwrite'
     ):
-        tool.main(
-            [
-                CONFIG,
-                checkpoint,
-                '--dataset',
-                'imagefolder',
-                '--data-root',
-                folder,
-                '--out-dir',
-                out_dir,
-            ]
-        )
+        tool.main(_probe_args(checkpoint, 'imagefolder', folder, out_dir))
 
 
 def test_a_dataset_missing_on_disk_is_named(setup, tmp_path):
@@ -169,28 +165,6 @@ def test_a_dataset_missing_on_disk_is_named(setup, tmp_path):
         match=r"--dataset cifar10: torchvision CIFAR10\(\{'train': "
         r'True\}\) found no data under --data-root .*empty',
     ):
-        tool.main(
-            [
-                CONFIG,
-                checkpoint,
-                '--dataset',
-                'cifar10',
-                '--data-root',
-                str(empty),
-                '--out-dir',
-                str(tmp_path / 'out'),
-            ]
-        )
+        tool.main(_probe_args(checkpoint, 'cifar10', empty, tmp_path / 'out'))
     with pytest.raises(SystemExit, match=r'--dataset imagefolder: .*empty/train.* not found'):
-        tool.main(
-            [
-                CONFIG,
-                checkpoint,
-                '--dataset',
-                'imagefolder',
-                '--data-root',
-                str(empty),
-                '--out-dir',
-                str(tmp_path / 'out'),
-            ]
-        )
+        tool.main(_probe_args(checkpoint, 'imagefolder', empty, tmp_path / 'out'))
