@@ -42,17 +42,17 @@ def _rows(ds):
     ]
 
 
+def _logged(messages: list[str], pattern: str) -> bool:
+    """Whether one of the log ``messages`` matches ``pattern``."""
+    return any(re.search(pattern, message) for message in messages)
+
+
 def test_official_protocols_keep_or_drop_unlabeled_and_skip_missing_with_a_count(root):
     messages = capture_log_messages(logging.INFO)
     official = NUSWIDE(data_root=root, split='train', protocol='official')
     # The skip is counted in the log, not silent.
-    assert any(
-        re.search(
-            r'NUSWIDE: skipped 1 of 4 images listed in .*TrainImagelist\.txt'
-            r'.*zoo/0004_4\.jpg',
-            message,
-        )
-        for message in messages
+    assert _logged(
+        messages, r'NUSWIDE: skipped 1 of 4 images listed in .*TrainImagelist\.txt.*zoo/0004_4\.jpg'
     )
     assert _rows(official) == [
         ('actor/0001_1.jpg', [0, 5]),
@@ -61,13 +61,10 @@ def test_official_protocols_keep_or_drop_unlabeled_and_skip_missing_with_a_count
     ]
     labeled = NUSWIDE(data_root=root, split='train', protocol='official_labeled')
     # The count of the Two-way paper's split (before the skip of missing images) is logged.
-    assert any(
-        re.search(
-            r'official_labeled keeps 2 of 4 images of .*TrainImagelist\.txt .*'
-            r'counts 125,448 for the train split',
-            message,
-        )
-        for message in messages
+    assert _logged(
+        messages,
+        r'official_labeled keeps 2 of 4 images of .*TrainImagelist\.txt .*'
+        r'counts 125,448 for the train split',
     )
     assert _rows(labeled) == [('actor/0001_1.jpg', [0, 5]), ('beach/0003_3.jpg', [80])]
     assert _rows(NUSWIDE(data_root=root, split='test', protocol='official_labeled')) == [
