@@ -19,34 +19,24 @@ from mlkd.models.algorithms import LossRouter
 
 B, C, IN, N = 8, 4, 6, 12
 SIZE = 2  # class maps 2x2, heatmaps 4x4
+
+
+def _per_sample(loss_type: str, **kwargs) -> dict:
+    """The config of a loss that keeps state per sample (N samples, C classes)."""
+    return dict(type=loss_type, num_samples=N, num_classes=C, **kwargs)
+
+
+#: name -> (loss config, the buffers of per-sample state compared across ranks)
 CASES = {
-    'cl': (
-        dict(type='ConsistencyLoss', num_samples=N, num_classes=C, momentum=0.6),
-        ('ema', 'seen'),
-    ),
-    'role': (
-        dict(type='ROLELoss', num_samples=N, num_classes=C, expected_positives=1.5),
-        ('label_logits', 'seen'),
-    ),
+    'cl': (_per_sample('ConsistencyLoss', momentum=0.6), ('ema', 'seen')),
+    'role': (_per_sample('ROLELoss', expected_positives=1.5), ('label_logits', 'seen')),
     'scl': (
-        dict(
-            type='SpatialConsistencyLoss',
-            num_samples=N,
-            num_classes=C,
-            heatmap_size=4,
-            momentum=0.6,
-        ),
+        _per_sample('SpatialConsistencyLoss', heatmap_size=4, momentum=0.6),
         ('heatmaps', 'known'),
     ),
     'epr': (dict(type='ExpectedPositivesLoss', expected_positives=1.5), ()),
     'en': (
-        dict(
-            type='ExpectedNegativeLoss',
-            num_samples=N,
-            num_classes=C,
-            expected_positives=1.5,
-            momentum=0.6,
-        ),
+        _per_sample('ExpectedNegativeLoss', expected_positives=1.5, momentum=0.6),
         ('scores', 'seen'),
     ),
 }
