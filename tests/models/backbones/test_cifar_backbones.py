@@ -38,39 +38,28 @@ try:  # may fail while other modules of the package are being written
 except Exception:  # pragma: no cover
     pass
 
+
+def _stages(width: int, count: int) -> list[tuple[int, int, int]]:
+    """Stage outputs [C, H, W] of a CIFAR ResNet / WRN for a 32x32 input: the first stage
+    ``width`` x 32 x 32, then each stage doubling the channels and halving the side."""
+    return [(width * 2**k, 32 // 2**k, 32 // 2**k) for k in range(count)]
+
+
 # name -> (backbone cfg, stage output shapes [C, H, W] for a 32x32 input)
 NETS = {
-    'resnet8': (dict(type='CifarResNet', depth=8), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'resnet14': (dict(type='CifarResNet', depth=14), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'resnet20': (dict(type='CifarResNet', depth=20), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'resnet32': (dict(type='CifarResNet', depth=32), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'resnet44': (dict(type='CifarResNet', depth=44), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'resnet56': (dict(type='CifarResNet', depth=56), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'resnet110': (dict(type='CifarResNet', depth=110), [(16, 32, 32), (32, 16, 16), (64, 8, 8)]),
-    'resnet8x4': (
-        dict(type='CifarResNet', depth=8, width_multiplier=4),
-        [(64, 32, 32), (128, 16, 16), (256, 8, 8)],
-    ),
-    'resnet32x4': (
-        dict(type='CifarResNet', depth=32, width_multiplier=4),
-        [(64, 32, 32), (128, 16, 16), (256, 8, 8)],
-    ),
-    'wrn_16_1': (
-        dict(type='WideResNet', depth=16, widen_factor=1),
-        [(16, 32, 32), (32, 16, 16), (64, 8, 8)],
-    ),
-    'wrn_16_2': (
-        dict(type='WideResNet', depth=16, widen_factor=2),
-        [(32, 32, 32), (64, 16, 16), (128, 8, 8)],
-    ),
-    'wrn_40_1': (
-        dict(type='WideResNet', depth=40, widen_factor=1),
-        [(16, 32, 32), (32, 16, 16), (64, 8, 8)],
-    ),
-    'wrn_40_2': (
-        dict(type='WideResNet', depth=40, widen_factor=2),
-        [(32, 32, 32), (64, 16, 16), (128, 8, 8)],
-    ),
+    **{
+        f'resnet{d}': (dict(type='CifarResNet', depth=d), _stages(16, 3))
+        for d in (8, 14, 20, 32, 44, 56, 110)
+    },
+    **{
+        f'resnet{d}x4': (dict(type='CifarResNet', depth=d, width_multiplier=4), _stages(64, 3))
+        for d in (8, 32)
+    },
+    **{
+        f'wrn_{d}_{k}': (dict(type='WideResNet', depth=d, widen_factor=k), _stages(16 * k, 3))
+        for d in (16, 40)
+        for k in (1, 2)
+    },
     **{
         f'vgg{d}': (
             dict(type='CifarVGG', depth=d),
@@ -78,18 +67,9 @@ NETS = {
         )
         for d in (8, 11, 13, 16, 19)
     },
-    'ResNet18': (
-        dict(type='CifarFourStageResNet', depth=18),
-        [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4)],
-    ),
-    'ResNet34': (
-        dict(type='CifarFourStageResNet', depth=34),
-        [(64, 32, 32), (128, 16, 16), (256, 8, 8), (512, 4, 4)],
-    ),
-    'ResNet50': (
-        dict(type='CifarFourStageResNet', depth=50),
-        [(256, 32, 32), (512, 16, 16), (1024, 8, 8), (2048, 4, 4)],
-    ),
+    'ResNet18': (dict(type='CifarFourStageResNet', depth=18), _stages(64, 4)),
+    'ResNet34': (dict(type='CifarFourStageResNet', depth=34), _stages(64, 4)),
+    'ResNet50': (dict(type='CifarFourStageResNet', depth=50), _stages(256, 4)),
     'mobilenetv2': (
         dict(type='CifarMobileNetV2'),
         [
