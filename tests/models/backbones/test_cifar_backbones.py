@@ -356,33 +356,50 @@ def test_init_matches_the_reference_scheme():
     assert torch.equal(vgg.block0[0].bias, torch.zeros(64))  # conv biases zeroed as in mdistiller
 
 
-def test_state_dict_keys_follow_the_reference_names():
-    keys = set(CifarResNet(depth=8, width_multiplier=4).state_dict())
-    assert {
-        'conv1.weight',
-        'bn1.running_mean',
-        'layer1.0.conv1.weight',
-        'layer1.0.bn2.weight',
-        'layer1.0.downsample.0.weight',
-        'layer3.0.downsample.1.running_var',
-    } <= keys
-    keys = set(WideResNet(depth=16, widen_factor=2).state_dict())
-    assert {
-        'conv1.weight',
-        'block1.layer.0.bn1.weight',
-        'block1.layer.0.convShortcut.weight',
-        'block3.layer.1.conv2.weight',
-        'bn1.weight',
-    } <= keys
-    assert 'block1.layer.0.convShortcut.weight' not in WideResNet(16, 1).state_dict()
-    keys = set(CifarVGG(depth=13).state_dict())
-    assert {
-        'block0.0.weight',
-        'block0.0.bias',
-        'block0.1.running_mean',
-        'block0.3.weight',
-        'block4.4.weight',
-    } <= keys and 'block0.5.weight' not in keys
+@pytest.mark.parametrize(
+    'net, present, absent',
+    [
+        (
+            lambda: CifarResNet(depth=8, width_multiplier=4),
+            {
+                'conv1.weight',
+                'bn1.running_mean',
+                'layer1.0.conv1.weight',
+                'layer1.0.bn2.weight',
+                'layer1.0.downsample.0.weight',
+                'layer3.0.downsample.1.running_var',
+            },
+            set(),
+        ),
+        (
+            lambda: WideResNet(depth=16, widen_factor=2),
+            {
+                'conv1.weight',
+                'block1.layer.0.bn1.weight',
+                'block1.layer.0.convShortcut.weight',
+                'block3.layer.1.conv2.weight',
+                'bn1.weight',
+            },
+            set(),
+        ),
+        (lambda: WideResNet(16, 1), set(), {'block1.layer.0.convShortcut.weight'}),
+        (
+            lambda: CifarVGG(depth=13),
+            {
+                'block0.0.weight',
+                'block0.0.bias',
+                'block0.1.running_mean',
+                'block0.3.weight',
+                'block4.4.weight',
+            },
+            {'block0.5.weight'},
+        ),
+    ],
+    ids=['resnet8x4', 'wrn_16_2', 'wrn_16_1', 'vgg13'],
+)
+def test_state_dict_keys_follow_the_reference_names(net, present, absent):
+    keys = set(net().state_dict())
+    assert present <= keys and not absent & keys
 
 
 def _full(name: str):
