@@ -7,7 +7,6 @@ exported students, plain state dicts) load without unpickling anything else; a t
 loaded in full only when the user opts in.
 """
 
-import importlib.util
 import io
 import os
 import os.path as osp
@@ -19,7 +18,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
-from conftest import REPO, SMALL_TOOL_RUN, assert_same_nested, config_path, run_tool, small_run_cfg
+from conftest import (
+    SMALL_TOOL_RUN,
+    assert_same_nested,
+    config_path,
+    load_tool,
+    run_tool,
+    small_run_cfg,
+)
 from mmengine.logging import HistoryBuffer
 from mmengine.runner.checkpoint import CheckpointLoader
 
@@ -52,15 +58,6 @@ class _ShellPayload:
 class _ExecPayload(_ShellPayload):
     def __reduce__(self):
         return exec, (self.command,)
-
-
-def _export_tool():
-    spec = importlib.util.spec_from_file_location(
-        'export_student', osp.join(REPO, 'tools', 'export_student.py')
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _with_extra(source: str, target: str, **extra) -> str:
@@ -136,7 +133,9 @@ def runs(tmp_path_factory, student_run, multidigits_teacher_ckpt):
         'mmpretrain_style': osp.join(root, 'mmpretrain_style.pth'),
         'resume_log': resume.stdout + resume.stderr,
     }
-    _export_tool().export_student(paths['distiller_resumed'], paths['exported_student'])
+    load_tool('export_student').export_student(
+        paths['distiller_resumed'], paths['exported_student']
+    )
     weights = torch.load(paths['exported_student'], weights_only=True)['state_dict']
     torch.save(OrderedDict(weights), paths['plain_state_dict'])
     torch.save(
@@ -427,7 +426,7 @@ def test_a_crash_while_saving_leaves_no_truncated_checkpoint(tmp_work_dir, monke
 
 
 def test_export_protects_its_input_and_existing_files(runs, tmp_path):
-    export = _export_tool()
+    export = load_tool('export_student')
     source = str(tmp_path / 'distiller.pth')
     with open(runs['distiller_resumed'], 'rb') as file:
         source_bytes = file.read()
@@ -457,7 +456,7 @@ def test_export_protects_its_input_and_existing_files(runs, tmp_path):
 
 
 def test_export_crash_keeps_the_previous_output(runs, tmp_path, monkeypatch):
-    export = _export_tool()
+    export = load_tool('export_student')
     out = str(tmp_path / 'student.pth')
     export.export_student(runs['distiller_resumed'], out)
     with open(out, 'rb') as file:
