@@ -96,8 +96,38 @@ def partial_softmax_kl(
     return total / pos.sum().clamp(min=1)
 
 
+class _PartialSoftmaxTerm(RoutedLoss):
+    """What PSM and L_PD compute: :func:`partial_softmax_kl`, times ``τ²`` if ``temperature_squared``.
+
+    A subclass sets ``temperature`` and ``normalize`` in its ``__init__`` (and
+    ``temperature_squared`` where it is a switch).
+    """
+
+    temperature_squared: bool = False  # PSM's reference has no τ² factor
+
+    def compute(
+        self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
+    ) -> torch.Tensor:
+        """Args:
+        s_logits: ``[B, C]`` student logits.
+        t_logits: ``[B, C]`` teacher logits.
+        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
+        """
+        loss = partial_softmax_kl(s_logits, t_logits, gt, self.temperature, self.normalize)
+        if self.temperature_squared:
+            loss = loss * (self.temperature**2)
+        return loss
+
+    def extra_repr(self) -> str:
+        return (
+            f'temperature={self.temperature}, '
+            f'temperature_squared={self.temperature_squared}, normalize={self.normalize!r}, '
+            f'{super().extra_repr()}'
+        )
+
+
 @MODELS.register_module()
-class PartialSoftmaxLoss(RoutedLoss):
+class PartialSoftmaxLoss(_PartialSoftmaxTerm):
     """L2D's PSM (``PartialSoftmaxDistiller``; "PS" in 3D's tables): :func:`partial_softmax_kl`.
 
     Defaults are the reference ones: no temperature, no ``τ²``, ``Σ / B``.
@@ -115,24 +145,9 @@ class PartialSoftmaxLoss(RoutedLoss):
         self.temperature = check_temperature(temperature)
         self.normalize = check_choice('normalize', normalize, NORMALIZATIONS)
 
-    def compute(
-        self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
-    ) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
-        """
-        return partial_softmax_kl(s_logits, t_logits, gt, self.temperature, self.normalize)
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, normalize={self.normalize!r}, {super().extra_repr()}'
-        )
-
 
 @MODELS.register_module()
-class PositiveDivideLoss(ReferenceWeighted, RoutedLoss):
+class PositiveDivideLoss(ReferenceWeighted, _PartialSoftmaxTerm):
     """3D's positive divide ``L_PD``, **reconstructed** as tempered PSM (:func:`partial_softmax_kl`).
 
     ``L_PD = (τ²/B) Σ_i Σ_{k∈P_i} KL(q^{t,(k)} ‖ q^{s,(k)})`` with ``q = softmax(·/τ)`` over one
@@ -162,23 +177,3 @@ class PositiveDivideLoss(ReferenceWeighted, RoutedLoss):
         self.temperature = check_temperature(temperature)
         self.temperature_squared = bool(temperature_squared)
         self.normalize = check_choice('normalize', normalize, NORMALIZATIONS)
-
-    def compute(
-        self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
-    ) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
-        """
-        loss = partial_softmax_kl(s_logits, t_logits, gt, self.temperature, self.normalize)
-        if self.temperature_squared:
-            loss = loss * (self.temperature**2)
-        return loss
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, '
-            f'temperature_squared={self.temperature_squared}, normalize={self.normalize!r}, '
-            f'{super().extra_repr()}'
-        )
