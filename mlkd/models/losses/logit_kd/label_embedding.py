@@ -154,19 +154,13 @@ def class_aware_distance_loss(
 ) -> Tensor:
     """L2D's CD: ``Σ_{c: n_c > 1} HuberDist`` over the samples positive for class ``c``.
 
-    Args:
-        s_emb: ``[B, C, D_s]`` student label-wise embeddings.
-        t_emb: ``[B, C, D_t]`` teacher label-wise embeddings.
-        gt: ``[B, C]`` targets; members are entries equal to 1.
-        eps: squared-distance clamp.
-
-    Returns:
-        Scalar loss, summed over classes (not averaged).
+    CD is ID of the transposed batch (a class's set runs over the samples): the arguments
+    (``s_emb`` / ``t_emb`` ``[B, C, D]``, ``gt`` ``[B, C]``) are those of
+    :func:`instance_aware_distance_loss`, and the scalar is summed over classes (not averaged).
     """
-    mask = (gt == 1).transpose(0, 1)
-    return grouped_huber_distance_loss(
-        s_emb.transpose(0, 1), t_emb.transpose(0, 1), mask, eps
-    ).sum()
+    return instance_aware_distance_loss(
+        s_emb.transpose(0, 1), t_emb.transpose(0, 1), gt.transpose(0, 1), eps
+    )
 
 
 def instance_aware_distance_loss(
