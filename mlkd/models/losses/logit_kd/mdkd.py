@@ -51,7 +51,7 @@ from torch import Tensor
 from mlkd.registry import MODELS
 
 from ..base import RoutedLoss, StatefulLoss
-from ..utils import check_temperature
+from ..utils import check_choice, check_temperature
 
 __all__ = [
     'dependency_matrix',
@@ -78,12 +78,11 @@ def dependency_matrix(p: Tensor, kind: str = 'gram', eps: float = 1e-8) -> Tenso
     Returns:
         ``[C, C]`` symmetric dependency matrix.
     """
+    check_choice('dependency', kind, _DEPENDENCIES)
     if kind == 'gram':
         return p.transpose(0, 1) @ p / p.size(0)
     if kind == 'pearson':
         p = p - p.mean(dim=0, keepdim=True)
-    elif kind != 'cosine':
-        raise ValueError(f'dependency must be one of {_DEPENDENCIES}, got {kind!r}')
     q = p / p.norm(dim=0, keepdim=True).clamp_min(eps)
     return q.transpose(0, 1) @ q
 
@@ -111,6 +110,7 @@ def row_normalise(
     Returns:
         ``[C, C]`` normalised matrix.
     """
+    check_choice('norm', mode, _NORMS)
     c = s.size(0)
     keep = torch.ones(c, c, dtype=torch.bool, device=s.device)
     if valid is not None:
@@ -120,11 +120,18 @@ def row_normalise(
     if mode == 'row_l1':
         w = torch.where(keep, s, torch.zeros_like(s))
         return w / (w.abs().sum(dim=1, keepdim=True) + eps)
-    if mode == 'row_softmax':
-        # A finite fill instead of -inf: a fully masked row stays finite and is zeroed below.
-        logits = s.masked_fill(~keep, torch.finfo(s.dtype).min)
-        return torch.softmax(logits, dim=1) * keep
-    raise ValueError(f'norm must be one of {_NORMS}, got {mode!r}')
+    # 'row_softmax'. A finite fill instead of -inf keeps a fully masked row finite (zeroed here).
+    logits = s.masked_fill(~keep, torch.finfo(s.dtype).min)
+    return torch.softmax(logits, dim=1) * keep
+
+
+def _check_high_order(mode: str, max_order: int, restart: float) -> None:
+    """Raise a ValueError naming the bad setting of :func:`high_order_matrices`."""
+    check_choice('high_order', mode, _HIGH_ORDERS)
+    if mode == 'power' and max_order < 2:
+        raise ValueError(f'max_order must be >= 2, got {max_order}')
+    if mode == 'rwr' and not 0.0 <= restart < 1.0:
+        raise ValueError(f'restart must be in [0, 1), got {restart}')
 
 
 def high_order_matrices(
@@ -147,22 +154,17 @@ def high_order_matrices(
     Returns:
         ``[K−1, C, C]`` for ``'power'``, ``[1, C, C]`` for ``'rwr'``.
     """
+    _check_high_order(mode, max_order, restart)
     if mode == 'power':
-        if max_order < 2:
-            raise ValueError(f'max_order must be >= 2, got {max_order}')
         mats = [a @ a]
         for _ in range(max_order - 2):
             mats.append(mats[-1] @ a)
         return torch.stack(mats)
-    if mode == 'rwr':
-        if not 0.0 <= restart < 1.0:
-            raise ValueError(f'restart must be in [0, 1), got {restart}')
-        eye = torch.eye(a.size(0), dtype=a.dtype, device=a.device)
-        r = (1.0 - restart) * torch.linalg.solve(eye - restart * a, eye)
-        if rwr_high_only:
-            r = r - (1.0 - restart) * (eye + restart * a)
-        return r.unsqueeze(0)
-    raise ValueError(f'high_order must be one of {_HIGH_ORDERS}, got {mode!r}')
+    eye = torch.eye(a.size(0), dtype=a.dtype, device=a.device)
+    r = (1.0 - restart) * torch.linalg.solve(eye - restart * a, eye)
+    if rwr_high_only:
+        r = r - (1.0 - restart) * (eye + restart * a)
+    return r.unsqueeze(0)
 
 
 def multi_order_dependency_terms(
@@ -276,17 +278,10 @@ class MultiOrderDependencyLoss(RoutedLoss, StatefulLoss):
         loss_weight: float = 1.0,
     ) -> None:
         super().__init__(loss_weight=loss_weight)
-        if dependency not in _DEPENDENCIES:
-            raise ValueError(f'dependency must be one of {_DEPENDENCIES}, got {dependency!r}')
-        if norm not in _NORMS:
-            raise ValueError(f'norm must be one of {_NORMS}, got {norm!r}')
-        if high_order not in _HIGH_ORDERS:
-            raise ValueError(f'high_order must be one of {_HIGH_ORDERS}, got {high_order!r}')
-        if high_order == 'power' and max_order < 2:
-            raise ValueError(f'max_order must be >= 2, got {max_order}')
+        self.dependency = check_choice('dependency', dependency, _DEPENDENCIES)
+        self.norm = check_choice('norm', norm, _NORMS)
+        _check_high_order(high_order, max_order, restart)
         self.temperature = check_temperature(temperature)
-        self.dependency = dependency
-        self.norm = norm
         self.high_order = high_order
         self.max_order = int(max_order)
         self.order_weights = None if order_weights is None else [float(w) for w in order_weights]
