@@ -120,6 +120,13 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def check_non_negative(value: float, name: str, owner: str) -> float:
+    """Return ``value`` as a float if it is ``>= 0``; raise a ValueError naming ``owner``, ``name``."""
+    if not float(value) >= 0:  # also rejects NaN
+        raise ValueError(f'{owner}: {name} must be >= 0, got {value}')
+    return float(value)
+
+
 def check_temperature(value: float, name: str = 'temperature') -> float:
     """Return ``value`` as a float if it is a positive temperature; raise a ValueError naming it."""
     value = float(value)

@@ -266,6 +266,24 @@ def test_bad_input_is_refused_with_a_clear_error():
         SPLCLoss(threshold=1.5)
 
 
+@pytest.mark.parametrize(
+    'loss_type, setting',
+    [
+        (SigmoidFocalLoss, 'gamma'),
+        (HillLoss, 'gamma'),
+        (FocalMarginLoss, 'gamma'),
+        (AsymmetricMultiLabelLoss, 'gamma_pos'),
+        (AsymmetricMultiLabelLoss, 'gamma_neg'),
+        (AsymmetricMultiLabelLoss, 'clip'),
+        (RobustMultiLabelLoss, 'classwise_weight'),
+    ],
+)
+@pytest.mark.parametrize('value', [-0.5, float('nan')])
+def test_negative_setting_is_refused_naming_loss_and_setting(loss_type, setting, value):
+    with pytest.raises(ValueError, match=rf'^{loss_type.__name__}: {setting} must be >= 0, got'):
+        loss_type(**{setting: value})
+
+
 # ---------------------------------------------------------------------------------------------
 # ASL and Focal.
 def test_asl_closed_forms():

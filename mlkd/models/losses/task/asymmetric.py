@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from mlkd.registry import MODELS
 
 from ..base import TaskLoss
-from ..utils import check_choice, reduce_valid
+from ..utils import check_choice, check_non_negative, reduce_valid
 
 
 def focal_weight(log_base: torch.Tensor, gamma: float) -> torch.Tensor:
@@ -153,12 +153,12 @@ class AsymmetricMultiLabelLoss(TaskLoss):
         loss_weight: float = 1.0,
     ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
-        for name, value in (('gamma_pos', gamma_pos), ('gamma_neg', gamma_neg), ('clip', clip)):
-            if not float(value) >= 0:
-                raise ValueError(f'{type(self).__name__}: {name} must be >= 0, got {value}')
-        if not 0 <= clip < 1:
-            raise ValueError(f'{type(self).__name__}: clip must be in [0, 1), got {clip}')
-        self.gamma_pos, self.gamma_neg, self.clip = float(gamma_pos), float(gamma_neg), float(clip)
+        owner = type(self).__name__
+        self.gamma_pos = check_non_negative(gamma_pos, 'gamma_pos', owner)
+        self.gamma_neg = check_non_negative(gamma_neg, 'gamma_neg', owner)
+        self.clip = check_non_negative(clip, 'clip', owner)
+        if not clip < 1:
+            raise ValueError(f'{owner}: clip must be in [0, 1), got {clip}')
         self.clamp_eps = None if clamp_eps is None else float(clamp_eps)
         self.detach_focal_weight = bool(detach_focal_weight)
 

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from mlkd.registry import MODELS
 
 from ..base import TaskLoss
-from ..utils import check_choice, reduce_valid
+from ..utils import check_choice, check_non_negative, reduce_valid
 from .asymmetric import AsymmetricMultiLabelLoss, focal_weight
 
 
@@ -88,9 +88,8 @@ class SigmoidFocalLoss(TaskLoss):
             raise ValueError(
                 f'SigmoidFocalLoss: alpha must be <= 1 (or < 0 to disable), got {alpha}'
             )
-        if not gamma >= 0:
-            raise ValueError(f'SigmoidFocalLoss: gamma must be >= 0, got {gamma}')
-        self.alpha, self.gamma = float(alpha), float(gamma)
+        self.alpha = float(alpha)
+        self.gamma = check_non_negative(gamma, 'gamma', 'SigmoidFocalLoss')
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
         return sigmoid_focal_loss(logits, gt, self.alpha, self.gamma, reduction)

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from mlkd.registry import MODELS
 
 from ..base import TaskLoss
-from ..utils import check_choice, current_epoch, reduce_valid
+from ..utils import check_choice, check_non_negative, current_epoch, reduce_valid
 from .asymmetric import focal_weight
 
 _REDUCTIONS = ('sum', 'mean', 'none')
@@ -151,9 +151,8 @@ class _MarginFocalBase(TaskLoss):
         loss_weight: float = 1.0,
     ) -> None:
         super().__init__(reduction, scale_by_world_size, loss_weight)
-        if not gamma >= 0:
-            raise ValueError(f'{type(self).__name__}: gamma must be >= 0, got {gamma}')
-        self.margin, self.gamma = float(margin), float(gamma)
+        self.margin = float(margin)
+        self.gamma = check_non_negative(gamma, 'gamma', type(self).__name__)
 
     def extra_repr(self) -> str:
         return f'margin={self.margin}, gamma={self.gamma}, {super().extra_repr()}'

@@ -31,7 +31,7 @@ from mmengine.logging import MessageHub
 from mlkd.registry import MODELS
 
 from ..base import TaskLoss
-from ..utils import check_choice, label_masks, reduce_loss
+from ..utils import check_choice, check_non_negative, label_masks, reduce_loss
 
 RANK_ESTIMATES = ('exact', 'sampled')
 RANKING_REDUCTIONS = ('sum', 'mean', 'batchmean', 'none')
@@ -295,11 +295,9 @@ class RobustMultiLabelLoss(TaskLoss):
                 f'RobustMultiLabelLoss: ramp_start must be < 1 (the ramp is capped '
                 f'at 1 - ramp_start > 0), got {ramp_start}'
             )
-        self.classwise_weight = float(classwise_weight)
-        if not self.classwise_weight >= 0:
-            raise ValueError(
-                f'RobustMultiLabelLoss: classwise_weight must be >= 0, got {classwise_weight}'
-            )
+        self.classwise_weight = check_non_negative(
+            classwise_weight, 'classwise_weight', 'RobustMultiLabelLoss'
+        )
         self.pair_normalise = bool(pair_normalise)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
