@@ -130,6 +130,32 @@ def test_ap_large_column_uses_wide_counters():
     np.testing.assert_allclose(ap.numpy(), expected, atol=1e-10)
 
 
+_SCORES_2X2 = torch.tensor([[0.9, 0.1], [0.2, 0.8]])
+_TARGETS_2X2 = torch.tensor([[1, 0], [0, 1]])
+
+
+@pytest.mark.parametrize(
+    'ap_with',
+    [
+        lambda **policy: average_precision(_SCORES_2X2, _TARGETS_2X2, **policy),
+        lambda **policy: sample_average_precision(_SCORES_2X2, _TARGETS_2X2, **policy),
+        lambda **policy: MultiLabelMetrics(**policy),
+        lambda **policy: SampleMAP(**policy),
+    ],
+    ids=['average_precision', 'sample_average_precision', 'MultiLabelMetrics', 'SampleMAP'],
+)
+@pytest.mark.parametrize(
+    'policy, message',
+    [
+        (dict(empty_policy='skip'), "empty_policy must be 'zero' or 'exclude', got 'skip'"),
+        (dict(tie_policy='random'), "tie_policy must be 'grouped' or 'stable_sort', got 'random'"),
+    ],
+)
+def test_unknown_ap_policy_is_refused_by_functions_and_metrics(ap_with, policy, message):
+    with pytest.raises(ValueError, match=f'^{message}$'):
+        ap_with(**policy)
+
+
 def test_sample_map_excludes_all_negative_samples():
     scores, targets = _tied_problem(n=40, c=10, seed=7)
     targets[:5] = 0  # five samples without any positive

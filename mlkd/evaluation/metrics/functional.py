@@ -51,6 +51,7 @@ __all__ = [
     'sample_average_precision',
     'mean_average_precision',
     'mean_of_ap',
+    'check_ap_policies',
     'threshold_predictions',
     'topk_predictions',
     'oracle_topk_predictions',
@@ -153,11 +154,9 @@ def _ap_along_rows(scores: Tensor, code: Tensor, tie_policy: str) -> tuple[Tenso
         # Ascending order: "entries with score >= s_i" is then everything from the first member of
         # i's tie group to the end, i.e. total - (count strictly before the group's first row).
         sorted_scores, order = torch.sort(scores, dim=1)
-    elif tie_policy == 'stable_sort':
+    else:  # 'stable_sort'
         # Descending stable order: ties keep their input order and each row is its own threshold.
         sorted_scores, order = torch.sort(scores, dim=1, descending=True, stable=True)
-    else:
-        raise ValueError(f"tie_policy must be 'grouped' or 'stable_sort', got {tie_policy!r}")
 
     ranked = code.gather(1, order)
     pos = ranked > 0
@@ -206,18 +205,25 @@ def _ap_along_rows(scores: Tensor, code: Tensor, tie_policy: str) -> tuple[Tenso
     return ap, num_pos
 
 
+def check_ap_policies(empty_policy: str, tie_policy: str) -> None:
+    """Raise a ValueError naming ``empty_policy`` or ``tie_policy`` if it is not a known policy."""
+    if empty_policy not in ('zero', 'exclude'):
+        raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")
+    if tie_policy not in ('grouped', 'stable_sort'):
+        raise ValueError(f"tie_policy must be 'grouped' or 'stable_sort', got {tie_policy!r}")
+
+
 def _apply_empty_policy(ap: Tensor, num_pos: Tensor, empty_policy: str) -> Tensor:
-    if empty_policy == 'zero':
-        return ap
     if empty_policy == 'exclude':
         return ap.masked_fill(num_pos == 0, math.nan)
-    raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")
+    return ap  # 'zero'
 
 
 def _row_average_precision(
     scores: Tensor, targets: Tensor, empty_policy: str, tie_policy: str
 ) -> Tensor:
     """AP of every row of checked ``scores`` / ``targets`` ``[M, L]``, empty rows by policy."""
+    check_ap_policies(empty_policy, tie_policy)
     scores = _float_scores(scores.detach()).contiguous()
     code = _target_code(targets.detach()).to(scores.device).contiguous()
     ap, num_pos = _ap_along_rows(scores, code, tie_policy)

@@ -23,6 +23,7 @@ from mlkd.utils.targets import sample_target
 from .functional import (
     CF1_MODES,
     average_precision,
+    check_ap_policies,
     mean_of_ap,
     multilabel_prf,
     sample_average_precision,
@@ -132,10 +133,7 @@ class MultiLabelMetrics(BaseMetric):
             raise ValueError("the 'calibrated' convention needs thresholds=<thresholds file>")
         if cf1_mode not in CF1_MODES:
             raise ValueError(f'cf1_mode must be one of {CF1_MODES}, got {cf1_mode!r}')
-        if empty_policy not in ('zero', 'exclude'):
-            raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")
-        if tie_policy not in ('grouped', 'stable_sort'):
-            raise ValueError(f"tie_policy must be 'grouped' or 'stable_sort', got {tie_policy!r}")
+        check_ap_policies(empty_policy, tie_policy)
         self.thr = float(thr)
         self.topk = None if topk is None else int(topk)
         self.conventions = conventions
@@ -238,10 +236,7 @@ class SampleMAP(BaseMetric):
         prefix: str | None = None,
     ) -> None:
         super().__init__(collect_device=collect_device, prefix=prefix)
-        if empty_policy not in ('zero', 'exclude'):
-            raise ValueError(f"empty_policy must be 'zero' or 'exclude', got {empty_policy!r}")
-        if tie_policy not in ('grouped', 'stable_sort'):
-            raise ValueError(f"tie_policy must be 'grouped' or 'stable_sort', got {tie_policy!r}")
+        check_ap_policies(empty_policy, tie_policy)
         self.empty_policy = empty_policy
         self.tie_policy = tie_policy
         self.last_per_class_ap: np.ndarray | None = None
