@@ -112,6 +112,15 @@ class CifarBackbone(BaseBackbone):
         unless a subclass says otherwise)."""
         raise NotImplementedError(f'{type(self).__name__} defines no pre-activation taps')
 
+    def _last_block_paths(self, suffix: str, stages: Sequence[str] | None = None) -> list[str]:
+        """``<stage>.<last block>.<suffix>`` for each of ``stages`` (default: ``stage_names``).
+
+        The per-stage taps of mdistiller (``preact_feats``, ``get_bn_before_relu``) sit in the last
+        block of a stage, which is an ``nn.Sequential`` of blocks.
+        """
+        stages = self.stage_names if stages is None else stages
+        return [f'{name}.{len(self.get_submodule(name)) - 1}.{suffix}' for name in stages]
+
     def _finish_init(self) -> None:
         """Validate ``out_indices`` and ``frozen_stages`` once the stages exist, then freeze."""
         self.out_indices = normalize_out_indices(self._out_indices_arg, self.num_stages)

@@ -182,11 +182,8 @@ class CifarFourStageResNet(CifarBackbone):
 
     def preact_paths(self) -> list[str]:
         """Module paths of each stage's pre-activation output (mdistiller's ``preact_feats``)."""
-        return [f'{name}.{num - 1}.preact' for name, num in zip(self.stage_names, self.num_blocks)]
+        return self._last_block_paths('preact')
 
     def bn_before_relu_paths(self) -> list[str]:
         """Last BN of each stage (mdistiller's ``get_bn_before_relu``, used by OFD margins)."""
-        last_bn = 'bn3' if self.bottleneck else 'bn2'
-        return [
-            f'{name}.{num - 1}.{last_bn}' for name, num in zip(self.stage_names, self.num_blocks)
-        ]
+        return self._last_block_paths('bn3' if self.bottleneck else 'bn2')

@@ -180,4 +180,4 @@ class CifarMobileNetV2(CifarBackbone):
 
     def bn_before_relu_paths(self) -> list[str]:
         """mdistiller's ``get_bn_before_relu``: the last BN of block groups 1, 2, 4 and 6."""
-        return [f'blocks.{i}.{len(self.blocks[i]) - 1}.conv.7' for i in (1, 2, 4, 6)]
+        return self._last_block_paths('conv.7', [f'blocks.{i}' for i in (1, 2, 4, 6)])

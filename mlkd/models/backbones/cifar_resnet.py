@@ -180,8 +180,8 @@ class CifarResNet(CifarBackbone):
 
     def preact_paths(self) -> list[str]:
         """Module paths (relative to the backbone) of each stage's pre-activation output."""
-        return [f'{name}.{self.num_blocks - 1}.preact' for name in self.stage_names]
+        return self._last_block_paths('preact')
 
     def bn_before_relu_paths(self) -> list[str]:
         """Last BN of each stage (mdistiller's ``get_bn_before_relu``, used by OFD margins)."""
-        return [f'{name}.{self.num_blocks - 1}.bn2' for name in self.stage_names]
+        return self._last_block_paths('bn2')

@@ -169,7 +169,7 @@ class CifarShuffleNetV1(CifarBackbone):
 
     def preact_paths(self) -> list[str]:
         """Module paths of each stage's pre-activation output."""
-        return [f'{name}.{len(getattr(self, name)) - 1}.preact' for name in self.stage_names]
+        return self._last_block_paths('preact')
 
 
 class ShuffleV2BasicBlock(nn.Module):
@@ -321,6 +321,4 @@ class CifarShuffleNetV2(CifarBackbone):
         A stage's output is ``shuffle(relu(preact))``: its channels are permuted with respect to
         the ``preact`` tap (mdistiller's ``preact_feats`` have the same, unshuffled order).
         """
-        return [f'layer{i}.{len(getattr(self, f"layer{i}")) - 1}.preact' for i in (1, 2, 3)] + [
-            'bn2'
-        ]
+        return self._last_block_paths('preact', ('layer1', 'layer2', 'layer3')) + ['bn2']
