@@ -25,7 +25,7 @@ from mmpretrain.models.backbones.base_backbone import BaseBackbone
 from torch import Tensor, nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
-__all__ = ['CifarBackbone', 'CIFAR_INIT_CFG']
+__all__ = ['CifarBackbone', 'CifarBlockBackbone', 'CIFAR_INIT_CFG']
 
 CIFAR_INIT_CFG = [
     dict(type='Kaiming', layer=['Conv2d']),  # mode='fan_out', nonlinearity='relu', normal, bias 0
@@ -164,3 +164,24 @@ class CifarBackbone(BaseBackbone):
                 if isinstance(module, _BatchNorm):
                     module.eval()
         return self
+
+
+class CifarBlockBackbone(CifarBackbone):
+    """A CIFAR backbone whose stem is ``conv1 → bn1 → relu`` and whose stages are ``nn.Sequential``
+    of blocks that record their output before the final ReLU as ``preact`` (the CIFAR ResNets,
+    ShuffleNetV1).
+
+    A subclass sets ``stage_names`` and builds ``conv1``, ``bn1``, ``relu`` and the stages; the
+    keyword arguments are those of :class:`CifarBackbone`.
+    """
+
+    stem_names = ('conv1', 'bn1')
+    stem_path = 'relu'
+
+    def forward(self, x: Tensor) -> tuple[Tensor, ...]:
+        """``[B, in_channels, H, W]`` -> tuple of the selected stage outputs (shapes: the class)."""
+        return self._run_stages(self.relu(self.bn1(self.conv1(x))))
+
+    def preact_paths(self) -> list[str]:
+        """Module paths of each stage's pre-activation output (mdistiller's ``preact_feats``)."""
+        return self._last_block_paths('preact')

@@ -42,7 +42,7 @@ from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CifarBackbone
+from ._cifar_base import CifarBlockBackbone
 from .cifar_resnet import CifarBasicBlock
 
 __all__ = ['CifarFourStageResNet', 'CifarBottleneck']
@@ -111,7 +111,7 @@ _STEM_CHANNELS = 64
 
 
 @MODELS.register_module()
-class CifarFourStageResNet(CifarBackbone):
+class CifarFourStageResNet(CifarBlockBackbone):
     """CIFAR ResNet with ImageNet widths and four stages (CRD / mdistiller ``ResNet18..152``).
 
     ======  ==========  =================  ==============================
@@ -136,9 +136,7 @@ class CifarFourStageResNet(CifarBackbone):
     16², 8²). ``forward`` returns the selected stages as a tuple.
     """
 
-    stem_names = ('conv1', 'bn1')
     stage_names = ('layer1', 'layer2', 'layer3', 'layer4')
-    stem_path = 'relu'
 
     def __init__(
         self,
@@ -175,14 +173,6 @@ class CifarFourStageResNet(CifarBackbone):
                 channels = planes * expansion
             self.add_module(f'layer{i + 1}', nn.Sequential(*blocks))
         self._finish_init()
-
-    def forward(self, x: Tensor) -> tuple[Tensor, ...]:
-        """``[B, in_channels, H, W]`` -> tuple of the selected ``[B, c_i, H/2^i, W/2^i]``."""
-        return self._run_stages(self.relu(self.bn1(self.conv1(x))))
-
-    def preact_paths(self) -> list[str]:
-        """Module paths of each stage's pre-activation output (mdistiller's ``preact_feats``)."""
-        return self._last_block_paths('preact')
 
     def bn_before_relu_paths(self) -> list[str]:
         """Last BN of each stage (mdistiller's ``get_bn_before_relu``, used by OFD margins)."""

@@ -39,7 +39,7 @@ from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CifarBackbone
+from ._cifar_base import CifarBlockBackbone
 
 __all__ = ['CifarResNet', 'CifarBasicBlock']
 
@@ -106,7 +106,7 @@ class CifarBasicBlock(nn.Module):
 
 
 @MODELS.register_module()
-class CifarResNet(CifarBackbone):
+class CifarResNet(CifarBlockBackbone):
     """CIFAR ResNet of CRD / mdistiller (BasicBlock, three stages, ``depth = 6n + 2``).
 
     ============  =====  ==================  ===========================================
@@ -131,9 +131,7 @@ class CifarResNet(CifarBackbone):
     (for a 32×32 input: 32×32, 16×16, 8×8). ``forward`` returns the selected stages as a tuple.
     """
 
-    stem_names = ('conv1', 'bn1')
     stage_names = ('layer1', 'layer2', 'layer3')
-    stem_path = 'relu'
 
     def __init__(
         self,
@@ -173,14 +171,6 @@ class CifarResNet(CifarBackbone):
                 channels = out_channels
             self.add_module(f'layer{i + 1}', nn.Sequential(*blocks))
         self._finish_init()
-
-    def forward(self, x: Tensor) -> tuple[Tensor, ...]:
-        """``[B, in_channels, H, W]`` -> tuple of the selected ``[B, c_i, H/2^i, W/2^i]``."""
-        return self._run_stages(self.relu(self.bn1(self.conv1(x))))
-
-    def preact_paths(self) -> list[str]:
-        """Module paths (relative to the backbone) of each stage's pre-activation output."""
-        return self._last_block_paths('preact')
 
     def bn_before_relu_paths(self) -> list[str]:
         """Last BN of each stage (mdistiller's ``get_bn_before_relu``, used by OFD margins)."""

@@ -43,7 +43,7 @@ from torch import Tensor, nn
 
 from mlkd.registry import MODELS
 
-from ._cifar_base import CifarBackbone
+from ._cifar_base import CifarBackbone, CifarBlockBackbone
 
 __all__ = ['CifarShuffleNetV1', 'CifarShuffleNetV2', 'ChannelShuffle']
 
@@ -115,7 +115,7 @@ class ShuffleV1Bottleneck(nn.Module):
 
 
 @MODELS.register_module()
-class CifarShuffleNetV1(CifarBackbone):
+class CifarShuffleNetV1(CifarBlockBackbone):
     """CIFAR ShuffleNetV1 of CRD / mdistiller (default: their ``ShuffleV1`` student).
 
     Args:
@@ -130,9 +130,7 @@ class CifarShuffleNetV1(CifarBackbone):
     ``[B, stage_channels[i], H/2^(i+1), W/2^(i+1)]``.
     """
 
-    stem_names = ('conv1', 'bn1')
     stage_names = ('layer1', 'layer2', 'layer3')
-    stem_path = 'relu'
 
     def __init__(
         self,
@@ -162,14 +160,6 @@ class CifarShuffleNetV1(CifarBackbone):
                 channels = width
             self.add_module(f'layer{i + 1}', nn.Sequential(*units))
         self._finish_init()
-
-    def forward(self, x: Tensor) -> tuple[Tensor, ...]:
-        """``[B, in_channels, H, W]`` -> tuple of the selected stage outputs."""
-        return self._run_stages(self.relu(self.bn1(self.conv1(x))))
-
-    def preact_paths(self) -> list[str]:
-        """Module paths of each stage's pre-activation output."""
-        return self._last_block_paths('preact')
 
 
 class ShuffleV2BasicBlock(nn.Module):
