@@ -206,10 +206,10 @@ def parsed_cfg_options(*options: str) -> dict:
     """``--cfg-options OPTIONS`` parsed as the tools' command lines parse them."""
     import argparse
 
-    from mmengine.config import DictAction
+    from mlkd.utils.cli import add_cfg_options_argument
 
     parser = argparse.ArgumentParser()
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    add_cfg_options_argument(parser)
     return parser.parse_args(['--cfg-options', *options]).cfg_options
 
 

@@ -22,11 +22,10 @@ import os
 import os.path as osp
 
 import torch
-from mmengine.config import DictAction
 
 import mlkd  # noqa: F401
 from mlkd.apis import AMP_DTYPES, fill_teacher_cache
-from mlkd.utils.cli import load_config
+from mlkd.utils.cli import add_cfg_options_argument, load_config
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -63,13 +62,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help='channels-last teacher inputs (recorded; see the module doc)',
     )
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        default={},
-        help='override config entries, e.g. model.teacher_ckpt=T',
-    )
+    add_cfg_options_argument(parser, help='override config entries, e.g. model.teacher_ckpt=T')
     args = parser.parse_args(argv)
     if args.epochs < 1:
         parser.error(f'--epochs must be at least 1, got {args.epochs}')

@@ -44,10 +44,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from mmengine.config import DictAction
-
 import mlkd  # noqa: F401
 from mlkd.apis import BENCHMARKS, BenchmarkRequestError, ProtocolError, run_benchmark
+from mlkd.utils.cli import add_cfg_options_argument
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -95,12 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
         'dir and replace results.json and demo.png (never deleting other '
         'files)',
     )
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        default={},
-        help='config overrides applied to every stage (e.g. a shorter run)',
+    add_cfg_options_argument(
+        parser, help='config overrides applied to every stage (e.g. a shorter run)'
     )
     parser.add_argument(
         '--jobs',

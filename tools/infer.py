@@ -16,11 +16,9 @@ class>``). Runs on CPU (``--device cuda`` for PyTorch on a GPU).
 
 import argparse
 
-from mmengine.config import DictAction
-
 from mlkd.apis import ImageLabeler, label_images, save_labels
 from mlkd.apis.inference import check_labels_path, format_labels
-from mlkd.utils.cli import add_trust_checkpoint_argument
+from mlkd.utils.cli import add_cfg_options_argument, add_trust_checkpoint_argument
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -39,9 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--batch-size', type=int, default=32)
     parser.add_argument('--device', default='cpu', help='PyTorch device (cpu, cuda)')
     parser.add_argument('--threads', type=int, help="ONNX Runtime threads (default: torch's)")
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=DictAction, help='override config entries'
-    )
+    add_cfg_options_argument(parser, help='override config entries')
     add_overwrite_argument(parser)
     add_trust_checkpoint_argument(parser)
     args = parser.parse_args(argv)

@@ -164,6 +164,12 @@ def add_trust_checkpoint_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_cfg_options_argument(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """Add ``--cfg-options KEY=VALUE ...``: config overrides for :func:`load_config`, parsed by
+    mmengine's ``DictAction`` into a dict (``{}`` when the option is not given)."""
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={}, help=help)
+
+
 #: How ``--launcher`` may start the processes of a run (mmengine's launchers).
 LAUNCHERS = ('none', 'pytorch', 'slurm')
 
@@ -172,12 +178,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, cfg_options_example: s
     """Add what ``tools/train.py`` and ``tools/test.py`` share: ``--cfg-options`` (its help shows
     ``cfg_options_example``), ``--trust-checkpoint``, ``--launcher`` and ``--local_rank`` (which
     :func:`parse_run_arguments` hands on in ``LOCAL_RANK``)."""
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help=f'override config entries, e.g. {cfg_options_example}',
-    )
+    add_cfg_options_argument(parser, help=f'override config entries, e.g. {cfg_options_example}')
     add_trust_checkpoint_argument(parser)
     parser.add_argument('--launcher', choices=list(LAUNCHERS), default='none')
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0)

@@ -15,11 +15,10 @@ per-class table. A distillation config calibrates its student. Use the file with
 
 import argparse
 
-from mmengine.config import DictAction
 from terminaltables import AsciiTable
 
 from mlkd.apis import calibrate_thresholds
-from mlkd.utils.cli import add_trust_checkpoint_argument
+from mlkd.utils.cli import add_cfg_options_argument, add_trust_checkpoint_argument
 from mlkd.utils.output_policy import add_overwrite_argument
 
 COLUMNS = ('CP', 'CR', 'CF1', 'CF1macro', 'OP', 'OR', 'OF1')
@@ -33,9 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         '--default', type=float, default=0.5, help='threshold of classes without positives on val'
     )
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=DictAction, help='override config entries'
-    )
+    add_cfg_options_argument(parser, help='override config entries')
     add_overwrite_argument(parser)
     add_trust_checkpoint_argument(parser)
     return parser.parse_args(argv)

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from mmengine.config import DictAction
-
-from mlkd.utils.cli import load_config, run_tool
+from mlkd.utils.cli import add_cfg_options_argument, load_config, run_tool
 from mlkd.utils.tables import TABLE_STYLES, render_table
 
 
@@ -89,11 +87,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Parameters and FLOPs of a config's networks")
     parser.add_argument('config', help='config file path (or mlkd::<path under configs/>)')
     parser.add_argument('--shape', type=int, nargs='+', help='input size: H W or C H W')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config entries, e.g. model.student.head.num_classes=20',
+    add_cfg_options_argument(
+        parser, help='override config entries, e.g. model.student.head.num_classes=20'
     )
     parser.add_argument('--style', choices=TABLE_STYLES, default='ascii')
     return parser.parse_args(argv)

@@ -46,7 +46,6 @@ import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 import torch
-from mmengine.config import DictAction
 from mmengine.registry import init_default_scope
 
 import mlkd  # noqa: F401
@@ -55,7 +54,7 @@ from mlkd.evaluation.class_distances import (
     class_distance_statistics,
     soft_label_entropy,
 )
-from mlkd.utils.cli import load_config
+from mlkd.utils.cli import add_cfg_options_argument, load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
     open_output,
@@ -273,7 +272,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
     add_overwrite_argument(parser)
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
+    add_cfg_options_argument(parser)
     return parser.parse_args(argv)
 
 

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import argparse
 
-from mmengine.config import DictAction
-
+from mlkd.utils.cli import add_cfg_options_argument
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -67,11 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=8,
         help='iterations between two per-term loss / gradient records of the search runs',
     )
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        default={},
+    add_cfg_options_argument(
+        parser,
         help='config overrides applied to every run (e.g. less data, for trying the tool out)',
     )
     parser.add_argument(

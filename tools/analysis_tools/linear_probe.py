@@ -47,14 +47,13 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from mmengine.config import DictAction
 from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
 
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
 from mlkd.apis.classifier_outputs import load_classifier
 from mlkd.evaluation.linear_probe import select_and_evaluate
-from mlkd.utils.cli import load_config
+from mlkd.utils.cli import add_cfg_options_argument, load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
     open_output,
@@ -120,7 +119,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         '--save-features', action='store_true', help='also write the features and labels (.npz)'
     )
     add_overwrite_argument(parser)
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
+    add_cfg_options_argument(parser)
     return parser.parse_args(argv)
 
 

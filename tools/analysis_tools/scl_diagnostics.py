@@ -36,7 +36,6 @@ import os.path as osp
 
 import numpy as np
 import torch
-from mmengine.config import DictAction
 from mmengine.dataset import pseudo_collate
 from mmengine.registry import init_default_scope
 
@@ -44,7 +43,7 @@ import mlkd  # noqa: F401
 from mlkd.engine.hooks.loss_diagnostics import last_parameterised_layer
 from mlkd.registry import DATASETS, MODELS
 from mlkd.utils.checkpoint import load_local_checkpoint
-from mlkd.utils.cli import load_config
+from mlkd.utils.cli import add_cfg_options_argument, load_config
 from mlkd.utils.output_policy import add_overwrite_argument, check_output, write_text
 
 
@@ -66,7 +65,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "checkpoint network's own class maps of the whole training images "
         '(a target with no lag: isolates what the running average adds)',
     )
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
+    add_cfg_options_argument(parser)
     return parser.parse_args(argv)
 
 

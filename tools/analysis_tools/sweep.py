@@ -20,11 +20,10 @@ from __future__ import annotations
 import argparse
 import ast
 
-from mmengine.config import DictAction
-
 import mlkd  # noqa: F401
 from mlkd.apis.runs import METRICS
 from mlkd.apis.sweep import SweepRequestError, run_sweep
+from mlkd.utils.cli import add_cfg_options_argument
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -56,13 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--seeds', type=int, nargs='+', default=[0])
     parser.add_argument('--work-dir', required=True)
     parser.add_argument('--metric', default='mAP', choices=list(METRICS))
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        default={},
-        help='other config overrides applied to every cell',
-    )
+    add_cfg_options_argument(parser, help='other config overrides applied to every cell')
     parser.add_argument('--verbose', action='store_true', help='show the training logs')
     add_overwrite_argument(
         parser,

@@ -36,7 +36,6 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from mmengine.config import DictAction
 from mmengine.registry import init_default_scope
 
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
@@ -49,7 +48,7 @@ from mlkd.evaluation.score_distribution import (
     label_score_histograms,
     label_score_statistics,
 )
-from mlkd.utils.cli import load_config
+from mlkd.utils.cli import add_cfg_options_argument, load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
     open_output,
@@ -91,7 +90,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--num-workers', type=int)
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
     add_overwrite_argument(parser)
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={})
+    add_cfg_options_argument(parser)
     return parser.parse_args(argv)
 
 

@@ -22,11 +22,9 @@ to the float32 file's (both run by ONNX Runtime). Needs the ``deploy`` extra:
 import argparse
 import sys
 
-from mmengine.config import DictAction
-
 from mlkd.apis import OnnxCheckError, export_onnx
 from mlkd.deployment import EXPORTERS, PRECISIONS
-from mlkd.utils.cli import add_trust_checkpoint_argument
+from mlkd.utils.cli import add_cfg_options_argument, add_trust_checkpoint_argument
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -49,9 +47,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         '--precision', choices=PRECISIONS, default='fp32', help='write a float16 / int8 file'
     )
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=DictAction, help='override config entries'
-    )
+    add_cfg_options_argument(parser, help='override config entries')
     add_overwrite_argument(parser)
     add_trust_checkpoint_argument(parser)
     return parser.parse_args(argv)

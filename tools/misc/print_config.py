@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from mmengine.config import DictAction
-
-from mlkd.utils.cli import load_config, run_tool
+from mlkd.utils.cli import add_cfg_options_argument, load_config, run_tool
 from mlkd.utils.config_paths import resolve_config_path
 from mlkd.utils.output_policy import add_overwrite_argument, check_output, write_text
 
@@ -19,12 +17,7 @@ from mlkd.utils.output_policy import add_overwrite_argument, check_output, write
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Print the fully resolved config')
     parser.add_argument('config', help='config file path (or mlkd::<path under configs/>)')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config entries, e.g. train_cfg.max_epochs=3',
-    )
+    add_cfg_options_argument(parser, help='override config entries, e.g. train_cfg.max_epochs=3')
     parser.add_argument('--out', help='also write the resolved config to this .py file')
     add_overwrite_argument(parser)
     return parser.parse_args(argv)

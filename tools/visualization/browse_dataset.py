@@ -19,9 +19,8 @@ import os.path as osp
 import random
 
 import numpy as np
-from mmengine.config import DictAction
 
-from mlkd.utils.cli import load_config, run_tool
+from mlkd.utils.cli import add_cfg_options_argument, load_config, run_tool
 from mlkd.utils.output_policy import add_overwrite_argument, check_output, save_figure
 
 
@@ -63,9 +62,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--cols', type=int, default=4, help='samples per row')
     parser.add_argument('--seed', type=int, default=0, help='seed of the random augmentations')
     parser.add_argument('--out', default='browse_dataset.png', help='PNG file to write')
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=DictAction, help='override config entries'
-    )
+    add_cfg_options_argument(parser, help='override config entries')
     add_overwrite_argument(parser)
     args = parser.parse_args(argv)
     if args.num < 1 or args.cols < 1:

@@ -36,13 +36,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from mmengine.config import DictAction  # noqa: E402
 from mmengine.registry import init_default_scope  # noqa: E402
 
 import mlkd  # noqa: E402,F401
 from mlkd.registry import DATASETS, MODELS  # noqa: E402
 from mlkd.utils.checkpoint import load_local_checkpoint  # noqa: E402
-from mlkd.utils.cli import load_config  # noqa: E402
+from mlkd.utils.cli import add_cfg_options_argument, load_config  # noqa: E402
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
     check_outputs,  # noqa: E402
@@ -62,11 +61,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument('--top-k', type=int, default=5, help='classes shown per image')
     parser.add_argument('--loss', help='name of the SCL loss in the config (if several)')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        default={},
+    add_cfg_options_argument(
+        parser,
         help='the overrides the run was trained with (the training set must be '
         'the same for the heatmaps to belong to the images shown)',
     )
