@@ -38,20 +38,14 @@ def parse_value(text: str):
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('config')
-    parser.add_argument(
-        '--x',
-        nargs='+',
-        required=True,
-        metavar=('KEY', 'VALUE'),
-        help='config key of the columns, then its values',
-    )
-    parser.add_argument(
-        '--y',
-        nargs='+',
-        required=True,
-        metavar=('KEY', 'VALUE'),
-        help='config key of the rows, then its values',
-    )
+    for axis, table_lines in (('x', 'columns'), ('y', 'rows')):
+        parser.add_argument(
+            f'--{axis}',
+            nargs='+',
+            required=True,
+            metavar=('KEY', 'VALUE'),
+            help=f'config key of the {table_lines}, then its values',
+        )
     parser.add_argument('--seeds', type=int, nargs='+', default=[0])
     parser.add_argument('--work-dir', required=True)
     parser.add_argument('--metric', default='mAP', choices=list(METRICS))
@@ -64,16 +58,17 @@ def main(argv: list[str] | None = None) -> None:
         'config, which are trained again)',
     )
     args = parser.parse_args(argv)
-    for name in ('x', 'y'):
-        if len(getattr(args, name)) < 2:
-            parser.error(f'--{name} needs a config key and at least one value')
-    x_key, x_values = args.x[0], [parse_value(v) for v in args.x[1:]]
-    y_key, y_values = args.y[0], [parse_value(v) for v in args.y[1:]]
+    grid = {}
+    for axis in ('x', 'y'):
+        key, *values = getattr(args, axis)
+        if not values:
+            parser.error(f'--{axis} needs a config key and at least one value')
+        grid[axis] = key, [parse_value(v) for v in values]
     try:
         run_sweep(
             args.config,
-            (x_key, x_values),
-            (y_key, y_values),
+            grid['x'],
+            grid['y'],
             args.work_dir,
             seeds=args.seeds,
             metric=args.metric,
