@@ -640,10 +640,7 @@ def distiller_step(cfg_path: str, size: int, batch: int = 2) -> dict:
     """Build a distillation config's model (random teacher) and take one loss + backward on a
     random multi-label batch of ``size`` x ``size`` images; returns the losses."""
     from mmengine.config import Config
-    from mmengine.registry import DefaultScope
     from mmpretrain.structures import DataSample
-
-    from mlkd.registry import MODELS
 
     cfg = Config.fromfile(cfg_path)
     model_cfg = cfg.model
@@ -651,8 +648,7 @@ def distiller_step(cfg_path: str, size: int, batch: int = 2) -> dict:
     model_cfg.allow_random_teacher = True
     model_cfg.probe_input_size = (size, size)
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(model_cfg)
+    model = build_model(model_cfg)
     model.train()
     num_classes = model.num_classes
     samples = []
