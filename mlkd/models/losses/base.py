@@ -111,6 +111,9 @@ class _LossContract(nn.Module):
     compares_samples: bool = False
     #: Names of the terms of a dict result (logged as ``loss_<name>_<term>``); ``()``: a tensor.
     terms: tuple[str, ...] = ()
+    #: Attributes that ``repr(loss)`` shows as ``name=value``: each class lists its own, and a
+    #: subclass's come before its bases' (so ``loss_weight`` is last).
+    repr_fields: tuple[str, ...] = ('loss_weight',)
 
     def __init__(self, loss_weight: float = 1.0) -> None:
         super().__init__()
@@ -164,7 +167,8 @@ class _LossContract(nn.Module):
         return factor * value
 
     def extra_repr(self) -> str:
-        return f'loss_weight={self.loss_weight}'
+        names = [name for cls in type(self).__mro__ for name in vars(cls).get('repr_fields', ())]
+        return ', '.join(f'{name}={getattr(self, name)!r}' for name in dict.fromkeys(names))
 
 
 # ----------------------------------------------------------------------------- TaskLoss
@@ -205,6 +209,7 @@ class TaskLoss(_LossContract):
 
     #: Reductions a subclass offers; the first is its reference default.
     reductions: tuple[str, ...] = ('sum', 'mean', 'batchmean', 'none')
+    repr_fields = ('reduction',)
 
     def __init__(
         self,
@@ -286,9 +291,6 @@ class TaskLoss(_LossContract):
             loss = loss * get_world_size()
         weight = self.input_weight(dict(logits=logits, gt=gt, **inputs))
         return self._weighted(loss, self.loss_weight * self.weight_factor() * weight)
-
-    def extra_repr(self) -> str:
-        return f'reduction={self.reduction!r}, {super().extra_repr()}'
 
 
 # ----------------------------------------------------------------------------- RoutedLoss

@@ -115,6 +115,27 @@ def test_weight_reference_is_a_policy_a_loss_opts_in_to():
     assert mld.reference_scale(64, 10) == pytest.approx(1.0)  # (a, b) = (0, 1): unchanged
 
 
+def test_repr_shows_the_declared_fields_subclass_first():
+    """Each class lists its own ``repr_fields``; a subclass's come before its bases' (the
+    contract's ``reduction`` and ``loss_weight`` last), values as ``repr`` writes them."""
+    hill = MODELS.build(dict(type='HillLoss', hill_lambda=2.0, loss_weight=0.5))
+    assert repr(hill) == (
+        "HillLoss(hill_lambda=2.0, margin=1.0, gamma=2.0, reduction='sum', loss_weight=0.5)"
+    )
+
+    class Probe(RoutedLoss):
+        repr_fields = ('mode', 'scale')
+
+        def __init__(self):
+            super().__init__(loss_weight=2.0)
+            self.mode, self.scale = 'a', (1, 2)
+
+        def compute(self, s_logits):
+            return s_logits.sum()
+
+    assert repr(Probe()) == "Probe(mode='a', scale=(1, 2), loss_weight=2.0)"
+
+
 def test_compute_runs_in_fp32_with_autocast_off():
     seen = []
 

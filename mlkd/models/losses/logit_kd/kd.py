@@ -78,6 +78,8 @@ class MultiLabelKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('temperature', 'reduction', 'temperature_squared')
+
     def __init__(
         self,
         temperature: float = 4.0,
@@ -99,12 +101,6 @@ class MultiLabelKDLoss(RoutedLoss):
             s_logits, t_logits, self.temperature, self.reduction, self.temperature_squared
         )
 
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, reduction={self.reduction!r}, '
-            f'temperature_squared={self.temperature_squared}, {super().extra_repr()}'
-        )
-
 
 @MODELS.register_module()
 class SoftmaxKDLoss(RoutedLoss):
@@ -115,6 +111,8 @@ class SoftmaxKDLoss(RoutedLoss):
         reduction: ``'batchmean'`` (default, reference), ``'sum'``, ``'mean'``, ``'none'``.
         loss_weight: factor applied to the loss.
     """
+
+    repr_fields = ('temperature', 'reduction')
 
     def __init__(
         self, temperature: float = 4.0, reduction: str = 'batchmean', loss_weight: float = 1.0
@@ -129,8 +127,3 @@ class SoftmaxKDLoss(RoutedLoss):
         t_logits: ``[B, C]`` teacher logits.
         """
         return softmax_kd(s_logits, t_logits, self.temperature, self.reduction)
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, reduction={self.reduction!r}, {super().extra_repr()}'
-        )

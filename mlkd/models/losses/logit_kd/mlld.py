@@ -123,6 +123,7 @@ class MLLDLoss(RoutedLoss):
     """
 
     compares_samples = True
+    repr_fields = ('temperatures', 'levels', 'mask_mode')
 
     def __init__(
         self,
@@ -148,10 +149,4 @@ class MLLDLoss(RoutedLoss):
         """
         return multi_level_logit_distill(
             s_logits, t_logits, self.temperatures, self.levels, self.mask_mode
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperatures={self.temperatures}, levels={self.levels}, '
-            f'mask_mode={self.mask_mode!r}, {super().extra_repr()}'
         )

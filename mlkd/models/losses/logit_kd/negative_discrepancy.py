@@ -160,6 +160,7 @@ class NegativeDiscrepancyLoss(ReferenceWeighted, RoutedLoss):
 
     compares_samples = True  # pairs / statistics over the batch
     scale_exponents = (0.0, 0.0)  # a mean over pairs and labels
+    repr_fields = ('form', 'pair_norm', 'aux_form', 'gamma_b', 'prob_temperature')
 
     def __init__(
         self,
@@ -195,11 +196,4 @@ class NegativeDiscrepancyLoss(ReferenceWeighted, RoutedLoss):
             self.aux_form,
             self.gamma_b,
             self.prob_temperature,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'form={self.form!r}, pair_norm={self.pair_norm!r}, '
-            f'aux_form={self.aux_form!r}, gamma_b={self.gamma_b}, '
-            f'prob_temperature={self.prob_temperature}, {super().extra_repr()}'
         )

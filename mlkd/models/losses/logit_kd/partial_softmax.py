@@ -104,6 +104,7 @@ class _PartialSoftmaxTerm(RoutedLoss):
     """
 
     temperature_squared: bool = False  # PSM's reference has no τ² factor
+    repr_fields = ('temperature', 'temperature_squared', 'normalize')
 
     def compute(
         self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
@@ -117,13 +118,6 @@ class _PartialSoftmaxTerm(RoutedLoss):
         if self.temperature_squared:
             loss = loss * (self.temperature**2)
         return loss
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, '
-            f'temperature_squared={self.temperature_squared}, normalize={self.normalize!r}, '
-            f'{super().extra_repr()}'
-        )
 
 
 @MODELS.register_module()
