@@ -294,13 +294,31 @@ class TaskLoss(_LossContract):
 
 
 # ----------------------------------------------------------------------------- RoutedLoss
+#: The named tensors that many routed losses read as the router supplies them, described once: a
+#: ``compute`` without a docstring of its own is documented from this table (``help(loss)``).
+NAMED_INPUTS = {
+    's_logits': '``[B, C]`` student logits.',
+    't_logits': '``[B, C]`` teacher logits.',
+    'gt': '``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.',
+}
+
+
+def _named_inputs_doc(names: list[str]) -> str | None:
+    """An ``Args:`` section for ``names`` if :data:`NAMED_INPUTS` describes them all, else None."""
+    if not names or not set(names) <= set(NAMED_INPUTS):
+        return None
+    return '\n'.join(['Args:', *(f'    {name}: {NAMED_INPUTS[name]}' for name in names)])
+
+
 class RoutedLoss(_LossContract):
     """Contract of the losses fed by the router with named tensors (distillation and the like).
 
     A subclass writes ``compute(self, <inputs>)`` whose argument names are the named tensors it
     consumes (``s_logits``, ``t_logits``, ``gt``, ``s_feats``, ``t_<tap>``, ``sample_idx``,
     connector outputs...; optional arguments are supplied when available), returning the
-    unweighted value: a scalar tensor, or a dict with the keys declared in ``terms``. It may set:
+    unweighted value: a scalar tensor, or a dict with the keys declared in ``terms``. Its docstring
+    describes the inputs; one that reads only inputs of :data:`NAMED_INPUTS` may leave it out (the
+    contract writes it from that table). It may set:
 
     * ``compares_samples = True`` if the value depends on the other samples of the batch: under
       DDP the router then all-gathers the inputs with gradient (the loss itself communicates
@@ -329,6 +347,8 @@ class RoutedLoss(_LossContract):
         def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor | dict[str, torch.Tensor]:
             return self._evaluate(inputs.bind(*args, **kwargs))
 
+        if compute.__doc__ is None:  # the standard inputs, described by the table
+            compute.__doc__ = _named_inputs_doc(list(inputs.parameters))
         forward.__signature__ = signature
         forward.__doc__ = (
             'The weighted value of :meth:`compute` on these inputs, evaluated in fp32 (see '

@@ -93,10 +93,6 @@ class MultiLabelKDLoss(RoutedLoss):
         self.temperature_squared = bool(temperature_squared)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return multi_label_kd(
             s_logits, t_logits, self.temperature, self.reduction, self.temperature_squared
         )
@@ -122,8 +118,4 @@ class SoftmaxKDLoss(RoutedLoss):
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return softmax_kd(s_logits, t_logits, self.temperature, self.reduction)

@@ -67,8 +67,4 @@ class MultiLabelLogitDistillLoss(ReferenceWeighted, RoutedLoss):
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return multi_label_logit_distill(s_logits, t_logits, self.reduction)

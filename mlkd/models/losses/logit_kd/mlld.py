@@ -143,10 +143,6 @@ class MLLDLoss(RoutedLoss):
         self.terms = self.levels
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return multi_level_logit_distill(
             s_logits, t_logits, self.temperatures, self.levels, self.mask_mode
         )

@@ -63,8 +63,4 @@ class MSEDistillLoss(RoutedLoss):
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return mse_distill(s_logits, t_logits, self.space, self.reduction)

@@ -182,11 +182,6 @@ class NegativeDiscrepancyLoss(ReferenceWeighted, RoutedLoss):
     def compute(
         self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
     ) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
-        """
         return negative_discrepancy(
             s_logits,
             t_logits,

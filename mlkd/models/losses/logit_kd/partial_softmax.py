@@ -109,11 +109,6 @@ class _PartialSoftmaxTerm(RoutedLoss):
     def compute(
         self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
     ) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
-        """
         loss = partial_softmax_kl(s_logits, t_logits, gt, self.temperature, self.normalize)
         if self.temperature_squared:
             loss = loss * (self.temperature**2)
