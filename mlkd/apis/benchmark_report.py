@@ -88,9 +88,7 @@ def plot_results(
     low = min(r['test']['mAP'] for n in names for r in results[n])
     ax.set_ylim(max(0.0, low - 5.0), 100.0)
     ax.set_title(f'{title}: bars mean ± std, dots seeds', fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, path, dpi=120, **policy)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120, tight_layout=True, **policy)
 
 
 def validate_results(

@@ -92,7 +92,6 @@ def plot_study(arms: list[dict], pairs: list[dict], path: str, **policy) -> None
     right.set_title('paired differences, 95 % t-interval', fontsize=9)
     right.legend(fontsize=8)
     save_figure(figure, path, dpi=120, **policy)
-    plt.close(figure)
 
 
 def _error_bar(ax, x: float, paired: tuple, color: str, label: str | None = None) -> None:
@@ -226,7 +225,6 @@ def plot_search(
         'KD+RKD ← plain teacher on MultiDigits (val): RKD loss weight search', fontsize=10
     )
     save_figure(figure, path, dpi=110, **policy)
-    plt.close(figure)
 
 
 def write_search_outputs(

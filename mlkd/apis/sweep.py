@@ -213,9 +213,7 @@ def write_heatmap(path: str, grid: SweepGrid, **policy) -> None:
     ax.set_xlabel(grid.x_key)
     ax.set_ylabel(grid.y_key)
     ax.set_title(grid.title, fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, path, dpi=120, **policy)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120, tight_layout=True, **policy)
 
 
 def check_grid(

@@ -137,8 +137,23 @@ def write_text(path: str | os.PathLike, text: str, **kwargs) -> None:
         file.write(text)
 
 
-def save_figure(figure, path: str | os.PathLike, *, dpi: int = 100, **kwargs) -> None:
-    """``figure.savefig`` under the output policy; the format is the extension (PNG if none)."""
+def save_figure(
+    figure, path: str | os.PathLike, *, dpi: int = 100, tight_layout: bool = False, **kwargs
+) -> None:
+    """``figure.savefig`` under the output policy (the format is the extension, PNG if none),
+    then close the figure: pyplot keeps every figure it made alive until it is closed.
+
+    Args:
+        tight_layout: call ``figure.tight_layout()`` first.
+        **kwargs: the output policy's (:func:`open_output`: ``overwrite``, ``inputs``, ``flag``).
+    """
+    import matplotlib.pyplot as plt
+
+    if tight_layout:
+        figure.tight_layout()
     extension = osp.splitext(os.fspath(path))[1].lstrip('.').lower() or 'png'
-    with open_output(path, 'wb', **kwargs) as file:
-        figure.savefig(file, format=extension, dpi=dpi)
+    try:
+        with open_output(path, 'wb', **kwargs) as file:
+            figure.savefig(file, format=extension, dpi=dpi)
+    finally:
+        plt.close(figure)

@@ -57,9 +57,9 @@ def test_figures_are_written_in_the_format_of_their_extension(tmp_path):
     import matplotlib.pyplot as plt
 
     figure = plt.figure(figsize=(1, 1))
-    save_figure(figure, tmp_path / 'f.png')
+    save_figure(figure, tmp_path / 'f.png', tight_layout=True)
+    assert not plt.fignum_exists(figure.number)  # closed once written: pyplot lets it go
     save_figure(figure, tmp_path / 'f.pdf')
-    plt.close(figure)
     assert (tmp_path / 'f.png').read_bytes()[:4] == b'\x89PNG'
     assert (tmp_path / 'f.pdf').read_bytes()[:4] == b'%PDF'
     with open_output(tmp_path / 'b.bin', 'wb') as file:

@@ -110,9 +110,7 @@ def plot_curve(
         ax.axis('off')
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    save_figure(fig, out, dpi=100, **policy)
-    plt.close(fig)
+    save_figure(fig, out, dpi=100, tight_layout=True, **policy)
     write_csv(
         points,
         ['run', 'key', 'x', 'y'],

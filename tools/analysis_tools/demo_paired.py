@@ -152,9 +152,7 @@ def plot(rows: list[dict], path: str, split: str = 'test', **policy) -> None:
         f'{split} mAP difference (points)' if several else f'{split} mAP − {baselines[0]} (points)'
     )
     ax.set_title('paired over seeds: mean and 95 % t-interval', fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, path, dpi=120, **policy)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120, tight_layout=True, **policy)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -233,7 +233,6 @@ def plot(summary: list[dict], path: str, title: str, **policy) -> None:
             axis.legend(fontsize=8)
     figure.suptitle(title, fontsize=10)
     save_figure(figure, path, dpi=120, **policy)
-    plt.close(figure)
 
 
 def parse_args(argv=None) -> argparse.Namespace:

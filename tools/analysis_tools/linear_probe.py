@@ -249,9 +249,7 @@ def plot(result, path: str, title: str, **policy) -> None:
     axis.set_ylabel('top-1 accuracy (%)')
     axis.legend(fontsize=8)
     axis.set_title(title, fontsize=9)
-    figure.tight_layout()
-    save_figure(figure, path, dpi=120, **policy)
-    plt.close(figure)
+    save_figure(figure, path, dpi=120, tight_layout=True, **policy)
 
 
 def main(argv=None):

@@ -78,8 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     ax.set_xlabel('relative box area of the positive (equal-count bins)')
     ax.set_ylabel('mAP (%)')
     ax.set_title(osp.basename(args.dump))
-    fig.tight_layout()
-    save_figure(fig, outputs['png'], dpi=120, **policy)
+    save_figure(fig, outputs['png'], dpi=120, tight_layout=True, **policy)
     print(f'written to {out_dir}')
 
 

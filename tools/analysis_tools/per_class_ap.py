@@ -140,9 +140,7 @@ def plot(
         axes[0, 1].set_xlabel(f'AP {runs[1]} - {runs[0]} (points)')
     for ax in axes.flat:
         ax.grid(axis='x', alpha=0.3)
-    fig.tight_layout()
-    save_figure(fig, out, dpi=100, **policy)
-    plt.close(fig)
+    save_figure(fig, out, dpi=100, tight_layout=True, **policy)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

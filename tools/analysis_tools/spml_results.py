@@ -132,9 +132,7 @@ def chart(runs: dict, path: str, **policy) -> None:
     ax.set_title('MultiDigits, held-out test split (1000 mosaics)')
     ax.grid(axis='x', alpha=0.3)
     ax.legend(loc='best', fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, path, dpi=120, **policy)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120, tight_layout=True, **policy)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -111,9 +111,7 @@ def plot(
         axis.set_title(f'{name} ({int(counts.sum())} entries)', fontsize=9)
     axes[0].set_ylabel('entries (log scale)')
     figure.suptitle(title, fontsize=9)
-    figure.tight_layout()
-    save_figure(figure, path, dpi=120, **policy)
-    plt.close(figure)
+    save_figure(figure, path, dpi=120, tight_layout=True, **policy)
 
 
 def main(argv=None) -> dict[str, float]:

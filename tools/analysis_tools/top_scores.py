@@ -72,8 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         ax.set_xlim(0, 1)
     axes_first = axes[0] if args.k > 1 else axes
     axes_first.set_ylabel('fraction of images')
-    fig.tight_layout()
-    save_figure(fig, outputs['png'], dpi=120, **policy)
+    save_figure(fig, outputs['png'], dpi=120, tight_layout=True, **policy)
     print(f'written to {out_dir}')
 
 

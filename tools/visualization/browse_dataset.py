@@ -135,7 +135,6 @@ def main(argv: list[str] | None = None) -> None:
         + (f', {num_views} views per sample' if num_views > 1 else '')
     )
     save_figure(fig, args.out, dpi=100, **policy)
-    plt.close(fig)
     for index, views, names in samples:
         print(f'#{index}: {names} ({len(views)} view{"s" if len(views) > 1 else ""})')
     print(f'{len(samples)} samples of the {args.phase} pipeline written to {args.out}')

@@ -182,10 +182,8 @@ def main(argv=None) -> None:
     for ax in axes.flat:
         ax.axis('off')
     figure.suptitle(f'SCL heatmaps, {osp.basename(args.checkpoint)}', fontsize=9)
-    figure.tight_layout()
     png, table_csv, table_md = outputs
-    save_figure(figure, png, dpi=100, **policy)
-    plt.close(figure)
+    save_figure(figure, png, dpi=100, tight_layout=True, **policy)
     with open_output(table_csv, newline='', **policy) as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()

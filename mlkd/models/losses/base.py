@@ -111,6 +111,9 @@ class _LossContract(nn.Module):
     compares_samples: bool = False
     #: Names of the terms of a dict result (logged as ``loss_<name>_<term>``); ``()``: a tensor.
     terms: tuple[str, ...] = ()
+    #: Attributes that ``repr(loss)`` shows as ``name=value``: each class lists its own, and a
+    #: subclass's come before its bases' (so ``loss_weight`` is last).
+    repr_fields: tuple[str, ...] = ('loss_weight',)
 
     def __init__(self, loss_weight: float = 1.0) -> None:
         super().__init__()
@@ -164,7 +167,8 @@ class _LossContract(nn.Module):
         return factor * value
 
     def extra_repr(self) -> str:
-        return f'loss_weight={self.loss_weight}'
+        names = [name for cls in type(self).__mro__ for name in vars(cls).get('repr_fields', ())]
+        return ', '.join(f'{name}={getattr(self, name)!r}' for name in dict.fromkeys(names))
 
 
 # ----------------------------------------------------------------------------- TaskLoss
@@ -205,6 +209,7 @@ class TaskLoss(_LossContract):
 
     #: Reductions a subclass offers; the first is its reference default.
     reductions: tuple[str, ...] = ('sum', 'mean', 'batchmean', 'none')
+    repr_fields = ('reduction',)
 
     def __init__(
         self,
@@ -287,18 +292,33 @@ class TaskLoss(_LossContract):
         weight = self.input_weight(dict(logits=logits, gt=gt, **inputs))
         return self._weighted(loss, self.loss_weight * self.weight_factor() * weight)
 
-    def extra_repr(self) -> str:
-        return f'reduction={self.reduction!r}, {super().extra_repr()}'
-
 
 # ----------------------------------------------------------------------------- RoutedLoss
+#: The named tensors that many routed losses read as the router supplies them, described once: a
+#: ``compute`` without a docstring of its own is documented from this table (``help(loss)``).
+NAMED_INPUTS = {
+    's_logits': '``[B, C]`` student logits.',
+    't_logits': '``[B, C]`` teacher logits.',
+    'gt': '``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.',
+}
+
+
+def _named_inputs_doc(names: list[str]) -> str | None:
+    """An ``Args:`` section for ``names`` if :data:`NAMED_INPUTS` describes them all, else None."""
+    if not names or not set(names) <= set(NAMED_INPUTS):
+        return None
+    return '\n'.join(['Args:', *(f'    {name}: {NAMED_INPUTS[name]}' for name in names)])
+
+
 class RoutedLoss(_LossContract):
     """Contract of the losses fed by the router with named tensors (distillation and the like).
 
     A subclass writes ``compute(self, <inputs>)`` whose argument names are the named tensors it
     consumes (``s_logits``, ``t_logits``, ``gt``, ``s_feats``, ``t_<tap>``, ``sample_idx``,
     connector outputs...; optional arguments are supplied when available), returning the
-    unweighted value: a scalar tensor, or a dict with the keys declared in ``terms``. It may set:
+    unweighted value: a scalar tensor, or a dict with the keys declared in ``terms``. Its docstring
+    describes the inputs; one that reads only inputs of :data:`NAMED_INPUTS` may leave it out (the
+    contract writes it from that table). It may set:
 
     * ``compares_samples = True`` if the value depends on the other samples of the batch: under
       DDP the router then all-gathers the inputs with gradient (the loss itself communicates
@@ -327,6 +347,8 @@ class RoutedLoss(_LossContract):
         def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor | dict[str, torch.Tensor]:
             return self._evaluate(inputs.bind(*args, **kwargs))
 
+        if compute.__doc__ is None:  # the standard inputs, described by the table
+            compute.__doc__ = _named_inputs_doc(list(inputs.parameters))
         forward.__signature__ = signature
         forward.__doc__ = (
             'The weighted value of :meth:`compute` on these inputs, evaluated in fp32 (see '

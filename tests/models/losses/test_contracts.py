@@ -115,6 +115,50 @@ def test_weight_reference_is_a_policy_a_loss_opts_in_to():
     assert mld.reference_scale(64, 10) == pytest.approx(1.0)  # (a, b) = (0, 1): unchanged
 
 
+def test_repr_shows_the_declared_fields_subclass_first():
+    """Each class lists its own ``repr_fields``; a subclass's come before its bases' (the
+    contract's ``reduction`` and ``loss_weight`` last), values as ``repr`` writes them."""
+    hill = MODELS.build(dict(type='HillLoss', hill_lambda=2.0, loss_weight=0.5))
+    assert repr(hill) == (
+        "HillLoss(hill_lambda=2.0, margin=1.0, gamma=2.0, reduction='sum', loss_weight=0.5)"
+    )
+
+    class Probe(RoutedLoss):
+        repr_fields = ('mode', 'scale')
+
+        def __init__(self):
+            super().__init__(loss_weight=2.0)
+            self.mode, self.scale = 'a', (1, 2)
+
+        def compute(self, s_logits):
+            return s_logits.sum()
+
+    assert repr(Probe()) == "Probe(mode='a', scale=(1, 2), loss_weight=2.0)"
+
+
+def test_an_undocumented_compute_of_named_inputs_is_documented_from_the_table():
+    class Standard(RoutedLoss):
+        def compute(self, t_logits, gt):
+            return t_logits.sum() * gt.sum()
+
+    class Own(RoutedLoss):
+        def compute(self, s_logits, s_feats):
+            return s_logits.sum() * s_feats.sum()
+
+    expected = [
+        'Args:',
+        't_logits: ``[B, C]`` teacher logits.',
+        'gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.',
+    ]
+    doc = pydoc.render_doc(Standard(), renderer=pydoc.plaintext)
+    lines = [row.strip(' |') for row in doc.splitlines()]
+    forward = lines.index(next(row for row in lines if row.startswith('forward(self')))
+    assert lines[forward + 3 : forward + 6] == expected
+    assert inspect.getdoc(Standard.compute).splitlines() == expected
+    assert Own.compute.__doc__ is None  # s_feats is not in the table: nothing half-written
+    assert 'Args:' not in Own.forward.__doc__
+
+
 def test_compute_runs_in_fp32_with_autocast_off():
     seen = []
 

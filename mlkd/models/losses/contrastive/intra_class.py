@@ -124,6 +124,15 @@ class IntraClassContrastiveLoss(RoutedLoss, StatefulLoss):
         loss_weight: ``λ`` (the paper: 0.01–0.03).
     """
 
+    repr_fields = (
+        'margin_threshold',
+        'temperature',
+        'normalize',
+        'negatives',
+        'reduction',
+        'queue_size',
+    )
+
     def __init__(
         self,
         num_classes: int,
@@ -238,11 +247,3 @@ class IntraClassContrastiveLoss(RoutedLoss, StatefulLoss):
             self.queue_positive[labels[stay], slot[stay]] = positive.detach()[stay]
             self.queue_count.copy_(torch.where(flush, torch.zeros_like(count), count + arriving))
         return value
-
-    def extra_repr(self) -> str:
-        return (
-            f'margin_threshold={self.margin_threshold}, temperature={self.temperature}, '
-            f'normalize={self.normalize}, negatives={self.negatives!r}, '
-            f'reduction={self.reduction!r}, queue_size={self.queue_size}, '
-            f'{super().extra_repr()}'
-        )

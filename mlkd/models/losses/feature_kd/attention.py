@@ -62,6 +62,8 @@ class ATLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('p',)
+
     def __init__(self, p: float = 2.0, loss_weight: float = 1.0) -> None:
         super().__init__(loss_weight)
         self.p = float(p)
@@ -76,6 +78,3 @@ class ATLoss(RoutedLoss):
         t_feats: teacher feature(s), one per student stage.
         """
         return attention_transfer(s_feats, t_feats, self.p)
-
-    def extra_repr(self) -> str:
-        return f'p={self.p}, {super().extra_repr()}'

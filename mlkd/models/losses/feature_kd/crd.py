@@ -108,6 +108,7 @@ class CRDLoss(RoutedLoss, StatefulLoss):
     """
 
     compares_samples = True
+    repr_fields = ('num_samples', 'embed_dim', 'num_negatives', 'temperature', 'momentum')
 
     def __init__(
         self,
@@ -196,10 +197,3 @@ class CRDLoss(RoutedLoss, StatefulLoss):
 
     def set_extra_state(self, state: torch.Tensor) -> None:
         self.generator.set_state(state)
-
-    def extra_repr(self) -> str:
-        return (
-            f'num_samples={self.num_samples}, embed_dim={self.embed_dim}, '
-            f'num_negatives={self.num_negatives}, temperature={self.temperature}, '
-            f'momentum={self.momentum}, {super().extra_repr()}'
-        )

@@ -64,6 +64,8 @@ class FitNetLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('stage', 'hint_epochs')
+
     def __init__(
         self, stage: str = 'joint', hint_epochs: int | None = None, loss_weight: float = 1.0
     ) -> None:
@@ -100,6 +102,3 @@ class FitNetLoss(RoutedLoss):
 
     def weight_factor(self) -> float:
         return self.stage_weight()
-
-    def extra_repr(self) -> str:
-        return f'stage={self.stage!r}, hint_epochs={self.hint_epochs}, {super().extra_repr()}'

@@ -135,6 +135,8 @@ class OFDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('num_stages',)
+
     def __init__(
         self,
         margins: Sequence[torch.Tensor | Sequence[float]] | None = None,
@@ -179,6 +181,3 @@ class OFDLoss(RoutedLoss):
         for i, (s, t, m) in enumerate(zip(s_list, t_list, margins)):
             loss = loss + ofd_partial_l2(s, t, m) / 2 ** (n - 1 - i)
         return loss
-
-    def extra_repr(self) -> str:
-        return f'num_stages={self.num_stages}, {super().extra_repr()}'

@@ -130,6 +130,7 @@ class RKDLoss(RoutedLoss):
     """
 
     compares_samples = True
+    repr_fields = ('distance_weight', 'angle_weight', 'squared', 'eps')
 
     def __init__(
         self,
@@ -155,12 +156,6 @@ class RKDLoss(RoutedLoss):
             loss = loss + self.angle_weight * rkd_angle(s_pooled, t_pooled)
         return loss
 
-    def extra_repr(self) -> str:
-        return (
-            f'distance_weight={self.distance_weight}, angle_weight={self.angle_weight}, '
-            f'squared={self.squared}, eps={self.eps}, {super().extra_repr()}'
-        )
-
 
 @MODELS.register_module()
 class PKTLoss(RoutedLoss):
@@ -172,6 +167,7 @@ class PKTLoss(RoutedLoss):
     """
 
     compares_samples = True
+    repr_fields = ('eps',)
 
     def __init__(self, eps: float = 1e-7, loss_weight: float = 1.0) -> None:
         super().__init__(loss_weight)
@@ -183,6 +179,3 @@ class PKTLoss(RoutedLoss):
         t_pooled: ``[B, D']`` teacher embeddings.
         """
         return pkt(s_pooled, t_pooled, self.eps)
-
-    def extra_repr(self) -> str:
-        return f'eps={self.eps}, {super().extra_repr()}'

@@ -80,6 +80,8 @@ class ReviewKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('pool_sizes', 'warmup_epochs')
+
     def __init__(
         self,
         pool_sizes: Sequence[int] = (4, 2, 1),
@@ -101,9 +103,3 @@ class ReviewKDLoss(RoutedLoss):
 
     def weight_factor(self) -> float:
         return warmup_factor(self.warmup_epochs)
-
-    def extra_repr(self) -> str:
-        return (
-            f'pool_sizes={self.pool_sizes}, warmup_epochs={self.warmup_epochs}, '
-            f'{super().extra_repr()}'
-        )

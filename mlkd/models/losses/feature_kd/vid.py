@@ -67,6 +67,8 @@ class VIDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('init_var', 'eps')
+
     def __init__(
         self,
         num_channels: int | Sequence[int] | None = None,
@@ -112,6 +114,3 @@ class VIDLoss(RoutedLoss):
         for s, t, alpha in zip(s_list, t_list, self.log_scales):
             loss = loss + vid_nll(s, t, alpha.float(), self.eps)
         return loss
-
-    def extra_repr(self) -> str:
-        return f'init_var={self.init_var}, eps={self.eps}, {super().extra_repr()}'

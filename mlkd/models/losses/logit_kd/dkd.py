@@ -93,6 +93,8 @@ class DKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('alpha', 'beta', 'temperature', 'warmup_epochs')
+
     def __init__(
         self,
         alpha: float = 1.0,
@@ -122,9 +124,3 @@ class DKDLoss(RoutedLoss):
 
     def weight_factor(self) -> float:
         return warmup_factor(self.warmup_epochs)
-
-    def extra_repr(self) -> str:
-        return (
-            f'alpha={self.alpha}, beta={self.beta}, temperature={self.temperature}, '
-            f'warmup_epochs={self.warmup_epochs}, {super().extra_repr()}'
-        )

@@ -78,6 +78,8 @@ class MultiLabelKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('temperature', 'reduction', 'temperature_squared')
+
     def __init__(
         self,
         temperature: float = 4.0,
@@ -91,18 +93,8 @@ class MultiLabelKDLoss(RoutedLoss):
         self.temperature_squared = bool(temperature_squared)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return multi_label_kd(
             s_logits, t_logits, self.temperature, self.reduction, self.temperature_squared
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, reduction={self.reduction!r}, '
-            f'temperature_squared={self.temperature_squared}, {super().extra_repr()}'
         )
 
 
@@ -116,6 +108,8 @@ class SoftmaxKDLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('temperature', 'reduction')
+
     def __init__(
         self, temperature: float = 4.0, reduction: str = 'batchmean', loss_weight: float = 1.0
     ) -> None:
@@ -124,13 +118,4 @@ class SoftmaxKDLoss(RoutedLoss):
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return softmax_kd(s_logits, t_logits, self.temperature, self.reduction)
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, reduction={self.reduction!r}, {super().extra_repr()}'
-        )

@@ -241,6 +241,7 @@ class LabelEmbeddingDistillLoss(ReferenceWeighted, RoutedLoss):
     compares_samples = True  # pairs / statistics over the batch
     scale_exponents = (1.0, 0.0)  # both terms grow with the positives of the batch
     terms = ('cd', 'id')
+    repr_fields = ('cd_weight', 'id_weight')
 
     def __init__(
         self,
@@ -252,9 +253,6 @@ class LabelEmbeddingDistillLoss(ReferenceWeighted, RoutedLoss):
         super().__init__(loss_weight, weight_reference)
         self.cd_weight = float(cd_weight)
         self.id_weight = float(id_weight)
-
-    def extra_repr(self) -> str:
-        return f'cd_weight={self.cd_weight}, id_weight={self.id_weight}, ' + super().extra_repr()
 
     def compute(self, s_label_emb: Tensor, t_label_emb: Tensor, gt: Tensor) -> dict[str, Tensor]:
         """``s_label_emb`` / ``t_label_emb`` ``[B, C, D]``, ``gt`` ``[B, C]`` → dict of scalars."""

@@ -258,6 +258,17 @@ class MultiOrderDependencyLoss(RoutedLoss, StatefulLoss):
 
     compares_samples = True  # pairs / statistics over the batch
     terms = ('second', 'high')
+    repr_fields = (
+        'temperature',
+        'dependency',
+        'norm',
+        'high_order',
+        'max_order',
+        'second_order_weight',
+        'high_order_weight',
+        'teacher_ema',
+        'ignore_absent',
+    )
 
     def __init__(
         self,
@@ -299,15 +310,6 @@ class MultiOrderDependencyLoss(RoutedLoss, StatefulLoss):
                 raise ValueError('teacher_ema needs num_classes')
             self.register_state('t_dep_ema', torch.zeros(num_classes, num_classes), 'class')
             self.register_buffer('t_dep_ema_steps', torch.zeros((), dtype=torch.long))
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, dependency={self.dependency!r}, '
-            f'norm={self.norm!r}, high_order={self.high_order!r}, max_order={self.max_order}, '
-            f'second_order_weight={self.second_order_weight}, '
-            f'high_order_weight={self.high_order_weight}, teacher_ema={self.teacher_ema}, '
-            f'ignore_absent={self.ignore_absent}, ' + super().extra_repr()
-        )
 
     def _teacher_dependency(self, t_dep: Tensor) -> Tensor:
         """Apply (and in training mode update) the optional EMA of the teacher's ``S``."""

@@ -55,6 +55,7 @@ class MultiLabelLogitDistillLoss(ReferenceWeighted, RoutedLoss):
     """
 
     scale_exponents = (0.0, 1.0)  # Σ over classes / B
+    repr_fields = ('reduction',)
 
     def __init__(
         self,
@@ -66,11 +67,4 @@ class MultiLabelLogitDistillLoss(ReferenceWeighted, RoutedLoss):
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return multi_label_logit_distill(s_logits, t_logits, self.reduction)
-
-    def extra_repr(self) -> str:
-        return f'reduction={self.reduction!r}, {super().extra_repr()}'

@@ -123,6 +123,7 @@ class MLLDLoss(RoutedLoss):
     """
 
     compares_samples = True
+    repr_fields = ('temperatures', 'levels', 'mask_mode')
 
     def __init__(
         self,
@@ -142,16 +143,6 @@ class MLLDLoss(RoutedLoss):
         self.terms = self.levels
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return multi_level_logit_distill(
             s_logits, t_logits, self.temperatures, self.levels, self.mask_mode
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperatures={self.temperatures}, levels={self.levels}, '
-            f'mask_mode={self.mask_mode!r}, {super().extra_repr()}'
         )

@@ -53,6 +53,8 @@ class MSEDistillLoss(RoutedLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('space', 'reduction')
+
     def __init__(
         self, space: str = 'prob', reduction: str = 'mean', loss_weight: float = 1.0
     ) -> None:
@@ -61,11 +63,4 @@ class MSEDistillLoss(RoutedLoss):
         self.reduction = check_choice('reduction', reduction, REDUCTIONS)
 
     def compute(self, s_logits: torch.Tensor, t_logits: torch.Tensor) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        """
         return mse_distill(s_logits, t_logits, self.space, self.reduction)
-
-    def extra_repr(self) -> str:
-        return f'space={self.space!r}, reduction={self.reduction!r}, {super().extra_repr()}'

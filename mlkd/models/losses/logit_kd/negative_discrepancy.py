@@ -160,6 +160,7 @@ class NegativeDiscrepancyLoss(ReferenceWeighted, RoutedLoss):
 
     compares_samples = True  # pairs / statistics over the batch
     scale_exponents = (0.0, 0.0)  # a mean over pairs and labels
+    repr_fields = ('form', 'pair_norm', 'aux_form', 'gamma_b', 'prob_temperature')
 
     def __init__(
         self,
@@ -181,11 +182,6 @@ class NegativeDiscrepancyLoss(ReferenceWeighted, RoutedLoss):
     def compute(
         self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
     ) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
-        """
         return negative_discrepancy(
             s_logits,
             t_logits,
@@ -195,11 +191,4 @@ class NegativeDiscrepancyLoss(ReferenceWeighted, RoutedLoss):
             self.aux_form,
             self.gamma_b,
             self.prob_temperature,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'form={self.form!r}, pair_norm={self.pair_norm!r}, '
-            f'aux_form={self.aux_form!r}, gamma_b={self.gamma_b}, '
-            f'prob_temperature={self.prob_temperature}, {super().extra_repr()}'
         )

@@ -104,26 +104,15 @@ class _PartialSoftmaxTerm(RoutedLoss):
     """
 
     temperature_squared: bool = False  # PSM's reference has no τ² factor
+    repr_fields = ('temperature', 'temperature_squared', 'normalize')
 
     def compute(
         self, s_logits: torch.Tensor, t_logits: torch.Tensor, gt: torch.Tensor
     ) -> torch.Tensor:
-        """Args:
-        s_logits: ``[B, C]`` student logits.
-        t_logits: ``[B, C]`` teacher logits.
-        gt: ``[B, C]`` targets, 1 positive, 0 negative, -1 ignored.
-        """
         loss = partial_softmax_kl(s_logits, t_logits, gt, self.temperature, self.normalize)
         if self.temperature_squared:
             loss = loss * (self.temperature**2)
         return loss
-
-    def extra_repr(self) -> str:
-        return (
-            f'temperature={self.temperature}, '
-            f'temperature_squared={self.temperature_squared}, normalize={self.normalize!r}, '
-            f'{super().extra_repr()}'
-        )
 
 
 @MODELS.register_module()

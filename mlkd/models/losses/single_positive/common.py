@@ -72,10 +72,8 @@ class SinglePositiveTaskLoss(TaskLoss):
     """
 
     reductions = ('mean',)
+    repr_fields = ('observed_negatives',)
 
     def __init__(self, observed_negatives: bool = False, loss_weight: float = 1.0) -> None:
         super().__init__(loss_weight=loss_weight)
         self.observed_negatives = bool(observed_negatives)
-
-    def extra_repr(self) -> str:
-        return f'observed_negatives={self.observed_negatives}, {super().extra_repr()}'

@@ -141,6 +141,8 @@ class AsymmetricMultiLabelLoss(TaskLoss):
         loss_weight: factor applied to the loss.
     """
 
+    repr_fields = ('gamma_pos', 'gamma_neg', 'clip', 'clamp_eps', 'detach_focal_weight')
+
     def __init__(
         self,
         gamma_pos: float = 0.0,
@@ -172,11 +174,4 @@ class AsymmetricMultiLabelLoss(TaskLoss):
             self.clamp_eps,
             self.detach_focal_weight,
             reduction,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'gamma_pos={self.gamma_pos}, gamma_neg={self.gamma_neg}, clip={self.clip}, '
-            f'clamp_eps={self.clamp_eps}, detach_focal_weight={self.detach_focal_weight}, '
-            f'{super().extra_repr()}'
         )

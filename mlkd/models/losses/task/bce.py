@@ -81,6 +81,7 @@ class BinaryCrossEntropySumLoss(TaskLoss):
     """
 
     reductions = ('sum', 'mean', 'none')
+    repr_fields = ('clamp_eps',)
 
     def __init__(
         self,
@@ -94,6 +95,3 @@ class BinaryCrossEntropySumLoss(TaskLoss):
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
         return binary_cross_entropy_sum(logits, gt, self.clamp_eps, reduction)
-
-    def extra_repr(self) -> str:
-        return f'clamp_eps={self.clamp_eps}, {super().extra_repr()}'

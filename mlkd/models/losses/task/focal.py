@@ -74,6 +74,7 @@ class SigmoidFocalLoss(TaskLoss):
     """
 
     reductions = ('mean', 'sum', 'batchmean', 'none')
+    repr_fields = ('alpha', 'gamma')
 
     def __init__(
         self,
@@ -93,9 +94,6 @@ class SigmoidFocalLoss(TaskLoss):
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
         return sigmoid_focal_loss(logits, gt, self.alpha, self.gamma, reduction)
-
-    def extra_repr(self) -> str:
-        return f'alpha={self.alpha}, gamma={self.gamma}, {super().extra_repr()}'
 
 
 @MODELS.register_module()

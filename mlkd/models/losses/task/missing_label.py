@@ -140,6 +140,7 @@ class _MarginFocalBase(TaskLoss):
     """
 
     reductions = _REDUCTIONS
+    repr_fields = ('margin', 'gamma')
 
     def __init__(
         self,
@@ -154,9 +155,6 @@ class _MarginFocalBase(TaskLoss):
         self.margin = float(margin)
         self.gamma = check_non_negative(gamma, 'gamma', type(self).__name__)
 
-    def extra_repr(self) -> str:
-        return f'margin={self.margin}, gamma={self.gamma}, {super().extra_repr()}'
-
 
 @MODELS.register_module()
 class HillLoss(_MarginFocalBase):
@@ -168,15 +166,14 @@ class HillLoss(_MarginFocalBase):
             ``scale_by_world_size``, ``loss_weight`` of :class:`_MarginFocalBase`.
     """
 
+    repr_fields = ('hill_lambda',)
+
     def __init__(self, hill_lambda: float = 1.5, **common: Any) -> None:
         super().__init__(**common)
         self.hill_lambda = float(hill_lambda)
 
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
         return hill_loss(logits, gt, self.hill_lambda, self.margin, self.gamma, reduction)
-
-    def extra_repr(self) -> str:
-        return f'hill_lambda={self.hill_lambda}, {super().extra_repr()}'
 
 
 @MODELS.register_module()
@@ -205,6 +202,8 @@ class SPLCLoss(_MarginFocalBase):
             of :class:`_MarginFocalBase`.
     """
 
+    repr_fields = ('threshold', 'change_epoch')
+
     def __init__(self, threshold: float = 0.6, change_epoch: int = 1, **common: Any) -> None:
         super().__init__(**common)
         if not 0 < threshold < 1:
@@ -221,9 +220,4 @@ class SPLCLoss(_MarginFocalBase):
             self.margin,
             self.gamma,
             reduction,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'threshold={self.threshold}, change_epoch={self.change_epoch}, {super().extra_repr()}'
         )

@@ -219,6 +219,7 @@ class WARPLoss(TaskLoss):
     """
 
     reductions = RANKING_REDUCTIONS
+    repr_fields = ('margin', 'rank_estimate', 'seed')
 
     def __init__(
         self,
@@ -254,12 +255,6 @@ class WARPLoss(TaskLoss):
             uniform = self.draws(logits.shape).to(logits.device)
         return warp_loss(logits, gt, self.margin, uniform, reduction)
 
-    def extra_repr(self) -> str:
-        return (
-            f'margin={self.margin}, rank_estimate={self.rank_estimate!r}, seed={self.seed}, '
-            f'{super().extra_repr()}'
-        )
-
 
 @MODELS.register_module()
 class RobustMultiLabelLoss(TaskLoss):
@@ -278,6 +273,7 @@ class RobustMultiLabelLoss(TaskLoss):
     """
 
     reductions = RANKING_REDUCTIONS
+    repr_fields = ('ramp_start', 'classwise_weight', 'pair_normalise')
 
     def __init__(
         self,
@@ -303,10 +299,4 @@ class RobustMultiLabelLoss(TaskLoss):
     def compute(self, logits: torch.Tensor, gt: torch.Tensor, reduction: str) -> torch.Tensor:
         return robust_ramp_loss(
             logits, gt, self.ramp_start, self.classwise_weight, self.pair_normalise, reduction
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'ramp_start={self.ramp_start}, classwise_weight={self.classwise_weight}, '
-            f'pair_normalise={self.pair_normalise}, {super().extra_repr()}'
         )

@@ -110,6 +110,7 @@ class TwoWayMultiLabelLoss(TaskLoss):
     """
 
     reductions = ('mean',)
+    repr_fields = ('pos_temperature', 'neg_temperature', 'classwise', 'samplewise', 'global_batch')
 
     def __init__(
         self,
@@ -143,11 +144,4 @@ class TwoWayMultiLabelLoss(TaskLoss):
             logits, gt = gather_batch(logits, batch_size), gather_batch(gt, batch_size)
         return two_way_loss(
             logits, gt, self.pos_temperature, self.neg_temperature, self.classwise, self.samplewise
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f'pos_temperature={self.pos_temperature}, neg_temperature={self.neg_temperature}, '
-            f'classwise={self.classwise}, samplewise={self.samplewise}, '
-            f'global_batch={self.global_batch}, {super().extra_repr()}'
         )
