@@ -61,7 +61,7 @@ train_dataloader = dict(
     persistent_workers=True,
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
     # One observed positive per training image, drawn uniformly (seed 1200, as Cole et al.'s
-    # generator); a dataset config's leaf may observe more (`observed_labels` modes).
+    # generator); coco2014_spml_partial{75,40}.py observe more.
     dataset=dict(observed_labels=dict(mode='single_positive', seed=1200), pipeline=train_pipeline),
 )
 val_dataloader = dict(
