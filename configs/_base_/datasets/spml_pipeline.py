@@ -52,7 +52,9 @@ test_pipeline = [
 ]
 
 # A dataset config sets the datasets: its own fields, then the split settings below, as
-#   train_dataloader = dict(dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset))
+#   train_dataloader = dict(
+#       dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset)
+#   )
 # and likewise for val (`_delete_` keeps the dataset's fields ahead of the split settings in the
 # resolved config, the order of the datasets' own keyword arguments).
 train_dataloader = dict(

@@ -1,8 +1,8 @@
 # Common part of every distillation config on MultiDigits: the ML-Decoder teacher and student of
-# the demo, trained with the student's recipe (multidigits_distiller.py). Run `tools/train.py
+# the demo, trained with the student's recipe (multidigits/distiller.py). Run `tools/train.py
 # configs/multidigits/mldecoder_teacher.py` first (or `python tools/demo.py`), or point
 # `model.teacher_ckpt` at your teacher.
-_base_ = ['../datasets/multidigits.py', './multidigits_distiller.py']
+_base_ = ['../datasets/multidigits.py', './multidigits/distiller.py']
 model = dict(
     student='{{fileDirname}}/../../multidigits/mldecoder_student.py',
     teacher='{{fileDirname}}/../../multidigits/mldecoder_teacher.py',

@@ -1,8 +1,9 @@
 # Single-label distillation on MultiDigits (one digit per image; the CPU evidence of
 # docs/feature_kd_multidigits.md): the demo's CIFAR ResNet-18 teacher and student with linear
-# softmax heads, trained with the demo's 12-epoch one-cycle recipe (multidigits_distiller.py).
-# Train the teacher first: `python tools/train.py configs/multidigits/resnet_teacher_single_label.py`.
-_base_ = ['../datasets/multidigits_single_label.py', './multidigits_distiller.py']
+# softmax heads, trained with the demo's 12-epoch one-cycle recipe (multidigits/distiller.py).
+# Train the teacher first:
+# `python tools/train.py configs/multidigits/resnet_teacher_single_label.py`.
+_base_ = ['../datasets/multidigits_single_label.py', './multidigits/distiller.py']
 model = dict(
     student='{{fileDirname}}/../../multidigits/resnet_student_single_label.py',
     teacher='{{fileDirname}}/../../multidigits/resnet_teacher_single_label.py',
