@@ -14,9 +14,14 @@ __dataset = dict(
     type='COCOMultiLabel', data_root='data/coco', split='train', class_order='category_id'
 )
 train_dataloader = dict(
-    dataset=dict(__dataset, observed_labels=observed_labels, pipeline={{_base_.train_pipeline}})
+    dataset=dict(
+        __dataset,
+        _delete_=True,
+        observed_labels=observed_labels,
+        pipeline={{_base_.train_pipeline}},
+    )
 )
 val_dataloader = dict(
-    dataset=dict(__dataset, split='val', pipeline={{_base_.test_pipeline}}, test_mode=True)
+    dataset=dict(__dataset, _delete_=True, split='val', **_base_.val_dataloader.dataset)
 )
 test_dataloader = val_dataloader

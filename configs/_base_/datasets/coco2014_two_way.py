@@ -3,18 +3,12 @@
 _base_ = ['./two_way_pipeline.py']
 num_classes = 80
 data_preprocessor = dict(num_classes=num_classes)
-train_dataloader = dict(
-    dataset=dict(
-        type='COCOMultiLabel',
-        data_root='data/coco',
-        split='train',
-        class_order='category_id',
-        pipeline={{_base_.train_pipeline}},
-    )
+# The fields both splits share (a name with two leading underscores stays out of the config).
+__dataset = dict(
+    type='COCOMultiLabel', data_root='data/coco', split='train', class_order='category_id'
 )
+train_dataloader = dict(dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset))
 val_dataloader = dict(
-    dataset=dict(
-        train_dataloader['dataset'], split='val', pipeline={{_base_.test_pipeline}}, test_mode=True
-    )
+    dataset=dict(__dataset, _delete_=True, split='val', **_base_.val_dataloader.dataset)
 )
 test_dataloader = val_dataloader

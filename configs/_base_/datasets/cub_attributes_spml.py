@@ -7,14 +7,8 @@ data_root = 'data/cub/CUB_200_2011'
 data_preprocessor = dict(num_classes=num_classes)
 # The fields both splits share (a name with two leading underscores stays out of the config).
 __dataset = dict(type='CUBAttributes', data_root=data_root, split='train', min_certainty=1)
-train_dataloader = dict(
-    dataset=dict(
-        __dataset,
-        observed_labels=dict(mode='single_positive', seed=1200),
-        pipeline={{_base_.train_pipeline}},
-    )
-)
+train_dataloader = dict(dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset))
 val_dataloader = dict(
-    dataset=dict(__dataset, split='test', pipeline={{_base_.test_pipeline}}, test_mode=True)
+    dataset=dict(__dataset, _delete_=True, split='test', **_base_.val_dataloader.dataset)
 )
 test_dataloader = val_dataloader

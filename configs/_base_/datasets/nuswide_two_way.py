@@ -6,19 +6,16 @@ _base_ = ['./two_way_pipeline.py']
 num_classes = 81
 data_root = 'data/nuswide'
 data_preprocessor = dict(num_classes=num_classes)
-train_dataloader = dict(
-    dataset=dict(
-        type='NUSWIDE',
-        data_root=data_root,
-        split='train',
-        protocol='official_labeled',
-        missing_images='skip',
-        pipeline={{_base_.train_pipeline}},
-    )
+# The fields both splits share (a name with two leading underscores stays out of the config).
+__dataset = dict(
+    type='NUSWIDE',
+    data_root=data_root,
+    split='train',
+    protocol='official_labeled',
+    missing_images='skip',
 )
+train_dataloader = dict(dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset))
 val_dataloader = dict(
-    dataset=dict(
-        train_dataloader['dataset'], split='test', pipeline={{_base_.test_pipeline}}, test_mode=True
-    )
+    dataset=dict(__dataset, _delete_=True, split='test', **_base_.val_dataloader.dataset)
 )
 test_dataloader = val_dataloader

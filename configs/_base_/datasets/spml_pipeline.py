@@ -51,15 +51,26 @@ test_pipeline = [
     dict(type='PackInputs'),
 ]
 
-# The datasets are set by each dataset config.
+# A dataset config sets the datasets: its own fields, then the split settings below, as
+#   train_dataloader = dict(
+#       dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset)
+#   )
+# and likewise for val (`_delete_` keeps the dataset's fields ahead of the split settings in the
+# resolved config, the order of the datasets' own keyword arguments).
 train_dataloader = dict(
     batch_size=8,
     num_workers=4,
     persistent_workers=True,
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
+    # One observed positive per training image, drawn uniformly (seed 1200, as Cole et al.'s
+    # generator); coco2014_spml_partial{75,40}.py observe more.
+    dataset=dict(observed_labels=dict(mode='single_positive', seed=1200), pipeline=train_pipeline),
 )
 val_dataloader = dict(
-    train_dataloader, batch_size=32, sampler=dict(type='EpochKeyedSampler', shuffle=False)
+    train_dataloader,
+    batch_size=32,
+    sampler=dict(type='EpochKeyedSampler', shuffle=False),
+    dataset=dict(pipeline=test_pipeline, test_mode=True),
 )
 test_dataloader = val_dataloader
 

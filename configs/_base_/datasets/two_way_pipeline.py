@@ -35,14 +35,25 @@ test_pipeline = [
     dict(type='PackInputs'),
 ]
 
-# The datasets are set by each dataset config.
+# A dataset config sets the datasets: its own fields, then the split settings below (pipeline;
+# pipeline and test mode), as
+#   train_dataloader = dict(
+#       dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset)
+#   )
+# and likewise for val (`_delete_` keeps the dataset's fields ahead of the split settings in the
+# resolved config, the order of the datasets' own keyword arguments).
 train_dataloader = dict(
     batch_size=128,
     num_workers=8,
     persistent_workers=True,
     sampler=dict(type='EpochKeyedSampler', shuffle=True),
+    dataset=dict(pipeline=train_pipeline),
 )
-val_dataloader = dict(train_dataloader, sampler=dict(type='EpochKeyedSampler', shuffle=False))
+val_dataloader = dict(
+    train_dataloader,
+    sampler=dict(type='EpochKeyedSampler', shuffle=False),
+    dataset=dict(pipeline=test_pipeline, test_mode=True),
+)
 test_dataloader = val_dataloader
 
 val_evaluator = dict(type='SampleMAP')

@@ -10,14 +10,8 @@ data_preprocessor = dict(num_classes=num_classes)
 __dataset = dict(
     type='VOCMultiLabel', data_root=data_root, split='train', difficult_policy='negative'
 )
-train_dataloader = dict(
-    dataset=dict(
-        __dataset,
-        observed_labels=dict(mode='single_positive', seed=1200),
-        pipeline={{_base_.train_pipeline}},
-    )
-)
+train_dataloader = dict(dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset))
 val_dataloader = dict(
-    dataset=dict(__dataset, split='val', pipeline={{_base_.test_pipeline}}, test_mode=True)
+    dataset=dict(__dataset, _delete_=True, split='val', **_base_.val_dataloader.dataset)
 )
 test_dataloader = val_dataloader

@@ -1,17 +1,10 @@
 # Single-label distillation on MultiDigits (one digit per image; the CPU evidence of
 # docs/feature_kd_multidigits.md): the demo's CIFAR ResNet-18 teacher and student with linear
-# softmax heads, trained with the demo's 12-epoch one-cycle recipe. Train the teacher first:
+# softmax heads, trained with the demo's 12-epoch one-cycle recipe (multidigits/distiller.py).
+# Train the teacher first:
 # `python tools/train.py configs/multidigits/resnet_teacher_single_label.py`.
-_base_ = [
-    '../datasets/multidigits_single_label.py',
-    '../schedules/onecycle_12e_demo.py',
-    '../default_runtime.py',
-    '../taps/digits_resnet.py',
-]
+_base_ = ['../datasets/multidigits_single_label.py', './multidigits/distiller.py']
 model = dict(
-    type='SingleTeacherDistiller',
-    # NaN / inf or exploding losses stop the run before the step, naming the terms.
-    loss_guard=dict(divergence_factor=1e4, reference_iters=10),
     student='{{fileDirname}}/../../multidigits/resnet_student_single_label.py',
     teacher='{{fileDirname}}/../../multidigits/resnet_teacher_single_label.py',
     teacher_ckpt='work_dirs/resnet_teacher_single_label',  # its work dir: its last checkpoint
@@ -25,6 +18,3 @@ model = dict(
     # `read`) trains from stored teacher outputs, bit-identically (docs/teacher_cache.md).
     teacher_cache=dict(dir=None, mode=None, dtype='float32'),
 )
-custom_hooks = _base_.custom_hooks + [dict(type='TeacherEvalHook'), dict(type='TeacherCacheHook')]
-default_hooks = dict(logger=dict(interval=10))
-optim_wrapper = dict(constructor='FrozenAwareOptimWrapperConstructor')
