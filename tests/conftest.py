@@ -612,6 +612,14 @@ def write_coco(
 DIGITS_STUDENT_CFG = config_path('_base_', 'models', 'digits_resnet_student.py')
 DIGITS_TEACHER_CFG = config_path('_base_', 'models', 'digits_resnet_teacher.py')
 
+#: Shipped MultiDigits training configs (absolute paths, whole runs: data, model, schedule): the
+#: ResNet student and ML-Decoder teacher classifiers, and the 3D, MLD and L2D distillers.
+MULTIDIGITS_STUDENT = config_path('multidigits', 'resnet_student.py')
+MULTIDIGITS_TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
+MULTIDIGITS_3D = config_path('3d', '3d_multidigits.py')
+MULTIDIGITS_MLD = config_path('mld', 'mld_multidigits.py')
+MULTIDIGITS_L2D = config_path('l2d', 'l2d_multidigits.py')
+
 
 def build_model(cfg: dict):
     """``MODELS.build(cfg)`` in mlkd's registry scope."""
@@ -954,11 +962,7 @@ def multidigits_teacher_ckpt(tmp_path_factory) -> str:
 
             build_runner(
                 small_run_cfg(
-                    config_path('multidigits', 'mldecoder_teacher.py'),
-                    str(root),
-                    epochs=1,
-                    train_samples=64,
-                    val_samples=32,
+                    MULTIDIGITS_TEACHER, str(root), epochs=1, train_samples=64, val_samples=32
                 )
             ).train()
     return str(root / 'epoch_1.pth')

@@ -5,7 +5,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import REPO, config_path, small_run_cfg
+from conftest import MULTIDIGITS_STUDENT, REPO, small_run_cfg
 from mmengine.registry import DefaultScope
 
 import mlkd
@@ -71,7 +71,7 @@ def test_plugin_outside_the_package_trains_via_custom_imports(tmp_path, tmp_work
     config = tmp_path / 'plugin_config.py'
     config.write_text(
         textwrap.dedent(f"""
-        _base_ = [{config_path('multidigits', 'resnet_student.py')!r}]
+        _base_ = [{MULTIDIGITS_STUDENT!r}]
         custom_imports = dict(imports=['my_plugin'], allow_failed_imports=False)
         model = dict(head=dict(loss=dict(type='PluginBCELoss')))
     """)

@@ -5,7 +5,7 @@ import os.path as osp
 import warnings
 
 import pytest
-from conftest import config_path, small_run_cfg
+from conftest import MULTIDIGITS_STUDENT, config_path, small_run_cfg
 from mmengine.config import Config
 
 from mlkd.apis.runs import quiet, set_run_seed, train_and_evaluate
@@ -58,7 +58,7 @@ def test_a_run_by_iterations_reports_its_last_checkpoint(tmp_path):
     """The checkpoint handed back is the one the run saved last (``iter_N.pth`` here), not an
     ``epoch_<max_epochs>.pth`` guessed from the config, written from the config's work dir."""
     cfg = small_run_cfg(
-        config_path('multidigits', 'resnet_student.py'),
+        MULTIDIGITS_STUDENT,
         osp.relpath(str(tmp_path / 'work')),
         train_samples=6,  # three iterations: mmengine's iteration loop sleeps 2 s per extra pass
         val_samples=4,

@@ -10,9 +10,10 @@ import os.path as osp
 import pytest
 import torch
 from conftest import (
+    MULTIDIGITS_3D,
+    MULTIDIGITS_STUDENT,
     SMALL_TOOL_RUN,
     assert_same_state,
-    config_path,
     run_tool,
     small_run_cfg,
     whole_and_resumed_runs,
@@ -25,10 +26,6 @@ from mlkd.engine.optimizers import MixedPrecisionOptimWrapper
 from mlkd.models.losses import full_precision
 from mlkd.models.losses.base import RoutedLoss
 from mlkd.registry import HOOKS, MODELS
-
-STUDENT = config_path('multidigits', 'resnet_student.py')
-THREE_D = config_path('3d', '3d_multidigits.py')
-
 
 # --- the wrapper on its own -------------------------------------------------------------------
 
@@ -183,7 +180,7 @@ def _amp_distill_cfg(work_dir, teacher_ckpt, epochs):
     # 4 iterations an epoch; batches of 4, since float16 convolutions are slow on a CPU (what
     # the tests read, dtypes, loss scaling and resume, does not depend on the batch)
     cfg = small_run_cfg(
-        THREE_D, work_dir, epochs=epochs, train_samples=16, batch_size=4, val_samples=8
+        MULTIDIGITS_3D, work_dir, epochs=epochs, train_samples=16, batch_size=4, val_samples=8
     )
     cfg.model.teacher_ckpt = teacher_ckpt
     # A small initial scale and fast growth so that a few steps overflow and are skipped and a
@@ -249,7 +246,7 @@ def test_train_tool_amp_runs_on_cpu(tmp_path):
     hide_gpus = {'CUDA_VISIBLE_DEVICES': ''} if torch.cuda.is_available() else None
     out = run_tool(
         'tools/train.py',
-        STUDENT,
+        MULTIDIGITS_STUDENT,
         '--amp',
         '--work-dir',
         work,

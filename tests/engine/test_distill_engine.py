@@ -6,6 +6,8 @@ import os.path as osp
 import pytest
 import torch
 from conftest import (
+    MULTIDIGITS_MLD,
+    MULTIDIGITS_TEACHER,
     assert_same_state,
     config_path,
     load_tool,
@@ -20,12 +22,11 @@ import mlkd
 from mlkd.engine import build_runner
 from mlkd.registry import MODELS
 
-TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
-MLD = config_path('mld', 'mld_multidigits.py')
-
 
 def _distill_cfg(work_dir, teacher_ckpt, epochs=1, **kw):
-    cfg = small_run_cfg(MLD, work_dir, epochs=epochs, train_samples=64, val_samples=32, **kw)
+    cfg = small_run_cfg(
+        MULTIDIGITS_MLD, work_dir, epochs=epochs, train_samples=64, val_samples=32, **kw
+    )
     cfg.model.teacher_ckpt = teacher_ckpt
     return cfg
 
@@ -50,7 +51,9 @@ def test_teacher_is_evaluated_before_the_first_step(
     runner = with_and_without_teacher_evaluation['with']
     teacher_map = runner.message_hub.get_scalar('teacher/mAP').current()
     # Independent check: evaluate the same checkpoint as a plain classifier.
-    cfg = small_run_cfg(TEACHER, tmp_work_dir, epochs=1, train_samples=64, val_samples=32)
+    cfg = small_run_cfg(
+        MULTIDIGITS_TEACHER, tmp_work_dir, epochs=1, train_samples=64, val_samples=32
+    )
     cfg.load_from = multidigits_teacher_ckpt
     metrics = build_runner(cfg).val()
     assert teacher_map == pytest.approx(metrics['mAP'], abs=1e-6)
@@ -160,7 +163,7 @@ def test_a_zero_weight_distiller_trains_the_student_exactly_as_the_plain_config(
         val_samples=32,
     )
     distilled = small_run_cfg(
-        MLD, str(tmp_path / 'mld'), epochs=1, train_samples=64, val_samples=32
+        MULTIDIGITS_MLD, str(tmp_path / 'mld'), epochs=1, train_samples=64, val_samples=32
     )
     distilled.model.teacher_ckpt, distilled.model.allow_random_teacher = None, True
     distilled.model.distill_losses.mld.loss_weight = 0.0

@@ -16,7 +16,15 @@ import textwrap
 
 import pytest
 import torch
-from conftest import REPO, config_path, free_port, run_tool, write_tiny_distiller_config
+from conftest import (
+    MULTIDIGITS_3D,
+    MULTIDIGITS_MLD,
+    MULTIDIGITS_STUDENT,
+    REPO,
+    free_port,
+    run_tool,
+    write_tiny_distiller_config,
+)
 
 from mlkd.utils.checkpoint import load_local_checkpoint
 
@@ -36,13 +44,13 @@ def _write_distiller_config(tmp_path) -> str:
     student = tmp_path / 'student_gn.py'
     student.write_text(
         textwrap.dedent(f"""
-        _base_ = [{config_path('multidigits', 'resnet_student.py')!r}]
+        _base_ = [{MULTIDIGITS_STUDENT!r}]
         model = dict(backbone=dict(norm_cfg=dict(type='GN', num_groups=4)))
     """)
     )
     return write_tiny_distiller_config(
         tmp_path / 'dist_mld.py',
-        config_path('mld', 'mld_multidigits.py'),
+        MULTIDIGITS_MLD,
         f"""
         # (a config file's second ``model = ...`` replaces its first: the random teacher again)
         model = dict(student={str(student)!r}, teacher_ckpt=None, allow_random_teacher=True)
@@ -201,7 +209,7 @@ def test_distiller_trains_under_two_process_cpu_ddp_with_fp16(tmp_path):
     amp = ['--amp', '--cfg-options', 'optim_wrapper.dtype=float16']
     config = write_tiny_distiller_config(
         tmp_path / 'dist_3d.py',
-        config_path('3d', '3d_multidigits.py'),
+        MULTIDIGITS_3D,
         """
         train_cfg = dict(max_epochs=1, val_interval=1)
         find_unused_parameters = False

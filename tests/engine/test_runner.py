@@ -8,7 +8,14 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import REPO, config_path, file_size_limit, small_run_cfg, write_jpeg
+from conftest import (
+    MULTIDIGITS_STUDENT,
+    REPO,
+    config_path,
+    file_size_limit,
+    small_run_cfg,
+    write_jpeg,
+)
 from mmengine.config import Config
 from mmengine.dataset import BaseDataset
 from mmengine.runner import Runner
@@ -17,11 +24,11 @@ from mlkd.datasets import KeyedDataset, MultiDigits
 from mlkd.engine import MLKDRunner, build_runner
 from mlkd.utils.checkpoint import CheckpointMismatchError
 
-STUDENT = config_path('multidigits', 'resnet_student.py')
-
 
 def _cfg(work_dir, **options):
-    cfg = small_run_cfg(STUDENT, str(work_dir), epochs=1, train_samples=32, val_samples=16)
+    cfg = small_run_cfg(
+        MULTIDIGITS_STUDENT, str(work_dir), epochs=1, train_samples=32, val_samples=16
+    )
     cfg.update(options)
     return cfg
 

@@ -13,7 +13,7 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import config_path, logged_losses, small_run_cfg
+from conftest import MULTIDIGITS_MLD, MULTIDIGITS_TEACHER, config_path, logged_losses, small_run_cfg
 from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
 
@@ -22,7 +22,7 @@ from mlkd.models.builder import build_network
 from mlkd.teacher_cache import TeacherCacheError
 
 METHODS = {
-    'mld': config_path('mld', 'mld_multidigits.py'),
+    'mld': MULTIDIGITS_MLD,
     'fitnet': config_path('fitnet', 'fitnet_multidigits.py'),
 }
 
@@ -33,7 +33,7 @@ def teacher_checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp('teachers')
     torch.manual_seed(0)
     with DefaultScope.overwrite_default_scope('mlkd'):
-        teacher = build_network(config_path('multidigits', 'mldecoder_teacher.py'), 'teacher')
+        teacher = build_network(MULTIDIGITS_TEACHER, 'teacher')
     paths = {}
     for name in ('a', 'b'):
         paths[name] = str(root / f'{name}.pth')

@@ -10,9 +10,10 @@ import types
 import pytest
 import torch
 from conftest import (
+    MULTIDIGITS_3D,
+    MULTIDIGITS_STUDENT,
     REPO,
     SMALL_TOOL_RUN,
-    config_path,
     load_tool,
     run_tool,
     small_run_cfg,
@@ -26,10 +27,6 @@ from mlkd.engine import MLKDRunner, build_runner
 from mlkd.engine.hooks import LabelCoverageHook, NonFiniteGuardHook
 from mlkd.models.algorithms import DivergedTrainingError, NonFiniteTrainingError
 from mlkd.registry import HOOKS, MODELS
-
-CLASSIFIER = config_path('multidigits', 'resnet_student.py')
-DISTILLER = config_path('3d', '3d_multidigits.py')
-
 
 # --- non-finite values --------------------------------------------------------------------------
 
@@ -74,7 +71,7 @@ def _poisoned_run(
 ):
     """A MultiDigits classifier run of 2 iterations per epoch, keeping one checkpoint."""
     cfg = small_run_cfg(
-        CLASSIFIER,
+        MULTIDIGITS_STUDENT,
         str(tmp_path / 'work'),
         epochs=epochs,
         train_samples=2 * batch_size,
@@ -196,7 +193,7 @@ def test_a_diverging_run_stops_before_a_checkpoint_of_the_diverged_weights(
 
 
 def _random_distiller(**kwargs):
-    cfg = Config.fromfile(DISTILLER).model
+    cfg = Config.fromfile(MULTIDIGITS_3D).model
     cfg.update({'teacher_ckpt': None, 'allow_random_teacher': True, **kwargs})
     with DefaultScope.overwrite_default_scope('mlkd'):
         return MODELS.build(cfg)
@@ -311,7 +308,7 @@ def test_unknown_cfg_options_are_refused_with_a_suggestion(option, message):
 
     key, value = option.split('=')
     with pytest.raises(KeyError, match=message):
-        load_config(DISTILLER, {key: DictAction._parse_iterable(value)})
+        load_config(MULTIDIGITS_3D, {key: DictAction._parse_iterable(value)})
 
 
 @pytest.mark.parametrize(
@@ -350,7 +347,7 @@ def test_new_keys_that_something_takes_are_accepted(options, key, value):
     from mlkd.utils.cli import load_config
 
     parsed = {k: DictAction._parse_iterable(v) for k, v in (o.split('=') for o in options)}
-    cfg = load_config(DISTILLER, parsed)
+    cfg = load_config(MULTIDIGITS_3D, parsed)
     node = cfg
     for part in key.split('.'):
         node = node[int(part)] if isinstance(node, list) else node[part]
@@ -358,8 +355,8 @@ def test_new_keys_that_something_takes_are_accepted(options, key, value):
 
 
 def _train_tool(work_dir, *args: str):
-    """``python tools/train.py CLASSIFIER --work-dir WORK_DIR ARGS``, as a user runs it."""
-    return run_tool('tools/train.py', CLASSIFIER, '--work-dir', str(work_dir), *args)
+    """``python tools/train.py MULTIDIGITS_STUDENT --work-dir WORK_DIR ARGS``, as a user would."""
+    return run_tool('tools/train.py', MULTIDIGITS_STUDENT, '--work-dir', str(work_dir), *args)
 
 
 def test_amp_adds_the_type_that_takes_the_dtype_option(tmp_path):
@@ -410,7 +407,7 @@ def test_misspelled_top_level_key_in_a_config_file(tmp_path):
     from mlkd.utils.cli import load_config
 
     leaf = tmp_path / 'leaf.py'
-    leaf.write_text(f"_base_ = ['{CLASSIFIER}']\nlaod_from = 'x.pth'\nmy_variable = 3\n")
+    leaf.write_text(f"_base_ = ['{MULTIDIGITS_STUDENT}']\nlaod_from = 'x.pth'\nmy_variable = 3\n")
     with pytest.raises(
         KeyError,
         match=rf"{leaf}: unknown top-level key 'laod_from'.*did you "
@@ -443,7 +440,8 @@ def test_config_syntax_error_names_file_and_line(tmp_path, broken):
 
 
 def _train_args(work_dir, *options, resume=None, amp=False):
-    """What ``tools/train.py CLASSIFIER --work-dir W --no-validate --cfg-options ...`` parses."""
+    """What ``tools/train.py MULTIDIGITS_STUDENT --work-dir W --no-validate --cfg-options ...``
+    parses."""
     from mmengine.config import DictAction
 
     parsed = {
@@ -451,7 +449,7 @@ def _train_args(work_dir, *options, resume=None, amp=False):
         for key, value in (option.split('=', 1) for option in options)
     }
     return types.SimpleNamespace(
-        config=CLASSIFIER,
+        config=MULTIDIGITS_STUDENT,
         launcher='none',
         work_dir=str(work_dir),
         cfg_options=parsed or None,
@@ -475,7 +473,7 @@ def test_resume_without_checkpoint_in_the_work_dir_fails(tmp_path):
 
 
 def test_teacher_ckpt_none_needs_an_explicit_switch():
-    cfg = Config.fromfile(DISTILLER).model
+    cfg = Config.fromfile(MULTIDIGITS_3D).model
     cfg.teacher_ckpt = None
     with (
         DefaultScope.overwrite_default_scope('mlkd'),
@@ -589,7 +587,7 @@ def test_dist_scripts_validate_gpus(script, args, gpus):
 
 def _classifier_runner(tmp_path):
     cfg = small_run_cfg(
-        CLASSIFIER,
+        MULTIDIGITS_STUDENT,
         str(tmp_path / 'work'),
         epochs=1,
         train_samples=16,
@@ -651,7 +649,7 @@ def test_a_run_stopped_by_a_signal_leaves_loadable_checkpoints_and_resumes(tmp_p
         [
             sys.executable,
             'tools/train.py',
-            CLASSIFIER,
+            MULTIDIGITS_STUDENT,
             '--work-dir',
             str(work_dir),
             '--no-validate',
@@ -764,7 +762,7 @@ def test_a_read_only_work_dir_is_named(tmp_path):
             [
                 sys.executable,
                 'tools/train.py',
-                CLASSIFIER,
+                MULTIDIGITS_STUDENT,
                 '--work-dir',
                 str(work_dir),
                 '--cfg-options',
@@ -793,7 +791,14 @@ def test_dist_train_on_a_busy_port_names_the_port(tmp_path):
         busy.listen()
         port = busy.getsockname()[1]
         out = subprocess.run(
-            ['bash', 'tools/dist_train.sh', CLASSIFIER, '1', '--work-dir', str(tmp_path / 'work')],
+            [
+                'bash',
+                'tools/dist_train.sh',
+                MULTIDIGITS_STUDENT,
+                '1',
+                '--work-dir',
+                str(tmp_path / 'work'),
+            ],
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -814,7 +819,7 @@ def test_resume_with_a_checkpoint_of_another_architecture_names_file_and_keys(
 
     checkpoint = student_run['checkpoint']
     cfg = small_run_cfg(
-        DISTILLER,
+        MULTIDIGITS_3D,
         str(tmp_path / 'distiller'),
         epochs=2,
         train_samples=16,

@@ -7,6 +7,8 @@ import subprocess
 
 import pytest
 from conftest import (
+    MULTIDIGITS_3D,
+    MULTIDIGITS_STUDENT,
     REPO,
     SMALL_TOOL_RUN,
     TOOL_RUN_CONFIG,
@@ -30,7 +32,7 @@ def test_print_config_resolves_bases_and_cfg_options(tmp_path):
         out,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    expected = Config.fromfile(config_path('3d', '3d_multidigits.py'))
+    expected = Config.fromfile(MULTIDIGITS_3D)
     expected.merge_from_dict(
         {'train_cfg.max_epochs': 3, 'model.distill_losses.pd.temperature': 2.5}
     )
@@ -184,7 +186,7 @@ def test_train_vis_backend_tensorboard(tmp_path):
     work = str(tmp_path / 'work')
     result = run_tool(
         'tools/train.py',
-        config_path('multidigits', 'resnet_student.py'),
+        MULTIDIGITS_STUDENT,
         '--work-dir',
         work,
         '--vis-backend',
@@ -211,7 +213,7 @@ def test_train_vis_backend_config():
     """The flag's backends join the local one in the visualizer the Runner builds."""
     from mlkd.utils.cli import set_vis_backends
 
-    cfg = Config.fromfile(config_path('3d', '3d_multidigits.py'))
+    cfg = Config.fromfile(MULTIDIGITS_3D)
     set_vis_backends(cfg, ['local', 'local'])
     assert cfg.visualizer.vis_backends == [dict(type='LocalVisBackend')]
     with pytest.raises(ValueError, match="unknown --vis-backend 'mlflow'"):

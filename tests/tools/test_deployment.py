@@ -15,7 +15,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import REPO, TINY_TOOL_DATA, TOOL_RUN_CONFIG, run_tool
+from conftest import MULTIDIGITS_STUDENT, REPO, TINY_TOOL_DATA, TOOL_RUN_CONFIG, run_tool
 from mmengine.config import Config
 
 CONFIG = osp.join(REPO, TOOL_RUN_CONFIG)
@@ -160,7 +160,7 @@ def test_bad_inputs_are_refused_naming_the_culprit(shipped, tmp_path):
     # a checkpoint made by another config
     err = refused(
         'tools/infer.py',
-        osp.join(REPO, 'configs', 'multidigits', 'resnet_student.py'),
+        MULTIDIGITS_STUDENT,
         shipped['images'],
         '--checkpoint',
         shipped['checkpoint'],

@@ -9,7 +9,7 @@ import sysconfig
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import MULTIDIGITS_3D, REPO
 
 SOURCES = (
     'mlkd',
@@ -197,9 +197,7 @@ def test_source_checkout_prefers_the_repository_configs():
     from mlkd.utils.config_paths import resolve_config_path, source_checkout_root
 
     assert source_checkout_root() == REPO
-    assert resolve_config_path('mlkd::3d/3d_multidigits.py') == osp.join(
-        REPO, 'configs', '3d', '3d_multidigits.py'
-    )
+    assert resolve_config_path('mlkd::3d/3d_multidigits.py') == MULTIDIGITS_3D
     with pytest.raises(FileNotFoundError, match="package 'no_such_pkg' is not installed"):
         resolve_config_path('no_such_pkg::a/b.py')
     with pytest.raises(

@@ -6,6 +6,8 @@ import os.path as osp
 
 import pytest
 from conftest import (
+    MULTIDIGITS_3D,
+    MULTIDIGITS_STUDENT,
     SMALL_TOOL_RUN,
     TINY_TOOL_DATA,
     assert_same_nested,
@@ -18,8 +20,6 @@ from conftest import (
 
 from mlkd.engine import build_runner
 from mlkd.utils.checkpoint import load_local_checkpoint
-
-STUDENT = config_path('multidigits', 'resnet_student.py')
 
 
 def _train(cfg):
@@ -52,7 +52,7 @@ SHIPPED_CONFIGS = [
         for path in glob.glob(config_path('multidigits', '*.py'))
         if osp.basename(path) not in SAME_STATE_AS_A_TWIN
     ),
-    config_path('3d', '3d_multidigits.py'),
+    MULTIDIGITS_3D,
 ]
 
 
@@ -104,7 +104,13 @@ def train_tool_runs(tmp_path_factory):
     ]
     for work_dir, resume in ((whole, []), (resumed, ['--resume', osp.join(whole, 'epoch_2.pth')])):
         out = run_tool(
-            'tools/train.py', STUDENT, '--work-dir', work_dir, *resume, '--cfg-options', *options
+            'tools/train.py',
+            MULTIDIGITS_STUDENT,
+            '--work-dir',
+            work_dir,
+            *resume,
+            '--cfg-options',
+            *options,
         )
         assert out.returncode == 0, out.stderr[-3000:]
     return {'whole': whole, 'resumed': resumed}
@@ -120,7 +126,7 @@ def test_train_tool_resume_equals_uninterrupted_run(train_tool_runs):
 
 
 def test_head_num_classes_mismatch_fails_at_start(tmp_work_dir):
-    cfg = small_run_cfg(STUDENT, tmp_work_dir, epochs=1)
+    cfg = small_run_cfg(MULTIDIGITS_STUDENT, tmp_work_dir, epochs=1)
     cfg.model.head.num_classes = 7
     # Through build_runner, as a run has it: the dataset is named, not MLKDRunner's wrapper.
     with pytest.raises(
@@ -131,13 +137,13 @@ def test_head_num_classes_mismatch_fails_at_start(tmp_work_dir):
 
 
 def test_test_tool_reports_a_missing_checkpoint(tmp_path):
-    out = run_tool('tools/test.py', STUDENT, str(tmp_path / 'missing.pth'))
+    out = run_tool('tools/test.py', MULTIDIGITS_STUDENT, str(tmp_path / 'missing.pth'))
     assert out.returncode != 0
     assert 'checkpoint file not found' in out.stderr and 'missing.pth' in out.stderr
 
 
 def test_train_tool_reports_a_missing_resume_checkpoint(tmp_path):
-    out = run_tool('tools/train.py', STUDENT, '--resume', str(tmp_path / 'gone.pth'))
+    out = run_tool('tools/train.py', MULTIDIGITS_STUDENT, '--resume', str(tmp_path / 'gone.pth'))
     assert out.returncode != 0
     assert '--resume checkpoint not found' in out.stderr and 'gone.pth' in out.stderr
 
@@ -149,7 +155,7 @@ def test_train_then_test_tool_with_out_file(train_tool_runs, tmp_path):
     dump = str(tmp_path / 'scores.npz')
     out = run_tool(
         'tools/test.py',
-        STUDENT,
+        MULTIDIGITS_STUDENT,
         ckpt,
         '--work-dir',
         train_tool_runs['whole'],

@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 import torch
 from conftest import (
+    MULTIDIGITS_3D,
+    MULTIDIGITS_STUDENT,
     SMALL_TOOL_RUN,
     assert_same_nested,
-    config_path,
     load_tool,
     run_tool,
     small_run_cfg,
@@ -39,8 +40,6 @@ from mlkd.utils.checkpoint import (
     trust_checkpoint,
 )
 
-STUDENT = config_path('multidigits', 'resnet_student.py')
-THREE_D = config_path('3d', '3d_multidigits.py')
 FULL_UNPICKLE_WARNING = 'unpickling it in full'
 SYSTEM = f'{os.system.__module__}.system'  # how pickle names os.system: posix.system on Linux
 
@@ -84,7 +83,7 @@ def runs(tmp_path_factory, student_run, multidigits_teacher_ckpt):
 
     def distiller_cfg():
         cfg = small_run_cfg(
-            THREE_D,
+            MULTIDIGITS_3D,
             osp.join(root, 'distiller'),
             epochs=1,
             # one batch of 8: float16 convolutions are slow on a CPU, and the state the checks
@@ -105,7 +104,7 @@ def runs(tmp_path_factory, student_run, multidigits_teacher_ckpt):
     # Resumed by the tool as a user would, with torch forced to weights-only loading everywhere.
     resume = run_tool(
         'tools/train.py',
-        THREE_D,
+        MULTIDIGITS_3D,
         '--resume',
         osp.join(root, 'distiller', 'epoch_1.pth'),
         '--amp',
@@ -190,15 +189,23 @@ def test_the_tools_refuse_a_checkpoint_with_a_payload(runs, tool, tmp_path):
     bad, marker = _bad_copy(runs['teacher' if tool == 'teacher_ckpt' else 'classifier'], tmp_path)
     work = ['--work-dir', str(tmp_path / 'work')]
     if tool == 'test':
-        out = run_tool('tools/test.py', STUDENT, bad, *work, '--cfg-options', *SMALL_TOOL_RUN)
+        out = run_tool(
+            'tools/test.py', MULTIDIGITS_STUDENT, bad, *work, '--cfg-options', *SMALL_TOOL_RUN
+        )
     elif tool == 'resume':
         out = run_tool(
-            'tools/train.py', STUDENT, '--resume', bad, *work, '--cfg-options', *SMALL_TOOL_RUN
+            'tools/train.py',
+            MULTIDIGITS_STUDENT,
+            '--resume',
+            bad,
+            *work,
+            '--cfg-options',
+            *SMALL_TOOL_RUN,
         )
     else:
         out = run_tool(
             'tools/train.py',
-            THREE_D,
+            MULTIDIGITS_3D,
             *work,
             '--cfg-options',
             *SMALL_TOOL_RUN,
@@ -309,7 +316,7 @@ def test_test_tool_opt_in_flag(runs, tmp_path):
     trusted = _with_extra(runs['classifier'], str(tmp_path / 'trusted.pth'), ratio=Fraction(1, 3))
     out = run_tool(
         'tools/test.py',
-        STUDENT,
+        MULTIDIGITS_STUDENT,
         trusted,
         '--work-dir',
         str(tmp_path / 'work'),
@@ -331,7 +338,7 @@ def test_tools_read_own_checkpoints_weights_only(runs, tmp_path):
     env = {'TORCH_FORCE_WEIGHTS_ONLY_LOAD': '1'}
     out = run_tool(
         'tools/test.py',
-        THREE_D,
+        MULTIDIGITS_3D,
         runs['distiller_resumed'],
         '--work-dir',
         str(tmp_path / 'test'),
@@ -351,7 +358,7 @@ def test_test_tool_refuses_a_checkpoint_of_another_model(runs, tmp_path):
     warned and reported metrics of a partly random model; now it stops."""
     out = run_tool(
         'tools/test.py',
-        STUDENT,
+        MULTIDIGITS_STUDENT,
         runs['teacher'],
         '--work-dir',
         str(tmp_path),
@@ -389,7 +396,9 @@ def test_a_crash_while_saving_leaves_no_truncated_checkpoint(tmp_work_dir, monke
     import resource
     import signal
 
-    cfg = small_run_cfg(STUDENT, tmp_work_dir, epochs=2, train_samples=32, val_samples=16)
+    cfg = small_run_cfg(
+        MULTIDIGITS_STUDENT, tmp_work_dir, epochs=2, train_samples=32, val_samples=16
+    )
     # A file left by an earlier run in the same work dir, about to be replaced.
     old_epoch_2 = osp.join(tmp_work_dir, 'epoch_2.pth')
     torch.save({'state_dict': {'w': torch.ones(3)}}, old_epoch_2)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import MULTIDIGITS_3D, REPO
 
 UTILS = osp.join(REPO, 'mlkd', 'utils')
 
@@ -95,7 +95,7 @@ def test_each_module_imports_first_in_a_fresh_interpreter(module):
         assert ast.literal_eval(lines[-2]) == compat.applied_shims()
         assert 'mlkd.utils.cli' not in loaded
     else:
-        assert lines[-2] == osp.join(REPO, 'configs', '3d', '3d_multidigits.py')
+        assert lines[-2] == MULTIDIGITS_3D
         assert 'mlkd.utils.compat' not in loaded
     if module == 'mlkd.utils.config_paths':
         assert loaded == ['mlkd.utils.config_paths']

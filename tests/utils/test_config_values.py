@@ -6,44 +6,41 @@ import os.path as osp
 import subprocess
 
 import pytest
-from conftest import REPO, config_path, load_tool
+from conftest import MULTIDIGITS_3D, MULTIDIGITS_STUDENT, REPO, load_tool
 from mmengine.config import Config
 
 from mlkd.utils.config_values import ConfigValueError, check_config_values
-
-CLASSIFIER = config_path('multidigits', 'resnet_student.py')
-DISTILLER = config_path('3d', '3d_multidigits.py')
 
 
 @pytest.mark.parametrize(
     'config,option,message',
     [
         (
-            CLASSIFIER,
+            MULTIDIGITS_STUDENT,
             'train_cfg.max_epochs=-3',
             'train_cfg.max_epochs=-3 is invalid: the number of '
             'epochs / iterations cannot be negative',
         ),
         (
-            CLASSIFIER,
+            MULTIDIGITS_STUDENT,
             'train_cfg.val_interval=0',
             'train_cfg.val_interval=0 is invalid: validate '
             'every N epochs (iterations) needs a positive integer N',
         ),
         (
-            CLASSIFIER,
+            MULTIDIGITS_STUDENT,
             'param_scheduler.0.eta_max=-0.1',
             'param_scheduler.0.eta_max=-0.1 is invalid: '
             'a learning rate must be finite and not negative',
         ),
         (
-            DISTILLER,
+            MULTIDIGITS_3D,
             'model.distill_losses.pd.temperature=-2.0',
             'model.distill_losses.pd.temperature'
             '=-2.0 is invalid: a temperature divides the logits, it must be positive',
         ),
         (
-            DISTILLER,
+            MULTIDIGITS_3D,
             'model.distill_losses.pd.loss_weight=-1.0',
             'model.distill_losses.pd.loss_weight'
             '=-1.0 is invalid: a loss weight must be finite and not negative',
@@ -62,7 +59,7 @@ def test_impossible_values_are_refused_before_anything_is_written(
 
 
 def test_a_pipeline_without_the_packing_transform_is_named():
-    cfg = Config.fromfile(CLASSIFIER)
+    cfg = Config.fromfile(MULTIDIGITS_STUDENT)
     check_config_values(cfg)  # as shipped: fine
     cfg.val_dataloader.dataset.pipeline = [dict(type='RandomFlip', prob=0.5)]
     with pytest.raises(
@@ -88,7 +85,7 @@ def test_a_batch_larger_than_the_dataset_with_drop_last_is_named(tmp_path):
     ):
         train.main(
             [
-                CLASSIFIER,
+                MULTIDIGITS_STUDENT,
                 '--work-dir',
                 str(tmp_path / 'work'),
                 '--no-validate',
@@ -110,7 +107,7 @@ def test_get_flops_refuses_a_zero_or_negative_shape(shape, monkeypatch):
         shape = shape * 2
     get_flops = load_tool('analysis_tools/get_flops')
     with pytest.raises(ValueError, match=r'--shape sizes must be positive integers, got '):
-        get_flops.main([CLASSIFIER, '--shape', *shape])
+        get_flops.main([MULTIDIGITS_STUDENT, '--shape', *shape])
 
 
 @pytest.mark.parametrize(

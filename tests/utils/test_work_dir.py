@@ -5,20 +5,20 @@ import os
 import os.path as osp
 
 import pytest
-from conftest import config_path, load_tool
+from conftest import MULTIDIGITS_STUDENT, load_tool
 
 from mlkd.utils.work_dir import RECORD_NAME, WorkDirConflictError, claim_work_dir
-
-CLASSIFIER = config_path('multidigits', 'resnet_student.py')
 
 
 def _build(work_dir, *extra):
     train = load_tool('train')
-    return train.build_cfg(train.parse_args([CLASSIFIER, '--work-dir', str(work_dir), *extra]))
+    return train.build_cfg(
+        train.parse_args([MULTIDIGITS_STUDENT, '--work-dir', str(work_dir), *extra])
+    )
 
 
 def _a_finished_run(work_dir, *extra):
-    """A work dir as a run of ``tools/train.py CLASSIFIER extra`` leaves it (checkpoint, log)."""
+    """A work dir as ``tools/train.py MULTIDIGITS_STUDENT extra`` leaves it (checkpoint, log)."""
     _build(work_dir, *extra)
     (work_dir / 'epoch_1.pth').write_bytes(b'the earlier run')
     (work_dir / 'last_checkpoint').write_text(str(work_dir / 'epoch_1.pth'))

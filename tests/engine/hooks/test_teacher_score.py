@@ -4,13 +4,19 @@ tools/test.py --teacher gives a plain student the same fidelity keys."""
 import numpy as np
 import pytest
 import torch
-from conftest import SMALL_TOOL_RUN, config_path, run_tool, small_run_cfg
+from conftest import (
+    MULTIDIGITS_3D,
+    MULTIDIGITS_STUDENT,
+    MULTIDIGITS_TEACHER,
+    SMALL_TOOL_RUN,
+    run_tool,
+    small_run_cfg,
+)
 from mmengine.runner import Runner
 
 from mlkd.engine import build_runner
 from mlkd.evaluation.metrics import fidelity_metrics, load_score_dump
 
-DISTILL = config_path('3d', '3d_multidigits.py')
 FIDELITY = dict(type='DistillFidelity')
 
 
@@ -23,7 +29,9 @@ def _runner(work_dir: str, config: str, evaluator: list) -> Runner:
 
 
 def test_val_scores_the_teacher_only_when_a_metric_reads_it(tmp_path):
-    runner = _runner(str(tmp_path / 'a'), DISTILL, [dict(type='MultiLabelMetrics'), FIDELITY])
+    runner = _runner(
+        str(tmp_path / 'a'), MULTIDIGITS_3D, [dict(type='MultiLabelMetrics'), FIDELITY]
+    )
     model = runner.model
     calls = []
     model.teacher.register_forward_hook(lambda *args: calls.append(1))
@@ -39,7 +47,7 @@ def test_val_scores_the_teacher_only_when_a_metric_reads_it(tmp_path):
         assert metrics[f'fidelity/{key}'] == pytest.approx(value, rel=1e-5, nan_ok=True), key
     assert 'mAP' in metrics
 
-    plain = _runner(str(tmp_path / 'b'), DISTILL, [dict(type='MultiLabelMetrics')])
+    plain = _runner(str(tmp_path / 'b'), MULTIDIGITS_3D, [dict(type='MultiLabelMetrics')])
     calls.clear()
     plain.model.teacher.register_forward_hook(lambda *args: calls.append(1))
     plain.val()
@@ -47,8 +55,7 @@ def test_val_scores_the_teacher_only_when_a_metric_reads_it(tmp_path):
 
 
 def test_a_plain_classifier_with_the_metric_is_refused_naming_the_way_out(tmp_path):
-    student = config_path('multidigits', 'resnet_student.py')
-    runner = _runner(str(tmp_path), student, [FIDELITY])
+    runner = _runner(str(tmp_path), MULTIDIGITS_STUDENT, [FIDELITY])
     with pytest.raises(TypeError, match=r'DistillFidelity.*tools/test.py.*--teacher'):
         runner.val()
 
@@ -57,17 +64,15 @@ def test_test_tool_scores_a_plain_student_against_a_teacher(
     student_run, multidigits_teacher_ckpt, tmp_path
 ):
     """The wrapped student predicts exactly what it predicts alone, and gets the fidelity keys."""
-    student = config_path('multidigits', 'resnet_student.py')
-    teacher = config_path('multidigits', 'mldecoder_teacher.py')
     dumps = {}
     for name, extra in (
         ('alone', []),
-        ('teacher', ['--teacher', teacher, multidigits_teacher_ckpt]),
+        ('teacher', ['--teacher', MULTIDIGITS_TEACHER, multidigits_teacher_ckpt]),
     ):
         dumps[name] = str(tmp_path / f'{name}.npz')
         out = run_tool(
             'tools/test.py',
-            student,
+            MULTIDIGITS_STUDENT,
             student_run['checkpoint'],
             '--work-dir',
             str(tmp_path / name),
@@ -82,6 +87,12 @@ def test_test_tool_scores_a_plain_student_against_a_teacher(
     alone, scored = load_score_dump(dumps['alone']), load_score_dump(dumps['teacher'])
     np.testing.assert_array_equal(alone['scores'], scored['scores'])
 
-    distiller = config_path('3d', '3d_multidigits.py')
-    out = run_tool('tools/test.py', distiller, student_run['checkpoint'], '--teacher', teacher, 'x')
+    out = run_tool(
+        'tools/test.py',
+        MULTIDIGITS_3D,
+        student_run['checkpoint'],
+        '--teacher',
+        MULTIDIGITS_TEACHER,
+        'x',
+    )
     assert out.returncode != 0 and 'plain classifier' in out.stderr

@@ -3,7 +3,7 @@
 import os.path as osp
 
 import torch
-from conftest import config_path, register_test_losses, run_tool, small_run_cfg
+from conftest import MULTIDIGITS_3D, register_test_losses, run_tool, small_run_cfg
 
 from mlkd.engine import build_runner
 from mlkd.models.utils import unwrap_model
@@ -13,9 +13,7 @@ register_test_losses()
 
 def _hint_cfg(work_dir, **model):
     """3D's MultiDigits pair (student layer3: 32 channels, teacher: 96) with a hint loss only."""
-    cfg = small_run_cfg(
-        config_path('3d', '3d_multidigits.py'), work_dir, epochs=1, train_samples=64, val_samples=32
-    )
+    cfg = small_run_cfg(MULTIDIGITS_3D, work_dir, epochs=1, train_samples=64, val_samples=32)
     cfg.model.teacher_ckpt = None
     cfg.model.allow_random_teacher = True
     cfg.model.student_taps = dict(stage3='backbone.layer3')

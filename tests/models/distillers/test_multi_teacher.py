@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import cheap_default_init, config_path
+from conftest import MULTIDIGITS_TEACHER, cheap_default_init, config_path
 from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 
@@ -12,7 +12,6 @@ from mlkd.models.losses.base import RoutedLoss
 from mlkd.registry import MODELS
 
 STUDENT = config_path('multidigits', 'mldecoder_student.py')  # ML-Decoder: label embeddings
-TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
 CLASSES = ['0', '1', '2', '3']
 pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
 
@@ -42,7 +41,7 @@ def _samples(labels, num_classes=4):
 
 def _entry(classes, **extra):
     return dict(
-        network=dict(cfg_path=TEACHER, head=dict(num_classes=len(classes))),
+        network=dict(cfg_path=MULTIDIGITS_TEACHER, head=dict(num_classes=len(classes))),
         allow_random=True,
         classes=classes,
         distill_losses=dict(
@@ -159,7 +158,7 @@ def test_teachers_of_the_students_classes_need_no_names(batch):
         classes=None,
         teachers=dict(
             a=dict(
-                network=dict(cfg_path=TEACHER, head=dict(num_classes=4)),
+                network=dict(cfg_path=MULTIDIGITS_TEACHER, head=dict(num_classes=4)),
                 allow_random=True,
                 distill_losses=dict(mld=dict(type='MultiLabelLogitDistillLoss')),
             )
@@ -185,7 +184,9 @@ def test_teachers_of_the_students_classes_need_no_names(batch):
             r"model.teachers.a has unknown key\(s\) \['taps'\]",
         ),
         (
-            dict(teachers=dict(a=dict(_entry(CLASSES), network=dict(cfg_path=TEACHER)))),
+            dict(
+                teachers=dict(a=dict(_entry(CLASSES), network=dict(cfg_path=MULTIDIGITS_TEACHER)))
+            ),
             ValueError,
             r"teacher 'a': its head predicts 10 classes, but its classes, "
             r'model.teachers.a.classes, are 4',
@@ -249,7 +250,7 @@ def test_bad_teachers_are_refused_before_training_naming_the_key(change, error, 
 
 def test_teacher_classes_come_from_its_checkpoint_and_must_agree_with_the_config(tmp_path, batch):
     with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
-        net = build_network(dict(cfg_path=TEACHER, head=dict(num_classes=2)), 'teacher')
+        net = build_network(dict(cfg_path=MULTIDIGITS_TEACHER, head=dict(num_classes=2)), 'teacher')
     path = str(tmp_path / 'teacher.pth')
     torch.save(
         {'state_dict': net.state_dict(), 'meta': {'dataset_meta': {'classes': ('3', '1')}}}, path

@@ -6,7 +6,7 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import assert_same_state, config_path, small_run_cfg
+from conftest import MULTIDIGITS_L2D, assert_same_state, small_run_cfg
 from mmengine.hooks import Hook
 from torch import nn
 
@@ -19,14 +19,17 @@ from mlkd.engine.hooks.loss_diagnostics import (
     preserved_state,
 )
 
-TEACHER = config_path('multidigits', 'mldecoder_teacher.py')
-L2D = config_path('l2d', 'l2d_multidigits.py')
-
 
 def _l2d_cfg(work_dir, diagnostics: bool, interval: int = 1):
     # A random teacher is enough: the hook only needs every kind of term (task, MLD, LED dict).
     cfg = small_run_cfg(
-        L2D, work_dir, epochs=1, train_samples=64, val_samples=32, batch_size=16, augment=True
+        MULTIDIGITS_L2D,
+        work_dir,
+        epochs=1,
+        train_samples=64,
+        val_samples=32,
+        batch_size=16,
+        augment=True,
     )
     cfg.model.teacher_ckpt, cfg.model.allow_random_teacher = None, True
     cfg.randomness = dict(seed=3, deterministic=False)

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 import torch
-from conftest import assert_png, config_path, load_tool, run_tool
+from conftest import MULTIDIGITS_STUDENT, assert_png, load_tool, run_tool
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
@@ -26,7 +26,6 @@ from mlkd.registry import MODELS
 
 mlkd.register_all_modules()
 TOOL = 'tools/analysis_tools/linear_probe.py'
-CONFIG = config_path('multidigits', 'resnet_student.py')
 MEAN = [10.0, 20.0, 30.0]  # a non-zero mean, so that the normalisation is checked
 #: class -> (red, blue) base colour; the noise makes the images differ inside a class
 COLOURS = {'blue': (40, 200), 'red': (200, 40)}
@@ -50,7 +49,7 @@ def setup(tmp_path_factory):
                 Image.fromarray(_image(colour, seed)).save(
                     root / 'folder' / split / name / f'{i}.png'
                 )
-    cfg = Config.fromfile(CONFIG)
+    cfg = Config.fromfile(MULTIDIGITS_STUDENT)
     torch.manual_seed(0)
     with DefaultScope.overwrite_default_scope('mlkd'):
         model = MODELS.build(
@@ -76,7 +75,7 @@ def _features_through_the_config(model, path: str) -> torch.Tensor:
 def _probe_args(checkpoint: str, dataset: str, data_root, out_dir) -> list[str]:
     """The tool's arguments that every call gives: the network, the dataset and the output."""
     return [
-        CONFIG,
+        MULTIDIGITS_STUDENT,
         checkpoint,
         '--dataset',
         dataset,

@@ -2,7 +2,7 @@
 asserted); the bytes it reports per sample are those of the teacher's outputs."""
 
 import torch
-from conftest import config_path, load_tool
+from conftest import MULTIDIGITS_TEACHER, load_tool
 from mmengine.registry import DefaultScope
 
 from mlkd.models.builder import build_network
@@ -33,9 +33,7 @@ def test_benchmark_runs_and_reports_the_stored_bytes(capsys):
     assert '| kd |' in out and '| fitnet |' in out and '(a) student step' in out
     # Independent count: the teacher's logits and its stage-2 map on one 32 px image, fp32.
     with DefaultScope.overwrite_default_scope('mlkd'):
-        teacher = build_network(
-            config_path('multidigits', 'mldecoder_teacher.py'), 'teacher'
-        ).eval()
+        teacher = build_network(MULTIDIGITS_TEACHER, 'teacher').eval()
     stage2 = []
     teacher.backbone.layer2.register_forward_hook(lambda m, i, o: stage2.append(o))
     with torch.no_grad():
