@@ -7,20 +7,14 @@
 # coco2014_spml_partial40.py.
 _base_ = ['./spml_pipeline.py']
 num_classes = 80
-observed_labels = dict(mode='single_positive', seed=1200)
+# The observation spml_pipeline.py draws, also at the top of the resolved config (cfg.observed_labels).
+observed_labels = _base_.train_dataloader.dataset.observed_labels
 data_preprocessor = dict(num_classes=num_classes)
 # The fields both splits share (a name with two leading underscores stays out of the config).
 __dataset = dict(
     type='COCOMultiLabel', data_root='data/coco', split='train', class_order='category_id'
 )
-train_dataloader = dict(
-    dataset=dict(
-        __dataset,
-        _delete_=True,
-        observed_labels=observed_labels,
-        pipeline={{_base_.train_pipeline}},
-    )
-)
+train_dataloader = dict(dataset=dict(__dataset, _delete_=True, **_base_.train_dataloader.dataset))
 val_dataloader = dict(
     dataset=dict(__dataset, _delete_=True, split='val', **_base_.val_dataloader.dataset)
 )
