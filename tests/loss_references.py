@@ -42,11 +42,12 @@ def negative_discrepancy_reference(
     s_logits: torch.Tensor,
     t_logits: torch.Tensor,
     gt: torch.Tensor,
-    form: str = 'bound',
-    pair_norm: str = 'per_pair',
-    aux_form: str = 'bound_exact',
-    gamma_b: float = 2.0,
-    prob_temperature: float = 1.0,
+    *,
+    form: str,
+    pair_norm: str,
+    aux_form: str,
+    gamma_b: float,
+    prob_temperature: float,
 ) -> torch.Tensor:
     """3D's L_NDD by definition: a loop over ordered pairs ``(i, j)``, ``i ≠ j``.
 
@@ -54,6 +55,8 @@ def negative_discrepancy_reference(
     (``N_ij`` of them), ``ρ = p̃_i − p̃_j``; the pair's exact loss is ``MSE(ρ^s, ρ^t)``, its bound
     ``MSE(p̃^s_i, p̃^t_i) + MSE(p̃^s_j, p̃^t_j) + γ_b·aux``. ``per_pair`` averages pair losses over
     pairs with ``N_ij > 0``; ``global`` divides sums over all (i, j, c) triples by their number.
+    Every switch is named by the caller: the reference holds the definition, not the package's
+    defaults (``test_ndd_defaults_are_the_documented_setting`` states those).
     """
     p_s = torch.sigmoid(s_logits / prob_temperature)
     p_t = torch.sigmoid(t_logits.detach() / prob_temperature)

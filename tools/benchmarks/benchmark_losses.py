@@ -151,10 +151,13 @@ def main() -> None:
     )
 
     def ndd(**kw):
+        module = NegativeDiscrepancyLoss(**kw)
+        # The reference takes every switch: the module's, defaults included.
+        switches = {name: getattr(module, name) for name in module.repr_fields}
         return (
             f'NegativeDiscrepancyLoss({", ".join(f"{k}={v!r}" for k, v in kw.items())})',
-            NegativeDiscrepancyLoss(**kw),
-            lambda s: ref.negative_discrepancy_reference(s, t_logits, gt, **kw),
+            module,
+            lambda s: ref.negative_discrepancy_reference(s, t_logits, gt, **switches),
         )
 
     cases = [

@@ -206,6 +206,26 @@ def test_ndd_all_switches_match_pair_loop(form, pair_norm, aux_form):
     torch.testing.assert_close(s1.grad, s2.grad, rtol=1e-9, atol=1e-12)
 
 
+def test_ndd_defaults_are_the_documented_setting():
+    """Without switches, the function and the module compute the module docstring's default: the
+    bound form, per-pair means, ``L_aux`` normalised like the MSE terms, ``γ_b = 2``, ``τ_n = 1``."""
+    gt = _labels(6, 7, 5, p_pos=0.4)
+    s, t = _logits(6, 7, 5)
+    documented = negative_discrepancy_reference(
+        s,
+        t,
+        gt,
+        form='bound',
+        pair_norm='per_pair',
+        aux_form='bound_exact',
+        gamma_b=2.0,
+        prob_temperature=1.0,
+    )
+    torch.testing.assert_close(negative_discrepancy(s, t, gt), documented, rtol=1e-10, atol=1e-12)
+    module = NegativeDiscrepancyLoss()(s_logits=s, t_logits=t, gt=gt)
+    torch.testing.assert_close(module.double(), documented, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize(
     'pair_norm,seed', list(itertools.product(('per_pair', 'global'), range(4)))
 )
