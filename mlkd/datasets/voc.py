@@ -24,7 +24,7 @@ object (every object difficult), whatever the policy: Cole et al.'s ``preproc/fo
 (single-positive code) lists an image only through a ``1`` in the per-class image sets, which
 difficult objects never get. The default keeps every image of the image set. Note that with ``ignore`` a *training* loss still sees difficult-only
 classes as negatives (only metrics read ``gt_label_difficult``); evaluation pipelines must pass the
-key through ``PackInputs(meta_keys=(..., 'gt_label_difficult'))`` for the metric to see it.
+key through ``PackInputs(meta_keys=DIFFICULT_META_KEYS)`` for the metric to see it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from typing import Any
 
 from mmengine.logging import MMLogger
 from mmpretrain.datasets import VOC
+from mmpretrain.datasets.transforms import PackInputs
 
 from mlkd.registry import DATASETS
 
@@ -42,7 +43,11 @@ from .observed_labels import ObservedLabelsMixin
 from .utils import require_data_root
 from .validation import DataListChecksMixin
 
-__all__ = ['VOCMultiLabel']
+__all__ = ['VOCMultiLabel', 'DIFFICULT_META_KEYS']
+
+#: ``PackInputs`` meta keys that carry ``gt_label_difficult`` to the metrics: mmpretrain's default
+#: keys and ``gt_label_difficult``.
+DIFFICULT_META_KEYS = (*PackInputs.DEFAULT_META_KEYS, 'gt_label_difficult')
 
 _POLICIES = ('ignore', 'positive', 'negative')
 

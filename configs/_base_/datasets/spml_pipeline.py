@@ -14,6 +14,10 @@
 #   data preprocessor) and the clean labels (gt_label_full: gt_full) of the observed-label switch
 #   (mlkd/datasets/observed_labels.py); validation keeps the full labels.
 _base_ = ['./imagenet_preprocessor.py']
+# After `_base_`: mmengine reads a config that imports before it as a lazy-import config. The
+# module is not a config value (mmengine leaves modules out).
+from mlkd.datasets import transforms  # noqa: E402
+
 num_classes = 80
 image_size = 448
 resize_size = 672
@@ -33,16 +37,7 @@ train_pipeline = [
     dict(
         type='PackInputs',
         algorithm_keys=('gt_label_ignored', 'gt_label_full'),
-        meta_keys=(
-            'sample_idx',
-            'img_path',
-            'ori_shape',
-            'img_shape',
-            'scale_factor',
-            'flip',
-            'flip_direction',
-            'crop_box',
-        ),
+        meta_keys=transforms.CROP_META_KEYS,  # mmpretrain's default keys and crop_box
     ),
 ]
 test_pipeline = [

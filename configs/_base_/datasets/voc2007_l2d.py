@@ -13,6 +13,10 @@
 # lists difficult-only classes in `gt_label_difficult`, which PackInputs passes on as metainfo
 # and the data preprocessor and MultiLabelMetrics score as -1 (neither positive nor negative).
 _base_ = ['./coco2014_l2d.py']
+# After `_base_`: mmengine reads a config that imports before it as a lazy-import config. The
+# module is not a config value (mmengine leaves modules out).
+from mlkd.datasets import voc  # noqa: E402
+
 dataset_type = 'VOCMultiLabel'
 data_root = 'data/VOCdevkit/VOC2007'
 num_classes = 20
@@ -20,21 +24,9 @@ data_preprocessor = dict(num_classes=num_classes)
 
 test_pipeline = [
     *_base_.test_pipeline[:-1],
-    # gt_label_difficult travels with the samples, so that difficult_policy='ignore' needs no
-    # other change (empty under the protocol's 'positive').
-    dict(
-        type='PackInputs',
-        meta_keys=(
-            'sample_idx',
-            'img_path',
-            'ori_shape',
-            'img_shape',
-            'scale_factor',
-            'flip',
-            'flip_direction',
-            'gt_label_difficult',
-        ),
-    ),
+    # gt_label_difficult travels with the samples (after mmpretrain's default meta keys), so that
+    # difficult_policy='ignore' needs no other change (empty under the protocol's 'positive').
+    dict(type='PackInputs', meta_keys=voc.DIFFICULT_META_KEYS),
 ]
 
 train_dataloader = dict(

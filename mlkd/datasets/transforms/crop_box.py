@@ -20,23 +20,15 @@ from __future__ import annotations
 
 import mmcv
 import numpy as np
-from mmpretrain.datasets.transforms import RandomResizedCrop
+from mmpretrain.datasets.transforms import PackInputs, RandomResizedCrop
 
 from mlkd.registry import TRANSFORMS
 
 __all__ = ['RandomResizedCropWithBox', 'CROP_META_KEYS']
 
-#: ``PackInputs`` meta keys that carry the crop geometry to the model.
-CROP_META_KEYS = (
-    'sample_idx',
-    'img_path',
-    'ori_shape',
-    'img_shape',
-    'scale_factor',
-    'flip',
-    'flip_direction',
-    'crop_box',
-)
+#: ``PackInputs`` meta keys that carry the crop geometry to the model: mmpretrain's default keys
+#: (``flip`` among them) and ``crop_box``.
+CROP_META_KEYS = (*PackInputs.DEFAULT_META_KEYS, 'crop_box')
 
 
 @TRANSFORMS.register_module()
