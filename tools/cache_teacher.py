@@ -21,11 +21,9 @@ import argparse
 import os
 import os.path as osp
 
-import torch
-
 import mlkd  # noqa: F401
 from mlkd.apis import AMP_DTYPES, fill_teacher_cache
-from mlkd.utils.cli import add_cfg_options_argument, load_config
+from mlkd.utils.cli import add_cfg_options_argument, add_device_argument, load_config
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -61,7 +59,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action='store_true',
         help='channels-last teacher inputs (recorded; see the module doc)',
     )
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
+    add_device_argument(parser, help=None, choices=None)
     add_cfg_options_argument(parser, help='override config entries, e.g. model.teacher_ckpt=T')
     args = parser.parse_args(argv)
     if args.epochs < 1:

@@ -10,7 +10,7 @@ import importlib.util
 import os
 import os.path as osp
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from mmengine.config import Config, DictAction
 
@@ -195,15 +195,18 @@ def parse_run_arguments(
 
 
 def add_device_argument(
-    parser: argparse.ArgumentParser, help: str = 'default: cuda when torch sees a GPU'
+    parser: argparse.ArgumentParser,
+    help: str | None = 'default: cuda when torch sees a GPU',
+    choices: Sequence[str] | None = ('cpu', 'cuda'),
 ) -> None:
-    """Add ``--device {cpu,cuda}``, by default ``cuda`` when torch sees a GPU."""
+    """Add ``--device {cpu,cuda}``, by default ``cuda`` when torch sees a GPU;
+    ``choices=None`` takes any torch device string (``cuda:1``)."""
     import torch
 
     parser.add_argument(
         '--device',
         default='cuda' if torch.cuda.is_available() else 'cpu',
-        choices=['cpu', 'cuda'],
+        choices=None if choices is None else list(choices),
         help=help,
     )
 

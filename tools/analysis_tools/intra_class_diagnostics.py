@@ -54,7 +54,7 @@ from mlkd.evaluation.class_distances import (
     class_distance_statistics,
     soft_label_entropy,
 )
-from mlkd.utils.cli import add_cfg_options_argument, load_config
+from mlkd.utils.cli import add_cfg_options_argument, add_device_argument, load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
     open_output,
@@ -269,7 +269,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=4096,
         help='rows of the N x N similarity matrix held at once',
     )
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
+    add_device_argument(parser, help=None, choices=None)
     add_overwrite_argument(parser)
     add_cfg_options_argument(parser)
     return parser.parse_args(argv)

@@ -53,7 +53,7 @@ from mmengine.utils import ProgressBar
 import mlkd  # noqa: F401  (installs the compat shims before anything else from mlkd)
 from mlkd.apis.classifier_outputs import load_classifier
 from mlkd.evaluation.linear_probe import select_and_evaluate
-from mlkd.utils.cli import add_cfg_options_argument, load_config
+from mlkd.utils.cli import add_cfg_options_argument, add_device_argument, load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
     open_output,
@@ -114,7 +114,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--num-workers', type=int, default=4)
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
+    add_device_argument(parser, help=None, choices=None)
     parser.add_argument(
         '--save-features', action='store_true', help='also write the features and labels (.npz)'
     )

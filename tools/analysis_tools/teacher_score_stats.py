@@ -48,7 +48,7 @@ from mlkd.evaluation.score_distribution import (
     label_score_histograms,
     label_score_statistics,
 )
-from mlkd.utils.cli import add_cfg_options_argument, load_config
+from mlkd.utils.cli import add_cfg_options_argument, add_device_argument, load_config
 from mlkd.utils.output_policy import (
     add_overwrite_argument,
     open_output,
@@ -88,7 +88,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--max-samples', type=int, help='only the first N images of the split')
     parser.add_argument('--batch-size', type=int)
     parser.add_argument('--num-workers', type=int)
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
+    add_device_argument(parser, help=None, choices=None)
     add_overwrite_argument(parser)
     add_cfg_options_argument(parser)
     return parser.parse_args(argv)
