@@ -77,6 +77,11 @@ def config_path(*parts: str) -> str:
     return osp.join(REPO, 'configs', *parts)
 
 
+#: ``small_run_cfg`` keywords of the smallest augmented run: 32 training samples in two batches of
+#: 16 (a batch boundary, with the shipped augmentation) and 16 validation samples.
+TWO_AUGMENTED_BATCHES = dict(train_samples=32, val_samples=16, batch_size=16, augment=True)
+
+
 def small_run_cfg(
     config: str,
     work_dir: str,

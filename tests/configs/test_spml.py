@@ -11,6 +11,7 @@ import pytest
 import torch
 from conftest import (
     SMALL_TOOL_RUN,
+    TWO_AUGMENTED_BATCHES,
     assert_same_state,
     config_path,
     run_tool,
@@ -64,15 +65,7 @@ def test_partial_label_configs_observe_the_fraction_and_evaluate_on_full_held_ou
 
 @pytest.mark.parametrize('name', CONFIGS)
 def test_config_builds_and_takes_steps(name, tmp_path):
-    cfg = small_run_cfg(
-        config_path('spml', name),
-        str(tmp_path),
-        epochs=1,
-        train_samples=32,
-        val_samples=16,
-        batch_size=16,
-        augment=True,
-    )
+    cfg = small_run_cfg(config_path('spml', name), str(tmp_path), epochs=1, **TWO_AUGMENTED_BATCHES)
     runner = build_runner(cfg)
     runner.train()
     assert runner.iter == 2

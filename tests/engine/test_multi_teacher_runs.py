@@ -19,7 +19,13 @@ import os.path as osp
 import numpy as np
 import pytest
 import torch
-from conftest import cheap_default_init, config_path, logged_losses, small_run_cfg
+from conftest import (
+    TWO_AUGMENTED_BATCHES,
+    cheap_default_init,
+    config_path,
+    logged_losses,
+    small_run_cfg,
+)
 from mmengine.dataset import pseudo_collate
 from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
@@ -49,9 +55,7 @@ def teacher_files(tmp_path_factory):
 
 
 def _cfg(work_dir, teacher_files, caches=None):
-    cfg = small_run_cfg(
-        CONFIG, work_dir, epochs=1, train_samples=32, val_samples=16, batch_size=16, augment=True
-    )
+    cfg = small_run_cfg(CONFIG, work_dir, epochs=1, **TWO_AUGMENTED_BATCHES)
     cfg.model.label_targets = 'best_val_ap'
     cfg.randomness = dict(seed=7)
     cfg.default_hooks.checkpoint = None  # the runs are compared in memory

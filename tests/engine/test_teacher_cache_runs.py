@@ -13,7 +13,14 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import MULTIDIGITS_MLD, MULTIDIGITS_TEACHER, config_path, logged_losses, small_run_cfg
+from conftest import (
+    MULTIDIGITS_MLD,
+    MULTIDIGITS_TEACHER,
+    TWO_AUGMENTED_BATCHES,
+    config_path,
+    logged_losses,
+    small_run_cfg,
+)
 from mmengine.hooks import Hook
 from mmengine.registry import DefaultScope
 
@@ -44,15 +51,7 @@ def teacher_checkpoints(tmp_path_factory):
 
 
 def _cfg(method, work_dir, teacher, cache=None, epochs=2):
-    cfg = small_run_cfg(
-        METHODS[method],
-        work_dir,
-        epochs=epochs,
-        train_samples=32,
-        val_samples=16,
-        batch_size=16,
-        augment=True,
-    )
+    cfg = small_run_cfg(METHODS[method], work_dir, epochs=epochs, **TWO_AUGMENTED_BATCHES)
     cfg.model.teacher_ckpt = teacher
     cfg.randomness = dict(seed=7)
     cfg.custom_hooks = [h for h in cfg.custom_hooks if h['type'] != 'TeacherEvalHook']

@@ -10,6 +10,7 @@ from conftest import (
     MULTIDIGITS_STUDENT,
     SMALL_TOOL_RUN,
     TINY_TOOL_DATA,
+    TWO_AUGMENTED_BATCHES,
     assert_same_nested,
     assert_same_run_state,
     config_path,
@@ -59,16 +60,7 @@ SHIPPED_CONFIGS = [
 def _shipped_run_cfg(config, work_dir, epochs):
     """``config`` as shipped (augmentation, 2 persistent workers per loader), tiny data, no
     validation (it runs after the last checkpoint, so it cannot affect what is compared)."""
-    cfg = small_run_cfg(
-        config,
-        work_dir,
-        epochs=epochs,
-        train_samples=32,
-        val_samples=16,
-        batch_size=16,
-        augment=True,
-        num_workers=None,
-    )
+    cfg = small_run_cfg(config, work_dir, epochs=epochs, num_workers=None, **TWO_AUGMENTED_BATCHES)
     cfg.train_cfg.val_interval = epochs + 1
     if 'teacher_ckpt' in cfg.model:
         # a random teacher, the same in every run (same seed)
