@@ -7,13 +7,11 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import REPO, cheap_default_init, step_on_own_data, write_nus_wide
+from conftest import REPO, build_model, cheap_default_init, step_on_own_data, write_nus_wide
 from helpers import metafile_cell_configs
 from mmengine.config import Config
-from mmengine.registry import DefaultScope
 
 import mlkd
-from mlkd.registry import MODELS
 
 #: The method folders of the comparison (3D and its baselines) and the networks they train.
 FOLDERS = (
@@ -121,8 +119,8 @@ def test_table_c4_resnet101_teachers_build_and_score(dataset, num_classes):
     assert cfg.train_cfg.max_epochs == 30  # the L2D / 3D teacher recipe: 30 of 80 epochs
     cfg.model.backbone.pop('init_cfg', None)  # no weight download in tests
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
-        model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor)).eval()
+    with cheap_default_init():
+        model = build_model(dict(cfg.model, data_preprocessor=cfg.data_preprocessor)).eval()
     with torch.no_grad():
         assert model(torch.rand(1, 3, 64, 64), mode='tensor').shape == (1, num_classes)
 

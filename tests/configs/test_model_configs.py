@@ -5,12 +5,10 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import cheap_default_init, config_path
+from conftest import build_model, cheap_default_init, config_path
 from mmengine.config import Config
-from mmengine.registry import DefaultScope
 
 import mlkd
-from mlkd.registry import MODELS
 
 MODEL_FILES = sorted(glob.glob(config_path('_base_', 'models', '*.py')))
 
@@ -43,8 +41,8 @@ def test_model_builds_and_scores(path):
     model_cfg.backbone.pop('init_cfg', None)  # no weight download in tests
     digits = 'digits' in path
     size = 32 if digits else 224
-    with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
-        model = MODELS.build(model_cfg)
+    with cheap_default_init():
+        model = build_model(model_cfg)
     model.eval()
     with torch.no_grad():
         scores = model(torch.rand(1, 3, size, size), mode='tensor')

@@ -11,12 +11,12 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import REPO, cheap_default_init
+from conftest import REPO, build_model, cheap_default_init
 from mmengine.dataset import pseudo_collate
 from mmengine.registry import DefaultScope
 
 import mlkd
-from mlkd.registry import DATASETS, MODELS
+from mlkd.registry import DATASETS
 from mlkd.utils.cli import load_config
 
 FOLDER = osp.join(REPO, 'configs', 'multi_teacher')
@@ -54,8 +54,8 @@ def test_every_leaf_is_covered_here():
 
 def _build(cfg_model):
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
-        return MODELS.build(cfg_model)
+    with cheap_default_init():
+        return build_model(cfg_model)
 
 
 def _step(model, dataset):

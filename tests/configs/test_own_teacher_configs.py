@@ -11,7 +11,7 @@ import os.path as osp
 import pytest
 import timm
 import torch
-from conftest import REPO, cheap_default_init, distiller_step, small_run_cfg
+from conftest import REPO, build_model, cheap_default_init, distiller_step, small_run_cfg
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 from safetensors.torch import load_file, save_file
@@ -20,7 +20,6 @@ import mlkd
 from mlkd.engine import build_runner
 from mlkd.models.backbones import timm_backbone
 from mlkd.models.builder import build_network
-from mlkd.registry import MODELS
 
 FOLDER = osp.join(REPO, 'configs', 'own_teacher')
 PAIRS = osp.join(REPO, 'configs', '_base_', 'pairs', 'own_teacher')
@@ -32,8 +31,7 @@ def leaf(name: str) -> str:
 
 def build(cfg):
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        return MODELS.build(cfg)
+    return build_model(cfg)
 
 
 @pytest.fixture(scope='module')

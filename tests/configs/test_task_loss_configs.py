@@ -9,14 +9,12 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import REPO, SMALL_TOOL_RUN, run_tool
+from conftest import REPO, SMALL_TOOL_RUN, build_model, run_tool
 from mmengine.config import Config
 from mmengine.optim import OptimWrapper
-from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 
 import mlkd
-from mlkd.registry import MODELS
 
 CONFIGS = sorted(glob.glob(osp.join(REPO, 'configs', 'task_losses', 'resnet_student_*.py')))
 LOSS_TYPES = {
@@ -39,8 +37,7 @@ def test_there_is_a_config_per_task_loss():
 def test_task_loss_config_builds_and_takes_a_step(path):
     cfg = Config.fromfile(path)
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(cfg.model)
+    model = build_model(cfg.model)
     expected = LOSS_TYPES[osp.basename(path)[len('resnet_student_') : -3]]
     assert type(model.head.loss_module).__name__ == expected
     assert cfg.model.head.loss == dict(type=expected)  # the leaf only swaps the loss

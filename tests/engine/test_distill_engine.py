@@ -9,18 +9,17 @@ from conftest import (
     MULTIDIGITS_MLD,
     MULTIDIGITS_TEACHER,
     assert_same_state,
+    build_model,
     config_path,
     load_tool,
     small_run_cfg,
     whole_and_resumed_runs,
 )
 from mmengine.config import Config
-from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 
 import mlkd
 from mlkd.engine import build_runner
-from mlkd.registry import MODELS
 
 
 def _distill_cfg(work_dir, teacher_ckpt, epochs=1, **kw):
@@ -99,10 +98,7 @@ def test_student_ema_and_export_load_into_plain_mmpretrain(
     export.export_student(osp.join(tmp_work_dir, 'epoch_1.pth'), out)
     exported = torch.load(out, weights_only=True)
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        plain = MODELS.build(
-            Config.fromfile(config_path('multidigits', 'mldecoder_student.py')).model
-        )
+    plain = build_model(Config.fromfile(config_path('multidigits', 'mldecoder_student.py')).model)
     plain.load_state_dict(exported['state_dict'], strict=True)
     assert exported['meta']['classes'] == [str(i) for i in range(10)]
 
@@ -115,17 +111,16 @@ def test_export_refuses_a_plain_classifier_checkpoint(multidigits_teacher_ckpt, 
 
 def test_two_view_batches_are_normalised_per_view():
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        pre = MODELS.build(
-            dict(
-                type='MultiViewClsDataPreprocessor',
-                num_classes=10,
-                mean=[10.0, 20.0, 30.0],
-                std=[2.0, 4.0, 5.0],
-                to_rgb=True,
-                to_onehot=True,
-            )
+    pre = build_model(
+        dict(
+            type='MultiViewClsDataPreprocessor',
+            num_classes=10,
+            mean=[10.0, 20.0, 30.0],
+            std=[2.0, 4.0, 5.0],
+            to_rgb=True,
+            to_onehot=True,
         )
+    )
     weak = [torch.randint(0, 255, (3, 8, 8), dtype=torch.uint8) for _ in range(2)]
     strong = [torch.randint(0, 255, (3, 8, 8), dtype=torch.uint8) for _ in range(2)]
     samples = [DataSample().set_gt_label([1, 2]), DataSample().set_gt_label([0])]

@@ -4,21 +4,19 @@ mmpretrain's ResNet (equal outputs), plain and safetensors files, and misfits na
 import pytest
 import torch
 import torchvision
-from conftest import cheap_default_init
-from mmengine.registry import DefaultScope
+from conftest import build_model, cheap_default_init
 from safetensors.torch import save_file
 
 import mlkd
 from mlkd.models.weight_layouts import torchvision_resnet
 from mlkd.models.weights import load_network_checkpoint
-from mlkd.registry import MODELS
 
 
 def mmpretrain_resnet18(num_classes: int = 10):
     """mmpretrain's ResNet-18 classifier, the architecture of torchvision's resnet18."""
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
-        return MODELS.build(
+    with cheap_default_init():
+        return build_model(
             dict(
                 type='ImageClassifier',
                 backbone=dict(type='ResNet', depth=18, out_indices=(3,), style='pytorch'),

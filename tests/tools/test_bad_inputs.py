@@ -14,6 +14,7 @@ from conftest import (
     MULTIDIGITS_STUDENT,
     REPO,
     SMALL_TOOL_RUN,
+    build_model,
     load_tool,
     run_tool,
     small_run_cfg,
@@ -195,8 +196,7 @@ def test_a_diverging_run_stops_before_a_checkpoint_of_the_diverged_weights(
 def _random_distiller(**kwargs):
     cfg = Config.fromfile(MULTIDIGITS_3D).model
     cfg.update({'teacher_ckpt': None, 'allow_random_teacher': True, **kwargs})
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        return MODELS.build(cfg)
+    return build_model(cfg)
 
 
 def test_teacher_with_nan_weights_fails_at_start_naming_the_file(tmp_path):

@@ -2,19 +2,16 @@
 
 import pytest
 import torch
-from conftest import config_path
+from conftest import build_model, config_path
 from mmengine.config import Config
-from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 
 from mlkd.models.algorithms.base import crop_geometry
-from mlkd.registry import MODELS
 
 
 def test_class_maps_average_to_the_logits_and_feed_the_loss():
     cfg = Config.fromfile(config_path('spml', 'scl_multidigits.py'))
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(cfg.model)
+    model = build_model(cfg.model)
     model.eval()
     x = torch.randn(3, 3, 32, 32)
     feats = model.classifier.extract_feat(x)  # neck output: pooled features
@@ -38,11 +35,8 @@ def test_class_maps_need_a_pooling_neck_and_a_linear_head():
         neck=dict(type='GeneralizedMeanPooling'),
         head=dict(type='MultiLabelLinearClsHead', num_classes=10, in_channels=128),
     )
-    with (
-        pytest.raises(ValueError, match='GlobalAveragePooling'),
-        DefaultScope.overwrite_default_scope('mlkd'),
-    ):
-        MODELS.build(
+    with pytest.raises(ValueError, match='GlobalAveragePooling'):
+        build_model(
             dict(
                 type='ClassifierWithLosses',
                 classifier=classifier,

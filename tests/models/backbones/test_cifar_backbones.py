@@ -17,9 +17,8 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import cheap_default_init, config_path
+from conftest import build_model, cheap_default_init, config_path
 from mmengine.config import Config
-from mmengine.registry import DefaultScope
 
 import mlkd
 import mlkd.models.backbones  # noqa: F401  (registers the classes before mlkd.models exports them)
@@ -31,7 +30,6 @@ from mlkd.models.backbones import (
     CifarVGG,
     WideResNet,
 )
-from mlkd.registry import MODELS
 
 try:  # may fail while other modules of the package are being written
     mlkd.register_all_modules()
@@ -153,8 +151,8 @@ CONFIG_FILES = sorted(glob.glob(config_path('_base_', 'models', 'cifar', '*.py')
 def _build(cfg: dict):
     """Build ``cfg``; default weights from :func:`conftest.cheap_default_init` (shapes, counts,
     taps and signs are what these tests read; the reference init scheme is tested on its own)."""
-    with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
-        return MODELS.build(cfg)
+    with cheap_default_init():
+        return build_model(cfg)
 
 
 def _classifier(name: str, num_classes: int = 100):

@@ -7,6 +7,7 @@ loader (``timm.models.load_checkpoint``). Nothing is downloaded: ``pretrained`` 
 
 import pytest
 import torch
+from conftest import build_model
 from safetensors.torch import save_file
 from timm import create_model
 from timm.models import FeatureListNet, load_checkpoint
@@ -159,22 +160,19 @@ def test_out_indices_out_of_range_are_refused():
 
 def test_a_linear_head_on_a_timm_backbone_reads_its_last_map():
     """mmpretrain's ImageClassifier over TimmBackbone: GAP of the last map, then the linear head."""
-    from mmengine.registry import DefaultScope
 
     import mlkd
-    from mlkd.registry import MODELS
 
     name, kwargs = RESNET
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        classifier = MODELS.build(
-            dict(
-                type='ImageClassifier',
-                backbone=dict(type='TimmBackbone', model_name=name, **kwargs),
-                neck=dict(type='GlobalAveragePooling'),
-                head=dict(type='MultiLabelLinearClsHead', num_classes=5, in_channels=64),
-            )
-        ).eval()
+    classifier = build_model(
+        dict(
+            type='ImageClassifier',
+            backbone=dict(type='TimmBackbone', model_name=name, **kwargs),
+            neck=dict(type='GlobalAveragePooling'),
+            head=dict(type='MultiLabelLinearClsHead', num_classes=5, in_channels=64),
+        )
+    ).eval()
     x = torch.randn(2, 3, 32, 32)
     with torch.no_grad():
         pooled = classifier.backbone(x)[-1].mean(dim=(2, 3))

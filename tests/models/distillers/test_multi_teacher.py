@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import MULTIDIGITS_TEACHER, cheap_default_init, config_path
+from conftest import MULTIDIGITS_TEACHER, build_model, cheap_default_init, config_path
 from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 
@@ -63,8 +63,8 @@ def _distiller(teachers=None, **kwargs):
     )
     cfg.update(kwargs)
     mlkd.register_all_modules()
-    with DefaultScope.overwrite_default_scope('mlkd'), cheap_default_init():
-        return MODELS.build(cfg)
+    with cheap_default_init():
+        return build_model(cfg)
 
 
 @pytest.fixture(scope='module')

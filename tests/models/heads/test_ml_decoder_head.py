@@ -5,12 +5,11 @@ import inspect
 import pytest
 import torch
 import torch.nn.functional as F
-from mmengine.registry import DefaultScope
+from conftest import build_model
 from mmpretrain.models import ImageClassifier
 from mmpretrain.structures import DataSample
 
 from mlkd.models.heads import MLDecoderHead
-from mlkd.registry import MODELS
 
 C, F_IN, D = 10, 32, 16
 
@@ -83,23 +82,22 @@ def test_decoder_layer_matches_formula_in_eval():
 
 
 def test_inside_image_classifier():
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(
-            dict(
-                type='ImageClassifier',
-                backbone=dict(type='ResNet', depth=18),
-                neck=None,
-                head=dict(
-                    type='MLDecoderHead',
-                    num_classes=C,
-                    in_channels=512,
-                    hidden_dim=32,
-                    num_heads=4,
-                    ffn_dim=64,
-                    query_mode='frozen_random',
-                ),
-            )
+    model = build_model(
+        dict(
+            type='ImageClassifier',
+            backbone=dict(type='ResNet', depth=18),
+            neck=None,
+            head=dict(
+                type='MLDecoderHead',
+                num_classes=C,
+                in_channels=512,
+                hidden_dim=32,
+                num_heads=4,
+                ffn_dim=64,
+                query_mode='frozen_random',
+            ),
         )
+    )
     assert isinstance(model, ImageClassifier) and isinstance(model.head, MLDecoderHead)
     model.init_weights()
     assert not model.head.decoder.query.requires_grad

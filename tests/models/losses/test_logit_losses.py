@@ -12,13 +12,13 @@ import itertools
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import build_model
 from loss_references import (
     binary_kl_reference,
     negative_discrepancy_reference,
     negative_discrepancy_triple_loop,
     partial_softmax_reference,
 )
-from mmengine.registry import DefaultScope
 
 from mlkd.models.losses import (
     BinaryCrossEntropySumLoss,
@@ -386,15 +386,14 @@ def test_bce_clamp_parity_with_reference():
 def test_bce_inside_mmpretrain_head_keeps_sum_scale():
     from mmpretrain.structures import DataSample
 
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        head = MODELS.build(
-            dict(
-                type='MultiLabelLinearClsHead',
-                num_classes=6,
-                in_channels=4,
-                loss=dict(type='BinaryCrossEntropySumLoss'),
-            )
+    head = build_model(
+        dict(
+            type='MultiLabelLinearClsHead',
+            num_classes=6,
+            in_channels=4,
+            loss=dict(type='BinaryCrossEntropySumLoss'),
         )
+    )
     assert isinstance(head.loss_module, BinaryCrossEntropySumLoss)
     feats = torch.randn(3, 4)
     samples = [DataSample().set_gt_label(torch.tensor(labels)) for labels in ([0, 2], [5], [1])]
@@ -541,8 +540,7 @@ def test_gradcheck_mld_and_bce():
     ],
 )
 def test_build_from_registry_under_mlkd_scope(name):
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        loss = MODELS.build(dict(type=name, loss_weight=3.0))
+    loss = build_model(dict(type=name, loss_weight=3.0))
     assert type(loss).__name__ == name and loss.loss_weight == 3.0
     assert MODELS.get(f'mlkd.{name}') is type(loss)
 

@@ -17,6 +17,7 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from conftest import build_model
 from loss_references import (
     asymmetric_reference,
     hill_reference,
@@ -28,7 +29,6 @@ from loss_references import (
     warp_reference,
 )
 from mmengine.logging import MessageHub
-from mmengine.registry import DefaultScope
 from torch import nn
 
 from mlkd.models.losses import (
@@ -46,7 +46,6 @@ from mlkd.models.losses import (
     splc_loss,
     two_way_loss,
 )
-from mlkd.registry import MODELS
 
 # name -> (module, float64 loop reference). SPLC is checked without a runner (no epoch: no
 # correction) here and with an epoch below.
@@ -222,10 +221,7 @@ def test_as_the_loss_of_an_mmpretrain_head(name):
 
     module = CASES[name][0]
     cfg = dict(type=type(module).__name__, **_init_args(module))
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        head = MODELS.build(
-            dict(type='MultiLabelLinearClsHead', num_classes=5, in_channels=4, loss=cfg)
-        )
+    head = build_model(dict(type='MultiLabelLinearClsHead', num_classes=5, in_channels=4, loss=cfg))
     assert type(head.loss_module) is type(module)
     feats = torch.randn(6, 4, generator=torch.Generator().manual_seed(5))
     _, gt = _random_problem(6, 5, seed=6)

@@ -13,14 +13,13 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import assert_png, config_path, load_tool, run_tool
+from conftest import assert_png, build_model, config_path, load_tool, run_tool
 from helpers import loop_class_distance_statistics
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mlkd
 from mlkd.engine import MLKDRunner
-from mlkd.registry import MODELS
 
 mlkd.register_all_modules()
 TOOL = 'tools/analysis_tools/intra_class_diagnostics.py'
@@ -41,8 +40,7 @@ model = dict(_delete_=True, type='ClassifierWithLosses', classifier=_base_.model
 def _model(seed: int):
     cfg = Config.fromfile(CONFIG)
     torch.manual_seed(seed)
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
+    model = build_model(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
     model.init_weights()
     return model.eval()
 

@@ -13,16 +13,14 @@ import re
 import numpy as np
 import pytest
 import torch
-from conftest import MULTIDIGITS_STUDENT, assert_png, load_tool, run_tool
+from conftest import MULTIDIGITS_STUDENT, assert_png, build_model, load_tool, run_tool
 from mmengine.config import Config
-from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
 from PIL import Image
 from sklearn.linear_model import LogisticRegression
 
 import mlkd
 from mlkd.evaluation.linear_probe import l2_grid
-from mlkd.registry import MODELS
 
 mlkd.register_all_modules()
 TOOL = 'tools/analysis_tools/linear_probe.py'
@@ -51,10 +49,7 @@ def setup(tmp_path_factory):
                 )
     cfg = Config.fromfile(MULTIDIGITS_STUDENT)
     torch.manual_seed(0)
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(
-            dict(cfg.model, data_preprocessor=dict(cfg.data_preprocessor, mean=MEAN))
-        )
+    model = build_model(dict(cfg.model, data_preprocessor=dict(cfg.data_preprocessor, mean=MEAN)))
     model.init_weights()
     checkpoint = str(root / 'net.pth')
     torch.save({'state_dict': model.state_dict(), 'meta': {}}, checkpoint)

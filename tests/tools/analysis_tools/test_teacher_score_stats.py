@@ -9,12 +9,12 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import assert_png, config_path, load_tool, run_tool
+from conftest import assert_png, build_model, config_path, load_tool, run_tool
 from mmengine.config import Config
 from mmengine.registry import DefaultScope
 
 import mlkd
-from mlkd.registry import DATASETS, MODELS
+from mlkd.registry import DATASETS
 
 mlkd.register_all_modules()
 TOOL = 'tools/analysis_tools/teacher_score_stats.py'
@@ -31,8 +31,7 @@ OPTIONS = [
 def teacher(tmp_path_factory):
     cfg = Config.fromfile(CONFIG)
     torch.manual_seed(3)
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
+    model = build_model(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))
     model.init_weights()
     with torch.no_grad():  # a bias that puts scores on both sides of 0.5
         model.head.fc.bias.copy_(torch.linspace(-2, 2, model.head.fc.bias.numel()))
