@@ -2,11 +2,14 @@
 
     python tools/demo.py [--seeds 0] [--stages teacher student KD ...] [--jobs N] [--work-dir DIR]
     python tools/demo.py --benchmark multi-teacher [--seeds 0 1 2] ...
+    python tools/demo.py --benchmark ranking [--seeds 0 1 2 3 4] ...
 
 ``--benchmark multi-teacher`` runs the other benchmark (docs/multi_teacher.md): two teachers of
 partial label sets (digits 0-6, 3-9), each trained once, the plain student and the student
 distilled from each teacher alone and from both (``mlkd.apis.demo.MULTI_TEACHER``; each teacher
-has its own cache per seed). What follows describes the default, ``--benchmark demo``.
+has its own cache per seed). ``--benchmark ranking`` runs the ranking benchmark on DigitScenes
+(docs/benchmarks/ranking_search.md; not frozen). What follows describes the default,
+``--benchmark demo``.
 
 Protocol (docs/demo.md): train / val / test images are built from disjoint pools of handwritten
 scans (4 x 4 mosaics of 8-pixel digits); teacher and student backbones start from the bundled
@@ -57,10 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=list(BENCHMARKS),
         default='demo',
         help='demo: every method (docs/demo.md); multi-teacher: teachers of partial label sets '
-        '(docs/multi_teacher.md)',
+        '(docs/multi_teacher.md); ranking: DigitScenes (docs/benchmarks/ranking_search.md)',
     )
     parser.add_argument(
-        '--work-dir', help='default: work_dirs/demo (work_dirs/multi_teacher for multi-teacher)'
+        '--work-dir',
+        help='default: work_dirs/<benchmark> (work_dirs/multi_teacher for multi-teacher)',
     )
     parser.add_argument(
         '--seeds',
@@ -74,10 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         '--stages',
         nargs='+',
-        help='stages of the benchmark (default: its default stages); demo: '
-        + ' '.join(BENCHMARKS['demo'].stages)
-        + '; multi-teacher: '
-        + ' '.join(BENCHMARKS['multi-teacher'].stages),
+        help='stages of the benchmark (default: its default stages); '
+        + '; '.join(f'{name}: ' + ' '.join(b.stages) for name, b in BENCHMARKS.items()),
     )
     parser.add_argument(
         '--teacher-ckpt', help='use (and evaluate) this teacher instead of training one'

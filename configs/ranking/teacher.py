@@ -1,11 +1,13 @@
-# The ranking benchmark's teacher: CIFAR-layout ResNet-18 of width 16 with an ML-Decoder head
+# The ranking benchmark's teacher: CIFAR-layout ResNet-18 of width 24 with an ML-Decoder head
 # (d = 64), backbone from the bundled MultiGlyphs pretraining; the students' recipe with its own
-# schedule.
+# schedule and its own training set: twice the students' images, another draw, clean labels (a
+# teacher trained on more and better-labelled data than its student, as a pretrained one is).
 _base_ = [
-    '../_base_/models/digits_resnet_w16_mldecoder_pretrained.py',
+    '../_base_/models/digits_resnet_teacher_mldecoder_pretrained.py',
     '../_base_/ranking/stage.py',
 ]
 model = dict(head=dict(num_classes=_base_.num_classes))
+train_dataloader = dict(dataset=dict(num_samples=8000, seed=1, missed_annotation=(0.0, 0.0)))
 teacher_epochs = 15
 param_scheduler = [
     dict(_base_.param_scheduler[0], total_steps=teacher_epochs, end=teacher_epochs),
