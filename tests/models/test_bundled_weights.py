@@ -59,8 +59,8 @@ def _demo_network(stage: str, folder: str = 'demo'):
     [
         ('demo', 'teacher', 'multiglyphs_teacher_backbone'),
         ('demo', 'student', 'multiglyphs_student_backbone'),
-        ('ranking', 'teacher', 'multiglyphs_w16_backbone'),
-        ('ranking', 'student', 'multiglyphs_student_backbone'),
+        ('ranking', 'teacher', 'multiglyphs_teacher_backbone'),
+        ('ranking', 'student', 'multiglyphs_w16_backbone'),
     ],
 )
 def test_the_benchmark_networks_start_from_the_bundled_backbones(folder, stage, weights):
