@@ -30,17 +30,16 @@ teacher, the seed's cache) is there; a stage gives the same numbers whatever N. 
 filled the same way, by ``min(N, epochs)`` tasks side by side (task k of N: epochs k, k + N, ...;
 the bytes do not depend on the split).
 
-With one job each stage shows a progress line, with several one line per start and end; at the
-end a table (mean ± std over seeds) is printed and ``<work-dir>/demo.png`` (test mAP per model,
-one dot per seed) and ``<work-dir>/results.json`` (every stage's val and test metrics per seed,
-with the protocol: commit and config digests) are written. Every stage is an ordinary config run
-by the runner the config names (``MLKDRunner``, :func:`mlkd.apis.train`); the same configs work
-with ``tools/train.py``. Before any training the
-tool refuses duplicate or negative seeds, repeated stages and a work dir holding results of
-another protocol (another commit, or another resolved config of a stage); ``--resume`` reuses the
-finished stages of an earlier call of the same protocol, ``--overwrite`` retrains them; without
-either, what an earlier call left is refused.
-"""
+With one job each stage shows a progress line, with several one line per start and end; at the end
+a table (mean ± std over seeds) is printed and the benchmark's chart (``<work-dir>/demo.png``: test
+mAP per model, one dot per seed) and ``<work-dir>/results.json`` (every stage's val and test
+metrics per seed, with the protocol: commit and config digests) are written. Every stage is an
+ordinary config run by the runner the config names (``MLKDRunner``, :func:`mlkd.apis.train`); the
+same configs work with ``tools/train.py``. Before any training the tool refuses duplicate or
+negative seeds, repeated stages and a work dir holding results of another protocol (another commit,
+or another resolved config of a stage); ``--resume`` reuses the finished stages of an earlier call
+of the same protocol, ``--overwrite`` retrains them; without either, what an earlier call left is
+refused."""
 
 from __future__ import annotations
 
@@ -93,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_overwrite_argument(
         parser,
         help='retrain stages whose results are already in the work '
-        'dir and replace results.json and demo.png (never deleting other '
+        'dir and replace results.json and the chart (never deleting other '
         'files)',
     )
     add_cfg_options_argument(
