@@ -31,15 +31,15 @@ filled the same way, by ``min(N, epochs)`` tasks side by side (task k of N: epoc
 the bytes do not depend on the split).
 
 With one job each stage shows a progress line, with several one line per start and end; at the end
-a table (mean ± std over seeds) is printed and the benchmark's chart (``<work-dir>/demo.png``: test
-mAP per model, one dot per seed) and ``<work-dir>/results.json`` (every stage's val and test
-metrics per seed, with the protocol: commit and config digests) are written. Every stage is an
-ordinary config run by the runner the config names (``MLKDRunner``, :func:`mlkd.apis.train`); the
-same configs work with ``tools/train.py``. Before any training the tool refuses duplicate or
-negative seeds, repeated stages and a work dir holding results of another protocol (another commit,
-or another resolved config of a stage); ``--resume`` reuses the finished stages of an earlier call
-of the same protocol, ``--overwrite`` retrains them; without either, what an earlier call left is
-refused."""
+a table (mean ± std over seeds) is printed and the benchmark's chart (the demo's
+``<work-dir>/demo.png``: test mAP per model, one dot per seed) and ``<work-dir>/results.json``
+(every stage's val and test metrics per seed, with the protocol: commit and config digests) are
+written. Every stage is an ordinary config run by the runner the config names (``MLKDRunner``,
+:func:`mlkd.apis.train`); the same configs work with ``tools/train.py``. Before any training the
+tool refuses duplicate or negative seeds, repeated stages and a work dir holding results of another
+protocol (another commit, or another resolved config of a stage); ``--resume`` reuses the finished
+stages of an earlier call of the same protocol, ``--overwrite`` retrains them; without either, what
+an earlier call left is refused."""
 
 from __future__ import annotations
 
