@@ -1,7 +1,7 @@
 # The ranking benchmark's teacher: CIFAR-layout ResNet-18 of width 24 with an ML-Decoder head
 # (d = 64), backbone from the bundled MultiGlyphs pretraining; the students' recipe with its own
-# schedule and its own training set: twice the students' images, another draw, clean labels (a
-# teacher trained on more and better-labelled data than its student, as a pretrained one is).
+# schedule and its own training set: as many images as the students', another draw, clean labels
+# (a teacher trained on other and better-labelled data than its student, as a pretrained one is).
 _base_ = [
     '../_base_/models/digits_resnet_teacher_mldecoder_pretrained.py',
     '../_base_/ranking/stage.py',

@@ -6,7 +6,7 @@
 _base_ = ['./multidigits.py']
 dataset_type = 'DigitScenes'
 num_classes = 40
-num_train_samples = 4000  # the students' training-set size (rows of CRD's memory banks)
+num_train_samples = 8000  # the students' training-set size (rows of CRD's memory banks)
 # Generator settings shared by every split (a leaf changes them in each loader): digits of 10-14 px
 # on a 3 x 3 grid, at most 5 and 3.5 on average per image, class frequencies Zipf(0.7).
 scene = dict(
@@ -18,9 +18,9 @@ scene = dict(
     mean_objects=3.5,
     zipf_exponent=0.7,
 )
-# The students' training labels miss a twentieth of the hard objects (none of the easy ones): what
-# a teacher trained on clean labels (ranking/teacher.py) can say and the labels do not.
-missed_annotation = (0.0, 0.05)
+# The students' training labels miss half of the hard objects (none of the easy ones): what a
+# teacher trained on clean labels (ranking/teacher.py) can say and the labels do not.
+missed_annotation = (0.0, 0.5)
 data_preprocessor = dict(num_classes=num_classes)
 # The images are in memory: on 2 cores loader workers cost more than they save.
 loader = dict(num_workers=0, persistent_workers=False)

@@ -13,7 +13,7 @@ default_hooks = dict(logger=dict(interval=10))
 seed_key = 'train_dataloader.sampler.seed'
 # CPU speed: channels-last inputs (oneDNN's convolutions of these small networks are faster).
 data_preprocessor = dict(channels_last=True)
-student_epochs = 30
+student_epochs = 15
 student_peak_lr = 2e-3
 optim_wrapper = dict(optimizer=dict(lr=student_peak_lr))
 param_scheduler = [
