@@ -41,7 +41,7 @@ from mlkd.registry import DATASETS
 
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin
-from .utils import read_annotation_json, require_data_root
+from .utils import check_config_choice, read_annotation_json, require_data_root
 from .validation import DataListChecksMixin
 
 __all__ = ['COCOMultiLabel', 'ordered_categories']
@@ -98,16 +98,8 @@ class COCOMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, Mul
         test_mode: bool = False,
         **kwargs: Any,
     ) -> None:
-        if split not in _SPLITS:
-            raise ValueError(
-                f'COCOMultiLabel: split must be one of {_SPLITS}, got {split!r} '
-                f'(config key `split`)'
-            )
-        if class_order not in _CLASS_ORDERS:
-            raise ValueError(
-                f'COCOMultiLabel: class_order must be one of {_CLASS_ORDERS}, got '
-                f'{class_order!r} (config key `class_order`)'
-            )
+        check_config_choice('COCOMultiLabel', 'split', split, _SPLITS)
+        check_config_choice('COCOMultiLabel', 'class_order', class_order, _CLASS_ORDERS)
         data_root = require_data_root(
             'COCOMultiLabel', data_root, 'the folder holding annotations/ and {train,val}2014/'
         )

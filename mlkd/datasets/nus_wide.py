@@ -46,7 +46,7 @@ from mlkd.registry import DATASETS
 
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin, matrix_to_label_lists
-from .utils import check_missing_images, require_data_root
+from .utils import check_config_choice, check_missing_images, require_data_root
 from .validation import DataListChecksMixin
 
 __all__ = ['NUSWIDE']
@@ -92,11 +92,7 @@ class NUSWIDE(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, MultiLabel
     ) -> None:
         if split not in _SPLITS:
             raise ValueError(f'NUSWIDE: split must be one of {_SPLITS}, got {split!r}')
-        if protocol not in PROTOCOLS:
-            raise ValueError(
-                f'NUSWIDE: protocol must be one of {PROTOCOLS}, got {protocol!r} '
-                f'(config key `protocol`)'
-            )
+        check_config_choice('NUSWIDE', 'protocol', protocol, PROTOCOLS)
         data_root = require_data_root(
             'NUSWIDE',
             data_root,

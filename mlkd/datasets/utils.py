@@ -4,7 +4,24 @@ from __future__ import annotations
 
 import json
 import os.path as osp
+from collections.abc import Collection
 from typing import Any
+
+
+def check_config_choice(dataset: str, key: str, value: Any, choices: Collection) -> None:
+    """Raise a ValueError naming ``dataset``, the config key and ``choices`` unless ``value`` is
+    one of ``choices``.
+
+    Args:
+        dataset: class name for the message.
+        key: the config key (the dataset argument) that holds ``value``.
+        value: the configured value.
+        choices: the accepted values, shown in the message as given.
+    """
+    if value not in choices:
+        raise ValueError(
+            f'{dataset}: {key} must be one of {choices}, got {value!r} (config key `{key}`)'
+        )
 
 
 def require_data_root(dataset: str, data_root: str, expected: str) -> str:
@@ -63,11 +80,7 @@ def check_missing_images(
     MMEngine's logger, with the first few paths), so a partly downloaded dataset (NUS-WIDE's Flickr
     images) trains on what exists and says how much is absent.
     """
-    if policy not in MISSING_IMAGE_POLICIES:
-        raise ValueError(
-            f'{dataset}: missing_images must be one of {MISSING_IMAGE_POLICIES}, '
-            f'got {policy!r} (config key `missing_images`)'
-        )
+    check_config_choice(dataset, 'missing_images', policy, MISSING_IMAGE_POLICIES)
     present = [osp.isfile(info['img_path']) for info in data_list]
     missing = [info['img_path'] for info, ok in zip(data_list, present) if not ok]
     if not missing:

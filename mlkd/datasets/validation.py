@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from mmengine.logging import MMLogger
 
+from .utils import check_config_choice
+
 __all__ = [
     'DUPLICATE_IMAGE_POLICIES',
     'DataListChecksMixin',
@@ -123,12 +125,7 @@ def check_data_list(
 ) -> list[dict]:
     """Run the checks of the module docstring on ``data_list``; returns it (duplicates dropped
     under ``duplicate_images='skip'``). ``source`` names the annotation read."""
-    if duplicate_images not in DUPLICATE_IMAGE_POLICIES:
-        raise ValueError(
-            f'{dataset}: duplicate_images must be one of '
-            f'{DUPLICATE_IMAGE_POLICIES}, got {duplicate_images!r} (config key '
-            '`duplicate_images`)'
-        )
+    check_config_choice(dataset, 'duplicate_images', duplicate_images, DUPLICATE_IMAGE_POLICIES)
     data_list = _drop_duplicates(data_list, duplicate_images, dataset, source)
     if num_classes:
         _check_label_range(data_list, num_classes, dataset, source)

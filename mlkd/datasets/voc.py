@@ -40,7 +40,7 @@ from mlkd.registry import DATASETS
 
 from .holdout import HoldOutMixin
 from .observed_labels import ObservedLabelsMixin
-from .utils import require_data_root
+from .utils import check_config_choice, require_data_root
 from .validation import DataListChecksMixin
 
 __all__ = ['VOCMultiLabel', 'DIFFICULT_META_KEYS']
@@ -94,11 +94,7 @@ class VOCMultiLabel(HoldOutMixin, ObservedLabelsMixin, DataListChecksMixin, VOC)
                 f'{unknown_objects!r} (config key `unknown_objects`)'
             )
         self.unknown_objects, self.skipped_objects = unknown_objects, 0
-        if difficult_policy not in _POLICIES:
-            raise ValueError(
-                f'VOCMultiLabel: difficult_policy must be one of {_POLICIES}, got '
-                f'{difficult_policy!r} (config key `difficult_policy`)'
-            )
+        check_config_choice('VOCMultiLabel', 'difficult_policy', difficult_policy, _POLICIES)
         data_root = require_data_root(
             'VOCMultiLabel',
             data_root,

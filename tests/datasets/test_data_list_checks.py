@@ -17,6 +17,7 @@ from mlkd.datasets import (
     TinyImageNet,
     VOCMultiLabel,
 )
+from mlkd.datasets.utils import check_missing_images
 from mlkd.datasets.validation import (
     DataListChecksMixin,
     check_data_list,
@@ -65,6 +66,21 @@ def test_an_image_listed_twice_is_named_or_skipped_with_a_count(tmp_path):
     dataset = _image_list(tmp_path, lines, duplicate_images='skip')
     assert [dataset.get_data_info(i)['gt_label'] for i in range(len(dataset))] == [[0], [1]]
     assert any('skipped 1 repeated entries of 3' in m for m in messages)
+
+
+def test_an_unknown_policy_is_refused_naming_the_dataset_the_choices_and_the_config_key():
+    with pytest.raises(ValueError) as error:
+        check_data_list([], None, 'X', 'ann.txt', duplicate_images='keep')
+    assert str(error.value) == (
+        "X: duplicate_images must be one of ('error', 'skip'), got 'keep' "
+        '(config key `duplicate_images`)'
+    )
+    with pytest.raises(ValueError) as error:
+        check_missing_images([], 'ignore', 'Y', 'ann.txt')
+    assert str(error.value) == (
+        "Y: missing_images must be one of ('error', 'skip'), got 'ignore' "
+        '(config key `missing_images`)'
+    )
 
 
 @pytest.mark.parametrize(
