@@ -46,6 +46,7 @@ from mlkd.models.losses import (
     splc_loss,
     two_way_loss,
 )
+from mlkd.models.losses.task.focal import focal_bce
 
 # name -> (module, float64 loop reference). SPLC is checked without a runner (no epoch: no
 # correction) here and with an epoch below.
@@ -495,6 +496,20 @@ def test_two_way_per_gpu_reference_behaviour_differs(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
+def test_focal_bce_closed_form_with_finite_gradient_at_saturation():
+    """The focal BCE shared by SigmoidFocalLoss, Hill, SPLC and the focal margin loss."""
+    z = torch.tensor([[-2.0, 0.5, 3.0, 50.0, -50.0, -50.0]], dtype=torch.float64)
+    pos = torch.tensor([[True, False, True, True, False, True]])
+    p = torch.sigmoid(z)
+    p_t = torch.where(pos, p, 1 - p)
+    expected = -((1 - p_t) ** 1.5) * torch.log(p_t)
+    torch.testing.assert_close(focal_bce(z, pos, 1.5), expected)
+    torch.testing.assert_close(focal_bce(z, pos, 0.0), -torch.log(p_t))
+    z.requires_grad_()
+    focal_bce(z, pos, 0.5).sum().backward()  # σ(∓z)^0.5 would give inf · 0 through pow
+    assert torch.isfinite(z.grad).all()
+
+
 # Hill, SPLC, focal margin.
 def test_hill_negative_closed_form():
     # (λ − p)·p² at p = 1 is λ − 1 = 0.5; its gradient vanishes at both ends.

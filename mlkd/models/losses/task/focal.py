@@ -22,6 +22,25 @@ from ..utils import check_choice, check_non_negative, reduce_valid
 from .asymmetric import AsymmetricMultiLabelLoss, focal_weight
 
 
+def focal_bce(logits: torch.Tensor, pos: torch.Tensor, gamma: float) -> torch.Tensor:
+    """Elementwise focal binary cross-entropy ``−(1 − p_t)^γ · log p_t`` on logits ``z``.
+
+    ``p_t = σ(z)`` where ``pos`` is True and ``1 − σ(z) = σ(−z)`` elsewhere, so both the weight
+    ``σ(∓z)^γ`` (:func:`~.asymmetric.focal_weight`, gradient carried) and the log
+    ``logsigmoid(±z)`` stay finite for saturated logits and any ``γ ≥ 0``.
+
+    Args:
+        logits: ``[B, C]`` logits (already margin-shifted where a loss shifts them).
+        pos: bool ``[B, C]``, True where the entry is treated as a positive.
+        gamma: focusing exponent.
+
+    Returns:
+        ``[B, C]`` elementwise loss, no reduction, no masking.
+    """
+    signed = torch.where(pos, logits, -logits)  # z for positives, −z for negatives
+    return -focal_weight(F.logsigmoid(-signed), gamma) * F.logsigmoid(signed)
+
+
 def sigmoid_focal_loss(
     logits: torch.Tensor,
     gt: torch.Tensor,
@@ -50,9 +69,7 @@ def sigmoid_focal_loss(
     """
     check_choice('reduction', reduction, TaskLoss.reductions)
     pos, valid = gt == 1, gt >= 0
-    signed = torch.where(pos, logits, -logits)  # z for positives, −z for negatives
-    bce = -F.logsigmoid(signed)  # −log p_t
-    elem = focal_weight(F.logsigmoid(-signed), gamma) * bce
+    elem = focal_bce(logits, pos, gamma)
     if alpha >= 0:
         elem = elem * torch.where(pos, alpha, 1.0 - alpha)
     return reduce_valid(elem, valid, reduction)

@@ -15,25 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from mlkd.registry import MODELS
 
 from ..base import TaskLoss
 from ..utils import check_choice, check_non_negative, current_epoch, reduce_valid
-from .asymmetric import focal_weight
+from .focal import focal_bce
 
 _REDUCTIONS = ('sum', 'mean', 'none')
-
-
-def _focal_bce(shifted: torch.Tensor, pos: torch.Tensor, gamma: float) -> torch.Tensor:
-    """Elementwise ``−p_t'^γ·log(1 − p_t')`` on (margin-)shifted logits ``z'``.
-
-    For positives ``−(1 − σ(z'))^γ log σ(z')``, for negatives ``−σ(z')^γ log σ(−z')``; in both
-    the weight is ``σ(∓z')^γ`` and the log ``logsigmoid(±z')``.
-    """
-    signed = torch.where(pos, shifted, -shifted)
-    return -focal_weight(F.logsigmoid(-signed), gamma) * F.logsigmoid(signed)
 
 
 def focal_margin_loss(
@@ -92,7 +81,7 @@ def splc_loss(
     shifted = torch.where(pos, logits - margin, logits)
     if epoch is not None and epoch >= change_epoch:
         pos = pos | (neg & (torch.sigmoid(shifted.detach()) > threshold))
-    return reduce_valid(_focal_bce(shifted, pos, gamma), valid, reduction)
+    return reduce_valid(focal_bce(shifted, pos, gamma), valid, reduction)
 
 
 def hill_loss(
@@ -122,7 +111,7 @@ def hill_loss(
     pos, valid = gt == 1, gt >= 0
     prob = torch.sigmoid(logits)
     negative = (hill_lambda - prob) * prob.square()
-    positive = _focal_bce(logits - margin, torch.ones_like(pos), gamma)
+    positive = focal_bce(logits - margin, torch.ones_like(pos), gamma)
     return reduce_valid(torch.where(pos, positive, negative), valid, reduction)
 
 
