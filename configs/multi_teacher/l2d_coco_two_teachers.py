@@ -25,6 +25,5 @@ model = dict(
         ),
     ),
     label_targets='best_val_ap',
-    student_taps=_base_.model.student_taps,
     probe_input_size=_base_.model.probe_input_size,
 )

@@ -1,6 +1,9 @@
-"""Build a classifier from a model dict, a config path, or a config path with overrides."""
+"""Build a classifier from a model dict, a config path, or a config path with overrides, and read
+the taps its config declares."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from mmengine.config import Config
 from torch import nn
@@ -20,14 +23,8 @@ def build_network(cfg: dict | str, role: str) -> nn.Module:
         cfg: the model, as described above.
         role: name used in error messages (``'student'``, ``'teacher'``, ``'classifier'``).
     """
-    if isinstance(cfg, str):
-        cfg = dict(cfg_path=cfg)
-    if isinstance(cfg, dict) and 'cfg_path' in cfg:
-        overrides = {k: v for k, v in cfg.items() if k != 'cfg_path'}
-        base = Config.fromfile(cfg['cfg_path'])
-        if 'model' not in base:
-            raise ValueError(f'{role}: config {cfg["cfg_path"]!r} defines no `model`')
-        base.merge_from_dict({f'model.{k}': v for k, v in _flatten(overrides).items()})
+    base = _network_config(cfg, role)
+    if base is not None:
         cfg = base.model
     if not isinstance(cfg, dict) or 'type' not in cfg:
         raise TypeError(
@@ -35,6 +32,39 @@ def build_network(cfg: dict | str, role: str) -> nn.Module:
             f'dict(cfg_path=...), got {cfg!r}'
         )
     return MODELS.build(cfg)
+
+
+def network_taps(cfg: dict | str, extra: Mapping[str, str] | None, role: str) -> dict[str, str]:
+    """The taps of a network: those its config declares, updated by ``extra``.
+
+    A network config declares its taps as a top-level ``taps`` (tap name -> module path; the
+    shipped model bases take them from ``configs/_base_/taps/``), so that every pair using the
+    network records the same points without repeating them. A model dict declares none.
+
+    Args:
+        cfg: the network, as :func:`build_network` takes it.
+        extra: taps a distillation config adds, or re-points (a name it shares with the
+            declared ones takes its path from here); ``None`` adds none.
+        role: name used in error messages.
+    """
+    base = _network_config(cfg, role)
+    declared = {} if base is None else dict(base.get('taps') or {})
+    return {**declared, **dict(extra or {})}
+
+
+def _network_config(cfg: dict | str, role: str) -> Config | None:
+    """The config a network given by path (or ``dict(cfg_path=..., **overrides)``) comes from,
+    its model updated by the overrides; ``None`` for a model dict."""
+    if isinstance(cfg, str):
+        cfg = dict(cfg_path=cfg)
+    if not (isinstance(cfg, dict) and 'cfg_path' in cfg):
+        return None
+    overrides = {k: v for k, v in cfg.items() if k != 'cfg_path'}
+    base = Config.fromfile(cfg['cfg_path'])
+    if 'model' not in base:
+        raise ValueError(f'{role}: config {cfg["cfg_path"]!r} defines no `model`')
+    base.merge_from_dict({f'model.{k}': v for k, v in _flatten(overrides).items()})
+    return base
 
 
 def _flatten(overrides: dict, prefix: str = '') -> dict:

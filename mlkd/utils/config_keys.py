@@ -11,7 +11,8 @@ and silently ignored. The rules:
   ``AmpOptimWrapper``, ``model.allow_random_teacher=True``), of the class mmengine builds from a
   dict without ``type`` (``train_dataloader.pin_memory`` for torch's ``DataLoader``,
   ``train_cfg.val_begin`` for ``EpochBasedTrainLoop``), or any name in a dict of named entries
-  (``model.student_taps.<name>``, ``default_hooks.<name>``). Anything else (``model.foo=1``,
+  (``model.student_taps.<name>``, ``default_hooks.<name>``), also where the config leaves that
+  dict unset (a keyword annotated ``dict[str, ...]``). Anything else (``model.foo=1``,
   ``train_cfg.max_epoch=3``, ``optim_wrapper.optimizer.lrr=0.1``) is refused with the closest
   known keys.
 * ``+key=value`` adds a key without these checks (Hydra's convention), for a user who knows
@@ -305,6 +306,15 @@ def _annotation(type_: Any, keyword: str) -> str | None:
     return None
 
 
+def _takes_named_entries(node: Any, keyword: str) -> bool:
+    """Whether the class that ``node['type']`` names takes ``keyword`` as a dict of named entries
+    (annotated ``dict[str, ...]``, e.g. ``student_taps``)."""
+    if not (isinstance(node, dict) and 'type' in node):
+        return False
+    annotation = _annotation(node['type'], keyword)
+    return bool(annotation and _NAME_MAP.match(annotation))
+
+
 def check_cfg_options(cfg, options: dict, source: str = '--cfg-options') -> None:
     """Refuse ``--cfg-options`` keys that nothing takes (rules in the module doc). Keys starting
     with ``+`` are not checked.
@@ -348,6 +358,8 @@ def check_cfg_options(cfg, options: dict, source: str = '--cfg-options') -> None
                 raise UnknownConfigKeyError(
                     f'{source} {dotted}: {where} is {type(node).__name__}, which has no {part!r}'
                 )
+            if depth == len(parts) - 2 and _takes_named_entries(node, part):
+                break  # the first entry of a dict of named entries the config leaves unset
             if depth < len(parts) - 1:
                 raise UnknownConfigKeyError(
                     f'{source} {dotted}: {where} has no key {part!r}' + _suggest(part, siblings)

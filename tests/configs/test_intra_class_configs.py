@@ -36,6 +36,7 @@ from mmengine.registry import DefaultScope
 
 import mlkd
 from mlkd.engine import MLKDRunner
+from mlkd.models.builder import network_taps
 from mlkd.registry import MODELS
 
 mlkd.register_all_modules()
@@ -241,8 +242,13 @@ def test_config_follows_the_paper_recipe_and_its_method(cell):
         assert model.distill_losses.kd.loss_weight == 0.9 and model.task_loss_weight == 0.1
     if method == 'crd':
         assert model.distill_losses.crd.num_samples == cfg.num_train_samples
-    # Every tap a method reads is one the pair gives.
-    for prefix, taps in (('s_', model.student_taps), ('t_', model.teacher_taps)):
+    # Every tap a method reads is one the networks declare or the pair gives.
+    networks = (
+        ('s_', model.student, model.get('student_taps')),
+        ('t_', model.teacher, model.get('teacher_taps')),
+    )
+    for prefix, network, given in networks:
+        taps = network_taps(network, given, prefix)
         read = {
             name[2:] for name in _strings(model) if re.fullmatch(rf'{prefix}(stage|preact)\d', name)
         }

@@ -48,3 +48,38 @@ def test_model_builds_and_scores(path):
         scores = model(torch.rand(1, 3, size, size), mode='tensor')
     assert scores.shape == (1, model_cfg.head.num_classes)
     assert torch.isfinite(scores).all()
+
+
+def _networks_declaring_taps() -> dict[str, str]:
+    """One shipped config (outside ``_base_``) per distinct model that declares ``taps``, plus the
+    model bases: a leaf that swaps its backbone must swap its taps too."""
+    leaves = sorted(glob.glob(config_path('**', '*.py'), recursive=True))
+    chosen = {}
+    bases = sorted(glob.glob(config_path('_base_', 'models', '**', '*.py'), recursive=True))
+    for path in bases + [p for p in leaves if '/_base_/' not in p]:
+        text = open(path).read()
+        if '/_base_/' not in path and 'backbone' not in text and 'taps' not in text:
+            continue  # a leaf that keeps its base's network and taps
+        cfg = Config.fromfile(path)
+        if 'taps' in cfg and isinstance(cfg.get('model'), dict) and 'backbone' in cfg.model:
+            chosen.setdefault(repr((cfg.model.backbone.to_dict(), cfg.taps.to_dict())), path)
+    return {osp.relpath(p, config_path()): p for p in chosen.values()}
+
+
+NETWORKS_DECLARING_TAPS = _networks_declaring_taps()
+
+
+@pytest.mark.parametrize(
+    'path', sorted(NETWORKS_DECLARING_TAPS.values()), ids=sorted(NETWORKS_DECLARING_TAPS)
+)
+def test_declared_taps_name_modules_of_the_network(path):
+    mlkd.register_all_modules()
+    cfg = Config.fromfile(path)
+    cfg.model.backbone.pop('init_cfg', None)
+    with cheap_default_init():
+        model = build_model(cfg.model)
+    modules = dict(model.named_modules())
+    missing = {
+        tap: module for tap, module in cfg.taps.items() if module.split('@')[0] not in modules
+    }
+    assert not missing, f'{path}: taps naming no module of its network: {missing}'

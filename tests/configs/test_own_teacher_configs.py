@@ -160,7 +160,7 @@ def test_the_torchvision_teacher_config_loads_a_torchvision_file(tmp_path):
 def test_a_tap_the_timm_model_lacks_is_refused_before_training():
     cfg = Config.fromfile(leaf('3d_multidigits_timm_teacher'))
     cfg.model.teacher_ckpt, cfg.model.allow_random_teacher = None, True
-    cfg.model.teacher_taps.stage5 = 'backbone.feature_maps.4'
+    cfg.model.teacher_taps = dict(stage5='backbone.feature_maps.4')
     with cheap_default_init(), pytest.raises(KeyError) as error:
         build(cfg.model)
     message = str(error.value)

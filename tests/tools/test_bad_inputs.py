@@ -297,6 +297,9 @@ def test_export_refuses_a_student_with_nan_weights(tmp_path):
             'nothing reads such a key there; did you mean pin_memory',
         ),
         ('model.studen.head.num_classes=3', "model has no key 'studen'; did you mean student"),
+        # a dict of named entries left unset takes a first entry, a misspelled one does not
+        ('model.student_tap.extra=backbone.layer1', "model has no key 'student_tap'"),
+        ('model.student_taps.extra.x=backbone.layer1', "model has no key 'student_taps'"),
         ('model.head.num_classes=3', "model has no key 'head'"),
         ('custom_hooks.9.type=X', "custom_hooks is list, which has no '9'"),
     ],

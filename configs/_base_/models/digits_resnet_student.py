@@ -1,5 +1,6 @@
 # Small CIFAR-layout ResNet-18 (3x3 stem, no max-pool) for the MultiDigits demo: the student size.
 # Trains from scratch on a CPU in minutes.
+_base_ = ['../taps/digits_resnet.py']
 model = dict(
     type='ImageClassifier',
     backbone=dict(
@@ -13,3 +14,4 @@ model = dict(
         loss=dict(type='BinaryCrossEntropySumLoss'),
     ),
 )
+taps = _base_.digits_resnet_taps  # what a distiller may record of this network

@@ -1,7 +1,7 @@
 # MultiDigits student from timm: timm's mobilenetv2_050 in place of the demo student's
 # CIFAR-layout ResNet (same ML-Decoder head). Output stride 8 keeps its last maps 4x4 on the
 # 32-pixel mosaics, as the demo nets'.
-_base_ = ['./digits_resnet_student_mldecoder.py']
+_base_ = ['./digits_resnet_student_mldecoder.py', '../taps/timm.py']
 model = dict(
     backbone=dict(
         _delete_=True,
@@ -12,3 +12,5 @@ model = dict(
     ),
     head=dict(in_channels=160),
 )
+# This network's taps replace the ResNet's it inherits.
+taps = dict(_delete_=True, **_base_.timm_taps)

@@ -2,7 +2,7 @@
 # ResNet (same ML-Decoder head). Output stride 8 keeps its last maps 4x4 on the 32-pixel mosaics,
 # as the demo nets'. Any timm model name works the same way; `weights` names a local file of its
 # timm weights (.safetensors / .pth / .bin), None: timm's random initialisation.
-_base_ = ['./digits_resnet_teacher_mldecoder.py']
+_base_ = ['./digits_resnet_teacher_mldecoder.py', '../taps/timm.py']
 model = dict(
     backbone=dict(
         _delete_=True,
@@ -13,3 +13,5 @@ model = dict(
     ),
     head=dict(in_channels=512),
 )
+# This network's taps replace the ResNet's it inherits.
+taps = dict(_delete_=True, **_base_.timm_taps)

@@ -1,10 +1,8 @@
 # Single-label distillation pair resnet32x4 -> resnet8x4 on CIFAR-100 with mdistiller's recipe
 # (single_label/cifar100.py). Train the teacher first with configs/cifar100/resnet32x4.py.
-_base_ = ['./single_label/cifar100.py', '../taps/cifar_resnet32x4.py', '../taps/cifar_resnet8x4.py']
+_base_ = ['./single_label/cifar100.py']
 model = dict(
     teacher='{{fileDirname}}/../../cifar100/resnet32x4.py',
     student='{{fileDirname}}/../../cifar100/resnet8x4.py',
     teacher_ckpt='work_dirs/cifar100/resnet32x4',
-    student_taps=_base_.cifar_resnet8x4_taps,
-    teacher_taps=_base_.cifar_resnet32x4_taps,
 )

@@ -1,17 +1,8 @@
 # Single-label distillation pair resnet32x4 -> shufflev1 on CIFAR-100 with mdistiller's recipe
 # (single_label/cifar100.py). Train the teacher first with configs/cifar100/resnet32x4.py.
-_base_ = [
-    './single_label/cifar100.py',
-    '../taps/cifar_resnet32x4.py',
-    '../taps/cifar_shufflenet.py',
-]
+_base_ = ['./single_label/cifar100_mobile_student.py']
 model = dict(
     teacher='{{fileDirname}}/../../cifar100/resnet32x4.py',
     student='{{fileDirname}}/../../cifar100/shufflev1.py',
     teacher_ckpt='work_dirs/cifar100/resnet32x4',
-    student_taps=_base_.cifar_shufflenet_taps,
-    teacher_taps=_base_.cifar_resnet32x4_taps,
 )
-
-# mdistiller: lr 0.01 for MobileNet / ShuffleNet students.
-optim_wrapper = dict(optimizer=dict(lr=0.01))

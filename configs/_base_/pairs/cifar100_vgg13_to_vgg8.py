@@ -1,10 +1,8 @@
 # Single-label distillation pair vgg13 -> vgg8 on CIFAR-100 with mdistiller's recipe
 # (single_label/cifar100.py). Train the teacher first with configs/cifar100/vgg13.py.
-_base_ = ['./single_label/cifar100.py', '../taps/cifar_vgg.py']
+_base_ = ['./single_label/cifar100.py']
 model = dict(
     teacher='{{fileDirname}}/../../cifar100/vgg13.py',
     student='{{fileDirname}}/../../cifar100/vgg8.py',
     teacher_ckpt='work_dirs/cifar100/vgg13',
-    student_taps=_base_.cifar_vgg_taps,
-    teacher_taps=_base_.cifar_vgg_taps,
 )

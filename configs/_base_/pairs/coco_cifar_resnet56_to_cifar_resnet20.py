@@ -1,15 +1,8 @@
 # Distillation pair of 3D Table B.1: cifar_resnet56 -> cifar_resnet20 on MS-COCO 2014. Train the
 # teacher first with configs/teachers/coco_cifar_resnet56_mldecoder.py (30 of 80 epochs).
-_base_ = [
-    './l2d/coco2014.py',
-    '../taps/cifar_resnet20.py',
-    '../taps/cifar_resnet56.py',
-    './l2d/distiller.py',
-]
+_base_ = ['./l2d/coco2014.py', './l2d/distiller.py']
 model = dict(
     teacher='{{fileDirname}}/../../teachers/coco_cifar_resnet56_mldecoder.py',
     student='{{fileDirname}}/../../students/coco_cifar_resnet20_mldecoder.py',
     teacher_ckpt='work_dirs/teachers/coco_cifar_resnet56_mldecoder',
-    student_taps=_base_.cifar_resnet20_taps,
-    teacher_taps=_base_.cifar_resnet56_taps,
 )

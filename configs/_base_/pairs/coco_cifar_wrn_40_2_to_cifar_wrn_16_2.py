@@ -1,10 +1,8 @@
 # Distillation pair of 3D Table B.1: cifar_wrn_40_2 -> cifar_wrn_16_2 on MS-COCO 2014. Train the
 # teacher first with configs/teachers/coco_cifar_wrn_40_2_mldecoder.py (30 of 80 epochs).
-_base_ = ['./l2d/coco2014.py', '../taps/cifar_wrn.py', './l2d/distiller.py']
+_base_ = ['./l2d/coco2014.py', './l2d/distiller.py']
 model = dict(
     teacher='{{fileDirname}}/../../teachers/coco_cifar_wrn_40_2_mldecoder.py',
     student='{{fileDirname}}/../../students/coco_cifar_wrn_16_2_mldecoder.py',
     teacher_ckpt='work_dirs/teachers/coco_cifar_wrn_40_2_mldecoder',
-    student_taps=_base_.cifar_wrn_taps,
-    teacher_taps=_base_.cifar_wrn_taps,
 )

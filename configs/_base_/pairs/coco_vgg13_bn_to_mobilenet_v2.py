@@ -1,15 +1,8 @@
 # Distillation pair of 3D Table B.1: vgg13_bn -> mobilenet_v2 on MS-COCO 2014. Train the teacher
 # first with configs/teachers/coco_vgg13_bn_mldecoder.py (30 of 80 epochs).
-_base_ = [
-    './l2d/coco2014.py',
-    '../taps/mobilenet_v2.py',
-    '../taps/vgg13_bn.py',
-    './l2d/distiller.py',
-]
+_base_ = ['./l2d/coco2014.py', './l2d/distiller.py']
 model = dict(
     teacher='{{fileDirname}}/../../teachers/coco_vgg13_bn_mldecoder.py',
     student='{{fileDirname}}/../../students/coco_mobilenet_v2_mldecoder.py',
     teacher_ckpt='work_dirs/teachers/coco_vgg13_bn_mldecoder',
-    student_taps=_base_.mobilenet_v2_taps,
-    teacher_taps=_base_.vgg13_bn_taps,
 )

@@ -7,9 +7,6 @@ model = dict(
     student='{{fileDirname}}/../../multidigits/mldecoder_student.py',
     teacher='{{fileDirname}}/../../multidigits/mldecoder_teacher.py',
     teacher_ckpt='work_dirs/mldecoder_teacher',  # its work dir: its last checkpoint
-    # Stage taps (`stage1..4`) for the feature methods; recorded only when a loss reads them.
-    student_taps=_base_.digits_resnet_taps,
-    teacher_taps=_base_.digits_resnet_taps,
     probe_input_size=(_base_.image_size, _base_.image_size),
     # Off; `--cfg-options model.teacher_cache.dir=DIR model.teacher_cache.mode=write` (then
     # `read`) trains from stored teacher outputs, bit-identically (docs/teacher_cache.md).

@@ -9,10 +9,8 @@ model = dict(
     teacher='{{fileDirname}}/../../multidigits/resnet_teacher_single_label.py',
     teacher_ckpt='work_dirs/resnet_teacher_single_label',  # its work dir: its last checkpoint
     data_preprocessor=_base_.data_preprocessor,
-    # Stage taps (`stage1..4`) for the feature methods (mmpretrain's ResNet_CIFAR has no pre-ReLU
-    # module, so OFD has no MultiDigits config).
-    student_taps=_base_.digits_resnet_taps,
-    teacher_taps=_base_.digits_resnet_taps,
+    # The networks' stage taps (`stage1..4`, their model base) serve the feature methods;
+    # mmpretrain's ResNet_CIFAR has no pre-ReLU module, so OFD has no MultiDigits config.
     probe_input_size=(_base_.image_size, _base_.image_size),
     # Off; `--cfg-options model.teacher_cache.dir=DIR model.teacher_cache.mode=write` (then
     # `read`) trains from stored teacher outputs, bit-identically (docs/teacher_cache.md).

@@ -2,11 +2,9 @@
 # the ResNet-101 teacher of the paper's Table C.4 (the supplement does not name its NUS-WIDE
 # pairs). Train the teacher first with configs/teachers/nuswide_resnet101_mldecoder.py (30 of 80
 # epochs).
-_base_ = ['./l2d/nuswide.py', '../taps/resnet.py', './l2d/distiller.py']
+_base_ = ['./l2d/nuswide.py', './l2d/distiller.py']
 model = dict(
     teacher='{{fileDirname}}/../../teachers/nuswide_resnet101_mldecoder.py',
     student='{{fileDirname}}/../../students/nuswide_resnet34_mldecoder.py',
     teacher_ckpt='work_dirs/teachers/nuswide_resnet101_mldecoder',
-    student_taps=_base_.resnet_taps,
-    teacher_taps=_base_.resnet_taps,
 )

@@ -1,10 +1,8 @@
 # Distillation pair of 3D Table B.2: resnet50 -> mobilenet_v2 on PASCAL VOC 2007. Train the teacher
 # first with configs/teachers/voc_resnet50_mldecoder.py (30 of 80 epochs).
-_base_ = ['./l2d/voc2007.py', '../taps/mobilenet_v2.py', '../taps/resnet.py', './l2d/distiller.py']
+_base_ = ['./l2d/voc2007.py', './l2d/distiller.py']
 model = dict(
     teacher='{{fileDirname}}/../../teachers/voc_resnet50_mldecoder.py',
     student='{{fileDirname}}/../../students/voc_mobilenet_v2_mldecoder.py',
     teacher_ckpt='work_dirs/teachers/voc_resnet50_mldecoder',
-    student_taps=_base_.mobilenet_v2_taps,
-    teacher_taps=_base_.resnet_taps,
 )

@@ -1,10 +1,8 @@
 # Distillation pair of 3D Table B.2: swin_t -> resnet18 on PASCAL VOC 2007. Train the teacher first
 # with configs/teachers/voc_swin_t_mldecoder.py (30 of 80 epochs).
-_base_ = ['./l2d/voc2007.py', '../taps/resnet.py', '../taps/swin_t.py', './l2d/distiller.py']
+_base_ = ['./l2d/voc2007.py', './l2d/distiller.py']
 model = dict(
     teacher='{{fileDirname}}/../../teachers/voc_swin_t_mldecoder.py',
     student='{{fileDirname}}/../../students/voc_resnet18_mldecoder.py',
     teacher_ckpt='work_dirs/teachers/voc_swin_t_mldecoder',
-    student_taps=_base_.resnet_taps,
-    teacher_taps=_base_.swin_t_taps,
 )

@@ -2,15 +2,12 @@
 # the students' recipe beside the frozen teacher (ranking/teacher.py), each evaluation scoring the
 # student's fidelity to the teacher (DistillFidelity; the teacher runs live on val and test, its
 # cache holds training batches only). A leaf adds its method: `model = _base_.method`.
-_base_ = ['./stage.py', '../taps/digits_resnet.py']
+_base_ = ['./stage.py']
 model = dict(
     type='SingleTeacherDistiller',
     student='{{fileDirname}}/../../ranking/student.py',
     teacher='{{fileDirname}}/../../ranking/teacher.py',
     teacher_ckpt='work_dirs/ranking_teacher',  # the teacher's work dir: its last checkpoint
-    # Stage taps (`stage1..4`) for the feature methods; recorded only when a loss reads them.
-    student_taps=_base_.digits_resnet_taps,
-    teacher_taps=_base_.digits_resnet_taps,
     probe_input_size=(_base_.image_size, _base_.image_size),
     # Off; `--cfg-options model.teacher_cache.dir=DIR model.teacher_cache.mode=write` (then
     # `read`) trains from stored teacher outputs, bit-identically (docs/teacher_cache.md).

@@ -20,6 +20,7 @@ from mlkd.models.algorithms.base import (
     task_loss_keys,
 )
 from mlkd.models.algorithms.taps import Taps
+from mlkd.models.builder import network_taps
 from mlkd.models.weights import checkpoint_classes
 from mlkd.registry import MODELS
 from mlkd.teacher_cache import TeacherOutputCache
@@ -110,7 +111,8 @@ class MultiTeacherDistiller(Distiller):
         fidelity_teacher: the teacher ``DistillFidelity`` compares the student with (above);
             ``None``: the only teacher, if it predicts every class of the student.
         student_taps: student taps shared by all teachers (each entry's ``student_taps`` are
-            added; one name must not name two module paths).
+            added; one name must not name two module paths), added to those the student's
+            config declares (:func:`~mlkd.models.builder.network_taps`; the teachers' too).
         class_taps: tap names whose dim 1 is the class axis (restricted per teacher, above).
         allow_disjoint_teachers: accept teachers that share no class with any other teacher.
         allow_uncovered_classes: accept student classes that no teacher predicts.
@@ -188,7 +190,7 @@ class MultiTeacherDistiller(Distiller):
         )
         self._log_label_sets()
         self.fidelity_teacher = self._fidelity_teacher(fidelity_teacher)
-        self._build_branches(entries, student_taps)
+        self._build_branches(entries, student, student_taps)
         if label_targets == 'best_val_ap':
             self._refuse_class_state()
             self.register_buffer('label_teacher', torch.full((self.num_classes,), -1))
@@ -289,10 +291,14 @@ class MultiTeacherDistiller(Distiller):
         return name
 
     def _build_branches(
-        self, entries: Mapping[str, Mapping], student_taps: Mapping[str, str] | None
+        self,
+        entries: Mapping[str, Mapping],
+        student: dict | str,
+        student_taps: Mapping[str, str] | None,
     ) -> None:
         """Per teacher, the connectors and losses of its branch (:func:`build_routers`), and the
-        taps every network records."""
+        taps every network records (each network's declared taps, :func:`network_taps`, with
+        the config's added)."""
         merged = dict(student_taps or {})
         for name, entry in entries.items():
             for tap, path in (entry.get('student_taps') or {}).items():
@@ -301,10 +307,15 @@ class MultiTeacherDistiller(Distiller):
                         f'model.teachers.{name}.student_taps names {tap!r} {path!r}, but another '
                         f'entry names it {merged[tap]!r}; give one of them another name'
                     )
+        merged = network_taps(student, merged, 'student')
         student_paths = tap_paths(self.student, merged, 'student')
         self._tap_paths = {'s_': student_paths}
         self._teacher_paths = {
-            name: tap_paths(net, entries[name].get('teacher_taps'), f'teacher {name!r}')
+            name: tap_paths(
+                net,
+                network_taps(entries[name]['network'], entries[name].get('teacher_taps'), name),
+                f'teacher {name!r}',
+            )
             for name, net in self.teachers.items()
         }
         probed: dict[str, dict[str, Any]] = {}

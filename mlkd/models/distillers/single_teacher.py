@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from mlkd.models.algorithms.base import task_loss_keys
+from mlkd.models.builder import network_taps
 from mlkd.registry import MODELS
 from mlkd.teacher_cache import TeacherOutputCache
 
@@ -47,8 +48,9 @@ class SingleTeacherDistiller(Distiller):
         allow_random_teacher: accept ``teacher_ckpt=None`` and distil from a randomly
             initialised teacher (only sensible in tests of the plumbing).
         task_loss_weight: factor on the student's own loss.
-        student_taps / teacher_taps: extra tap name -> module path (``'path@k'`` for the k-th
-            call of a module).
+        student_taps / teacher_taps: tap name -> module path (``'path@k'`` for the k-th call of
+            a module), added to the taps the network's config declares (its ``taps``,
+            :func:`~mlkd.models.builder.network_taps`); a name given here takes this path.
         views: ``None`` when each batch holds one view shared by both nets, or
             ``dict(teacher=i, student=j)`` to feed view i to the teacher and view j to the student
             of a multi-view batch (:class:`MultiViewClsDataPreprocessor`).
@@ -100,7 +102,10 @@ class SingleTeacherDistiller(Distiller):
         self.teacher_ckpt = teacher_ckpt
         self.num_classes = self._num_classes()
         self.build_routing(
-            {'s_': student_taps or {}, 't_': teacher_taps or {}},
+            {
+                's_': network_taps(student, student_taps, 'student'),
+                't_': network_taps(teacher, teacher_taps, 'teacher'),
+            },
             distill_losses,
             connectors,
             facts={'num_classes': self.num_classes, 'teacher': self.teacher},

@@ -169,6 +169,25 @@ def test_extra_taps_by_module_path_reach_the_loss():
     assert not any(m._forward_hooks for m in copy.deepcopy(model).modules())
 
 
+def test_taps_declared_by_the_network_configs_reach_the_loss_and_can_be_repointed():
+    # The student and teacher come from config paths whose model base declares the ResNet's stage
+    # taps (`taps`, configs/_base_/taps/digits_resnet.py): no tap is given here, and one given
+    # here under a declared name takes the new path.
+    @MODELS.register_module(force=True)
+    class _DeclaredStageLoss(RoutedLoss):
+        def compute(self, s_stage1, t_stage3):
+            self.shapes = (s_stage1.shape, t_stage3.shape)
+            return s_stage1.mean() * 0
+
+    losses = dict(x=dict(type='_DeclaredStageLoss'))
+    model = _distiller(distill_losses=losses)
+    model.loss(torch.rand(2, 3, 32, 32), _samples(2))
+    assert model.distill_losses['x'].shapes == ((2, 16, 32, 32), (2, 96, 8, 8))
+    repointed = _distiller(distill_losses=losses, student_taps=dict(stage1='backbone.layer2'))
+    repointed.loss(torch.rand(2, 3, 32, 32), _samples(2))
+    assert repointed.distill_losses['x'].shapes[0] == (2, 32, 16, 16)
+
+
 def test_predict_is_the_students():
     model = _distiller().eval()
     inputs = torch.rand(2, 3, 32, 32)

@@ -5,8 +5,9 @@
 # LinearClsHead with 10 / 100 / 200 classes). Trained from scratch; the default init is the
 # reference one (Kaiming fan-out convs, unit BN). Parameter counts: docs/model_zoo.md. See
 # ../common/multi_label_classifier.py.
-_base_ = ['../common/multi_label_classifier.py']
+_base_ = ['../common/multi_label_classifier.py', '../../taps/cifar_resnet34_50.py']
 model = dict(
     backbone=dict(type='CifarFourStageResNet', depth=34, out_indices=(3,)),
     head=dict(in_channels=512),
 )
+taps = _base_.cifar_resnet34_50_taps  # what a distiller may record of this network

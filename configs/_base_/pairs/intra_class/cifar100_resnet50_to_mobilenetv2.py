@@ -2,12 +2,10 @@
 # contrastive paper's student recipe (cifar100.py). Train the teachers first:
 # configs/intra_class/cifar100/resnet50.py (plain: the baselines) and
 # configs/intra_class/cifar100/resnet50_intra_class.py ("Ours", "Ours+RKD").
-_base_ = ['./cifar100.py', '../../taps/cifar_resnet34_50.py', '../../taps/cifar_mobilenetv2.py']
+_base_ = ['./cifar100.py']
 model = dict(
     teacher='{{fileDirname}}/../../../intra_class/cifar100/resnet50.py',
     student='{{fileDirname}}/../../../intra_class/cifar100/mobilenetv2.py',
     teacher_ckpt='work_dirs/intra_class/cifar100/resnet50',
-    student_taps=_base_.cifar_mobilenetv2_taps,
-    teacher_taps=_base_.cifar_resnet34_50_taps,
 )
 intra_class_teacher_ckpt = 'work_dirs/intra_class/cifar100/resnet50_intra_class'

@@ -2,12 +2,10 @@
 # contrastive paper's student recipe (cifar10.py). Train the teachers first:
 # configs/intra_class/cifar10/wrn_40_2.py (plain: the baselines) and
 # configs/intra_class/cifar10/wrn_40_2_intra_class.py ("Ours", "Ours+RKD").
-_base_ = ['./cifar10.py', '../../taps/cifar_wrn.py']
+_base_ = ['./cifar10.py']
 model = dict(
     teacher='{{fileDirname}}/../../../intra_class/cifar10/wrn_40_2.py',
     student='{{fileDirname}}/../../../intra_class/cifar10/wrn_16_2.py',
     teacher_ckpt='work_dirs/intra_class/cifar10/wrn_40_2',
-    student_taps=_base_.cifar_wrn_taps,
-    teacher_taps=_base_.cifar_wrn_taps,
 )
 intra_class_teacher_ckpt = 'work_dirs/intra_class/cifar10/wrn_40_2_intra_class'

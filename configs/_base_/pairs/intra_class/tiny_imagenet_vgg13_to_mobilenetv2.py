@@ -2,12 +2,10 @@
 # contrastive paper's student recipe (tiny_imagenet.py). Train the teachers first:
 # configs/intra_class/tiny_imagenet/vgg13.py (plain: the baselines) and
 # configs/intra_class/tiny_imagenet/vgg13_intra_class.py ("Ours", "Ours+RKD").
-_base_ = ['./tiny_imagenet.py', '../../taps/cifar_vgg.py', '../../taps/cifar_mobilenetv2.py']
+_base_ = ['./tiny_imagenet.py']
 model = dict(
     teacher='{{fileDirname}}/../../../intra_class/tiny_imagenet/vgg13.py',
     student='{{fileDirname}}/../../../intra_class/tiny_imagenet/mobilenetv2.py',
     teacher_ckpt='work_dirs/intra_class/tiny_imagenet/vgg13',
-    student_taps=_base_.cifar_mobilenetv2_taps,
-    teacher_taps=_base_.cifar_vgg_taps,
 )
 intra_class_teacher_ckpt = 'work_dirs/intra_class/tiny_imagenet/vgg13_intra_class'

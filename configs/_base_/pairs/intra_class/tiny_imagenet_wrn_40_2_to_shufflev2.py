@@ -2,12 +2,10 @@
 # contrastive paper's student recipe (tiny_imagenet.py). Train the teachers first:
 # configs/intra_class/tiny_imagenet/wrn_40_2.py (plain: the baselines) and
 # configs/intra_class/tiny_imagenet/wrn_40_2_intra_class.py ("Ours", "Ours+RKD").
-_base_ = ['./tiny_imagenet.py', '../../taps/cifar_wrn.py', '../../taps/cifar_shufflenet.py']
+_base_ = ['./tiny_imagenet.py']
 model = dict(
     teacher='{{fileDirname}}/../../../intra_class/tiny_imagenet/wrn_40_2.py',
     student='{{fileDirname}}/../../../intra_class/tiny_imagenet/shufflev2.py',
     teacher_ckpt='work_dirs/intra_class/tiny_imagenet/wrn_40_2',
-    student_taps=_base_.cifar_shufflenet_taps,
-    teacher_taps=_base_.cifar_wrn_taps,
 )
 intra_class_teacher_ckpt = 'work_dirs/intra_class/tiny_imagenet/wrn_40_2_intra_class'

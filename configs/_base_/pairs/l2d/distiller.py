@@ -1,7 +1,7 @@
 # The distiller of every L2D-protocol pair (pairs/coco_*.py, pairs/voc_*.py), listed in a pair's
-# `_base_` after its tap files. Each pair fills in its teacher and student configs, the teacher's
-# work dir (its last checkpoint there) and the stage taps (`stage1..K`) of the feature methods,
-# recorded only when a loss reads them.
+# `_base_`. Each pair fills in its teacher and student configs and the teacher's work dir (its last
+# checkpoint there); the networks' configs declare their stage taps (`stage1..K`) for the feature
+# methods, recorded only when a loss reads them, and a method adds its own (L2D's `label_emb`).
 model = dict(
     type='SingleTeacherDistiller',
     # NaN / inf or exploding losses stop the run before the step, naming the terms.

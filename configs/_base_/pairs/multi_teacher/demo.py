@@ -17,7 +17,6 @@ model = dict(
     classes=_base_.digits,
     teachers=dict(),
     label_targets='all',
-    student_taps=_base_.model.student_taps,
     probe_input_size=_base_.model.probe_input_size,
 )
 # Without the demo pair's DistillFidelity: it compares the student with one teacher's scores of every

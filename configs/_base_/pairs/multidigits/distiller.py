@@ -1,14 +1,10 @@
 # The distiller and recipe of the two MultiDigits pairs (../multidigits.py,
 # ../multidigits_single_label.py; each lists it after its dataset): the demo's 12-epoch one-cycle
-# recipe and mlkd's runtime, the four stage taps of the demo's CIFAR-layout ResNets, a frozen
-# teacher whose scores are logged before training and left out of the optimizer. A pair adds its
-# networks, the teacher's work dir, the taps it records, the probe size and the teacher-output
-# cache, in that order (the order of the model's keys is part of the resolved config).
-_base_ = [
-    '../../schedules/onecycle_12e_demo.py',
-    '../../default_runtime.py',
-    '../../taps/digits_resnet.py',
-]
+# recipe and mlkd's runtime, a frozen teacher whose scores are logged before training and left out
+# of the optimizer. A pair adds its networks (their configs declare their taps), the teacher's work
+# dir, the probe size and the teacher-output cache, in that order (the order of the model's keys
+# is part of the resolved config).
+_base_ = ['../../schedules/onecycle_12e_demo.py', '../../default_runtime.py']
 model = dict(
     type='SingleTeacherDistiller',
     # NaN / inf or exploding losses stop the run before the step, naming the terms.
