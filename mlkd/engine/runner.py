@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 from mmengine.config import Config
+from mmengine.logging import MMLogger
 from mmengine.model import is_model_wrapper
 from mmengine.runner import Runner
 from torch.utils.data import DataLoader
@@ -100,6 +101,9 @@ class MLKDRunner(Runner):
       (``docs/reproducibility.md``) and names the sample whose loading fails.
     * **config text formatted once** while the config is unchanged (:class:`_TextOnceConfig`):
       the checkpoints' ``meta.cfg`` and the dumped config are the same text, byte for byte.
+    * **a timestamp of its own**: a runner built in the same second as an earlier one of this
+      process gets ``<timestamp>_1`` (``_2``, ...), in its experiment name and its log folder
+      (:meth:`setup_env`).
     """
 
     def __init__(self, *args, cfg: Config | Mapping | None = None, **kwargs) -> None:
@@ -110,6 +114,23 @@ class MLKDRunner(Runner):
         elif isinstance(cfg, Mapping):
             cfg = _TextOnceConfig(dict(cfg))
         super().__init__(*args, cfg=cfg, **kwargs)
+
+    def setup_env(self, env_cfg: dict) -> None:
+        """mmengine's, then a timestamp that no earlier runner of this process has used.
+
+        mmengine names a run's logger, visualizer, message hub and default scope
+        ``<config>_<timestamp>`` to the second, and returns the existing instance for a name it
+        has seen: a second run of the same config started within that second (a script or a
+        notebook running two stages, a fast test) would log into the first run's files and its
+        scalars would be lost to its own work dir.
+        """
+        super().setup_env(env_cfg)
+        # ManagerMixin keeps every named instance in this class-level dict (mmengine 0.10).
+        taken = MMLogger._instance_dict
+        base, count = self._timestamp, 0
+        while any(name.endswith(self._timestamp) for name in taken):
+            count += 1
+            self._timestamp = f'{base}_{count}'
 
     @staticmethod
     def build_dataloader(

@@ -257,3 +257,21 @@ def test_epoch_keyed_sampler_refuses_a_dataset_that_ignores_its_keys():
     assert len(sliced.sampler) == 4 and {k.seed for k in sliced.sampler} == {0}
     assert isinstance(given.dataset, KeyedDataset) and type(given.dataset.dataset) is MultiDigits
     assert [type(k).__name__ for k in given.sampler] == ['SampleKey'] * 8
+
+
+def test_runners_built_in_the_same_second_keep_their_own_logs(tmp_path, monkeypatch):
+    # Two runs of one config started within a second (as a fast machine does in a script):
+    # mmengine would give both the same `<config>_<timestamp>` logger and visualizer.
+    import mmengine.runner.runner as mmengine_runner
+
+    monkeypatch.setattr(mmengine_runner.time, 'time', lambda: 1.8e9)
+    runners = []
+    for name in ('a', 'b'):
+        cfg = _cfg(tmp_path / name)
+        cfg.pop('experiment_name')  # the config's own name, as `tools/train.py` gives it
+        runners.append(MLKDRunner.from_cfg(cfg))
+    first, second = runners
+    assert second.timestamp == f'{first.timestamp}_1'
+    assert second.experiment_name != first.experiment_name
+    assert second.logger is not first.logger and second.visualizer is not first.visualizer
+    assert osp.dirname(second.log_dir) == str(tmp_path / 'b')
