@@ -279,8 +279,7 @@ def accepted_keys(path: tuple, node: dict, parent: Any = None) -> frozenset | No
     elif 'type' in node:
         taken = _with_type(node, node['type'])
     elif isinstance(parent, dict) and 'type' in parent and path:
-        annotation = _annotation(parent['type'], path[-1])
-        taken = ANY_KEY if annotation and _NAME_MAP.match(annotation) else frozenset()
+        taken = ANY_KEY if _takes_named_entries(parent, path[-1]) else frozenset()
     elif len(path) >= 2 and path[-1] == 'inputs':  # a loss's inputs: checked when it is built
         taken = ANY_KEY
     else:

@@ -313,7 +313,9 @@ class MultiTeacherDistiller(Distiller):
         self._teacher_paths = {
             name: tap_paths(
                 net,
-                network_taps(entries[name]['network'], entries[name].get('teacher_taps'), name),
+                network_taps(
+                    entries[name]['network'], entries[name].get('teacher_taps'), f'teacher {name!r}'
+                ),
                 f'teacher {name!r}',
             )
             for name, net in self.teachers.items()
