@@ -12,8 +12,9 @@ The protocol of a call:
   teachers' outputs from the seed's cache of that teacher, ``<work dir>/seed<S>/teacher_cache``
   (``teacher_cache_<name>`` for the teachers of a multi-teacher distiller,
   :func:`teacher_cache_dir`), filled once per seed before them by ``min(jobs, epochs)`` tasks side
-  by side (task k of N: epochs k, k + N, ...; the bytes do not depend on the split) with the
-  outputs of the stage that reads the most of them.
+  by side (task k of N: epochs k, k + N, ...; the bytes do not depend on the split) with every
+  output of the teacher that one of them reads. A benchmark may name stages whose teacher runs
+  live instead (``live_teacher_stages``: outputs too large to store).
 * Every stage stores ``<work dir>/seed<S>/<stage>/result.json`` (val and test metrics, times,
   checkpoint, protocol) when it ends; the call then prints a table (mean ± std over seeds) and
   writes ``results.json`` (every stage per seed, with the protocol) and a bar chart.
@@ -37,7 +38,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mmengine.config import Config
-from mmengine.registry import DefaultScope
 
 from mlkd.apis.benchmark_report import plot_results, results_table, validate_results
 from mlkd.apis.runs import (
@@ -48,8 +48,12 @@ from mlkd.apis.runs import (
 )
 from mlkd.apis.tasks import Task, run_tasks
 from mlkd.apis.teacher_cache import fill_teacher_cache
-from mlkd.models.distillers.teacher_settings import is_distiller_config, set_teacher, teacher_names
-from mlkd.registry import MODELS
+from mlkd.models.distillers.teacher_settings import (
+    is_distiller_config,
+    reading_every_output,
+    set_teacher,
+    teacher_names,
+)
 from mlkd.utils.atomic import write_json_atomic
 from mlkd.utils.cli import load_config
 from mlkd.utils.config_paths import source_checkout_root
@@ -89,6 +93,9 @@ class Benchmark:
             ``model.teachers``) -> the stage that trains it (with the first seed only).
         metrics: the val / test metrics every stage reports (``MultiLabelMetric`` keys).
         distill_hooks: custom hooks added to every distilled stage (e.g. loss diagnostics).
+        live_teacher_stages: distilled stages whose teachers run live on every batch rather than
+            being read from the seed's caches (which then leave their outputs out): for outputs
+            too large to store once per epoch.
         chart: the file name of the bar chart in the call's work dir (beside ``results.json``).
     """
 
@@ -98,6 +105,7 @@ class Benchmark:
     teachers: dict[str, str] = field(default_factory=lambda: {'teacher': 'teacher'})
     metrics: tuple[str, ...] = METRICS
     distill_hooks: tuple[dict, ...] = ()
+    live_teacher_stages: tuple[str, ...] = ()
     chart: str = 'benchmark.png'
 
     @property
@@ -116,7 +124,8 @@ class Benchmark:
         """The resolved config of stage ``name`` for ``seed``, training in ``work_dir``
         (``<call's work dir>/seed<S>/<stage>``; ``options``: ``--cfg-options``, keys checked). A
         distilled stage reads each teacher's outputs (``teacher_ckpts``: teacher name ->
-        checkpoint) from the seed's cache of that teacher."""
+        checkpoint) from the seed's cache of that teacher, or runs it live
+        (:attr:`live_teacher_stages`)."""
         cfg = load_config(self.stages[name], options)
         cfg.work_dir = work_dir
         set_run_seed(cfg, seed)
@@ -127,7 +136,9 @@ class Benchmark:
                     cfg.model,
                     teacher,
                     ckpt=(teacher_ckpts or {}).get(teacher),
-                    cache=dict(dir=teacher_cache_dir(seed_dir, teacher), mode='read'),
+                    cache=None
+                    if name in self.live_teacher_stages
+                    else dict(dir=teacher_cache_dir(seed_dir, teacher), mode='read'),
                 )
             cfg.custom_hooks = list(cfg.custom_hooks) + [dict(h) for h in self.distill_hooks]
         return cfg
@@ -285,9 +296,10 @@ def fill_seed_cache(job: dict, needs: dict, live_progress: bool) -> str:
     """Task: run one teacher over the training batches of some epochs of one seed and store its
     outputs in the seed's cache of that teacher, which that seed's distilled stages read
     (bit-identically to a live teacher, docs/teacher_cache.md). Several tasks fill disjoint epochs
-    of one cache at once (the cache locks its manifest). It holds the outputs of the stage that
-    reads the most of them (the demo's L2D also reads the label embeddings), so every stage finds
-    its own.
+    of one cache at once (the cache locks its manifest). It holds every output of the teacher that
+    one of those stages reads (the ranking benchmark's L2D reads the label embeddings, its RKD the
+    pooled features), written by one config reading them all
+    (:func:`~mlkd.models.distillers.teacher_settings.reading_every_output`).
 
     ``job``: ``benchmark``, ``seed``, ``root``, ``teachers`` / ``teacher_tasks`` (as for
     :func:`run_stage`), ``options``, ``teacher`` (the name of the teacher to cache), ``stages``
@@ -295,8 +307,8 @@ def fill_seed_cache(job: dict, needs: dict, live_progress: bool) -> str:
     cache folder.
 
     Raises:
-        ValueError: no stage reads every output of the teacher that the others read (the
-            benchmark's distilled stages cannot share one cache).
+        ValueError: two stages give one tap or connector name two settings (one cache cannot
+            serve both).
     """
     seed_dir = osp.join(job['root'], f'seed{job["seed"]}')
     teacher = job['teacher']
@@ -306,26 +318,10 @@ def fill_seed_cache(job: dict, needs: dict, live_progress: bool) -> str:
         )
         for name in job['stages']
     }
-    outputs = {}
-    with DefaultScope.overwrite_default_scope('mlkd'):
-        for name, cfg in configs.items():
-            model_cfg = cfg.model.to_dict()
-            for each in teacher_names(model_cfg):  # only the taps are wanted here
-                set_teacher(model_cfg, each, cache=None, ckpt=None, allow_random=True)
-            outputs[name] = set(MODELS.build(model_cfg).teacher_sources[teacher].output_names)
-    widest = max(outputs, key=lambda name: len(outputs[name]))
-    missing = {
-        name: sorted(taps - outputs[widest])
-        for name, taps in outputs.items()
-        if not taps <= outputs[widest]
-    }
-    if missing:
-        raise ValueError(
-            f'no single stage reads every output of teacher {teacher!r} the others read '
-            f'({missing} are not read by {widest}); one teacher cache cannot serve them all'
-        )
+    writer = configs[job['stages'][0]]
+    writer.model = reading_every_output({n: c.model.to_dict() for n, c in configs.items()}, teacher)
     folder = teacher_cache_dir(seed_dir, teacher)
-    fill_teacher_cache(configs[widest], folder, job['epochs'], teacher=teacher, log=_silent)
+    fill_teacher_cache(writer, folder, job['epochs'], teacher=teacher, log=_silent)
     return folder
 
 
@@ -413,8 +409,9 @@ def plan_tasks(
     students = [name for name in configs if name not in benchmark.teacher_stages]
     distilled = [name for name in students if is_distilled(configs[name])]
     reads = {name: teacher_names(configs[name].model) for name in distilled}
+    cached = {name: [] if name in benchmark.live_teacher_stages else reads[name] for name in reads}
     readers = {
-        teacher: [name for name in distilled if teacher in reads[name]]
+        teacher: [name for name in distilled if teacher in cached[name]]
         for teacher in benchmark.teachers
     }
     epochs = {
@@ -442,7 +439,7 @@ def plan_tasks(
         planned: set[str] = set()
         for name in students:
             waits = trained(reads.get(name, []))
-            for teacher in reads.get(name, []):
+            for teacher in cached.get(name, []):
                 if teacher not in planned:  # the cache, before the first stage reading it
                     # Its writer builds the stages reading it, with all their teachers.
                     built = trained(t for reader in readers[teacher] for t in reads[reader])

@@ -7,18 +7,23 @@ import json
 import os.path as osp
 
 import pytest
+from conftest import cheap_default_init
+from mmengine.registry import DefaultScope
 
 from mlkd.apis import DEMO, MULTI_TEACHER
 from mlkd.apis.benchmark import (
     BenchmarkRequestError,
     ProtocolError,
     check_request,
+    fill_seed_cache,
     plan_tasks,
     protocol_of,
     run_benchmark,
 )
 from mlkd.apis.benchmark_report import metric_label, validate_results
+from mlkd.apis.demo import RANKING
 from mlkd.apis.runs import METRICS
+from mlkd.registry import MODELS
 from mlkd.utils.atomic import write_json_atomic
 
 
@@ -186,3 +191,55 @@ def test_a_stage_of_two_teachers_waits_for_both_and_reads_a_cache_of_each():
     assert by_key[low].after == (trained['low'], trained['high'])
     assert by_key[low].job['teacher'] == 'low'
     assert by_key[low].job['stages'] == ['L2D-0to6', 'L2D-both', 'L2D-both-bestAP']
+
+
+def test_a_live_teacher_stage_waits_for_the_teacher_but_not_for_the_cache():
+    stages = ['student', 'L2D', 'RKD', 'ReviewKD']
+    configs = {
+        name: RANKING.stage_config(name, f'w/seed0/{name}', 0, {'teacher': 't.pth'})
+        for name in stages
+    }
+    assert configs['ReviewKD'].model.teacher_cache is None  # live
+    assert configs['ReviewKD'].model.teacher_ckpt == 't.pth'
+    assert configs['RKD'].model.teacher_cache.mode == 'read'
+    teacher_task = ('stage', 'teacher', 3)
+    common = dict(benchmark=RANKING, root='w', options=None, teachers={}, given_teacher=None)
+    tasks = plan_tasks(
+        RANKING, configs, [3], dict(common, teacher_tasks={'teacher': teacher_task}), 1
+    )
+    by_key = {t.key: t for t in tasks}
+    cache = ('cache', 'teacher/0', 3)
+    assert by_key[cache].job['stages'] == ['L2D', 'RKD']  # its writer leaves ReviewKD's taps out
+    assert by_key[('stage', 'ReviewKD', 3)].after == (teacher_task,)
+    assert by_key[('stage', 'RKD', 3)].after == (teacher_task, cache)
+
+
+def test_a_seeds_cache_holds_every_output_that_one_of_its_readers_reads(tmp_path):
+    # L2D reads the teacher's label embeddings, RKD its pooled features: neither reads all.
+    options = {
+        'model.allow_random_teacher': True,
+        'train_dataloader.dataset.num_samples': 4,
+        'train_dataloader.num_workers': 0,
+        'train_dataloader.persistent_workers': False,
+    }
+    job = dict(
+        benchmark=RANKING,
+        seed=0,
+        root=str(tmp_path),
+        teachers={'teacher': None},
+        teacher_tasks={},
+        options=options,
+        teacher='teacher',
+        stages=['L2D', 'RKD'],
+        epochs=[0],
+    )
+    with cheap_default_init():
+        folder = fill_seed_cache(job, {}, live_progress=False)
+        read = {}
+        for name in job['stages']:
+            cfg = RANKING.stage_config(name, str(tmp_path / 'seed0' / name), 0, None, options)
+            with DefaultScope.overwrite_default_scope('mlkd'):
+                read[name] = set(MODELS.build(cfg.model).teacher_outputs)
+    assert read['L2D'] - read['RKD'] and read['RKD'] - read['L2D']
+    with open(osp.join(folder, 'manifest.json')) as f:
+        assert set(json.load(f)['taps']) == read['L2D'] | read['RKD']
