@@ -8,7 +8,7 @@
 partial label sets (digits 0-6, 3-9), each trained once, the plain student and the student
 distilled from each teacher alone and from both (``mlkd.apis.demo.MULTI_TEACHER``; each teacher
 has its own cache per seed). ``--benchmark ranking`` runs the ranking benchmark on DigitScenes
-(docs/benchmarks/ranking_search.md; not frozen). What follows describes the default,
+(docs/benchmarks/ranking_search.md; frozen: weights chosen on val). What follows describes the default,
 ``--benchmark demo``.
 
 Protocol (docs/demo.md): train / val / test images are built from disjoint pools of handwritten

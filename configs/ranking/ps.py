@@ -1,3 +1,5 @@
-# PS on the ranking benchmark: L2D's partial softmax (methods/ps.py; the weight is literal).
+# PS on the ranking benchmark: L2D's partial softmax (methods/ps.py; the weight is literal), weight
+# 30 (3 x the base's 10, the grid's edge), chosen on val (docs/benchmarks/ranking_search.md, "weight grids").
 _base_ = ['../_base_/ranking/pair.py', '../_base_/methods/ps.py']
 model = _base_.method
+model.distill_losses.ps.loss_weight = 30.0

@@ -8,8 +8,8 @@
   docs/multi_teacher.md.
 * :data:`RANKING`: the ranking benchmark on DigitScenes (``configs/ranking/``): teacher, plain
   student, the logit methods of the 3D paper's Table B.1 and its feature methods (RKD, PKT,
-  ReviewKD). Its regime was chosen on val (docs/benchmarks/ranking_search.md); the methods'
-  weights are not yet chosen and nothing of it is frozen.
+  ReviewKD). Its regime and every method's weights were chosen on val
+  (docs/benchmarks/ranking_search.md), then frozen for one read of test.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ leaves, and the regime keeps what docs/benchmarks/ranking_search.md chose on val
 on its own clean draw, students whose training labels (and only those) miss hard objects."""
 
 import glob
+import json
 import os.path as osp
 
 import pytest
@@ -48,3 +49,23 @@ def test_ranking_regime_teacher_sees_a_clean_draw_of_its_own():
     for dataset in teacher_eval + student_eval:
         assert tuple(dataset.get('missed_annotation', (0.0, 0.0))) == (0.0, 0.0)
     assert teacher_eval == student_eval
+
+
+def test_ranking_leaves_hold_the_weights_chosen_on_val():
+    # The factor docs/benchmarks/ranking_search.md chose for each method scales every loss term of
+    # its method base (the grid's rule: a multi-term method scales all its terms together).
+    with open(osp.join(REPO, 'docs', 'benchmarks', 'ranking_search_results.json')) as f:
+        choices = json.load(f)['freeze_path_weight_grids']['choices']
+    assert sorted(choices) == sorted(osp.basename(p)[:-3] for p in DISTILLED)
+    for method, choice in choices.items():
+        base = Config.fromfile(osp.join(REPO, 'configs', '_base_', 'methods', f'{method}.py'))
+        leaf = Config.fromfile(osp.join(REPO, 'configs', 'ranking', f'{method}.py'))
+        for name, loss in base.method.distill_losses.items():
+            chosen = leaf.model.distill_losses[name].get('loss_weight', 1.0)
+            assert chosen == pytest.approx(loss.get('loss_weight', 1.0) * choice['factor']), (
+                method,
+                name,
+            )
+    # KD's temperature was chosen on val before its weight (T 2 over the base's 4).
+    kd = Config.fromfile(osp.join(REPO, 'configs', 'ranking', 'kd.py'))
+    assert kd.model.distill_losses.kd.temperature == 2.0
