@@ -3,13 +3,15 @@
     python tools/demo.py [--seeds 0] [--stages teacher student KD ...] [--jobs N] [--work-dir DIR]
     python tools/demo.py --benchmark multi-teacher [--seeds 0 1 2] ...
     python tools/demo.py --benchmark ranking [--seeds 0 1 2 3 4] ...
+    python tools/demo.py --benchmark task-losses [--seeds 0 1 2 3 4] ...
 
 ``--benchmark multi-teacher`` runs the other benchmark (docs/multi_teacher.md): two teachers of
 partial label sets (digits 0-6, 3-9), each trained once, the plain student and the student
 distilled from each teacher alone and from both (``mlkd.apis.demo.MULTI_TEACHER``; each teacher
 has its own cache per seed). ``--benchmark ranking`` runs the ranking benchmark on DigitScenes
-(docs/benchmarks/ranking_search.md; frozen: weights chosen on val). What follows describes the default,
-``--benchmark demo``.
+(docs/benchmarks/ranking_search.md; frozen: weights chosen on val); ``--benchmark task-losses``
+the Two-way paper's task losses on its student, trained on complete labels (no teacher). What
+follows describes the default, ``--benchmark demo``.
 
 Protocol (docs/demo.md): train / val / test images are built from disjoint pools of handwritten
 scans (4 x 4 mosaics of 8-pixel digits); teacher and student backbones start from the bundled
@@ -59,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=list(BENCHMARKS),
         default='demo',
         help='demo: every method (docs/demo.md); multi-teacher: teachers of partial label sets '
-        '(docs/multi_teacher.md); ranking: DigitScenes (docs/benchmarks/ranking_search.md)',
+        '(docs/multi_teacher.md); ranking: DigitScenes (docs/benchmarks/ranking_search.md); '
+        "task-losses: the Two-way paper's task losses on the ranking student",
     )
     parser.add_argument(
         '--work-dir',

@@ -33,13 +33,15 @@ def metric_label(key: str) -> str:
 def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[str]) -> str:
     """The test ``metrics``, val mAP, test fidelity (:data:`FIDELITY_COLUMNS`) and wall / CPU
     time of each stage, mean ± std over its seeds, as a terminaltables table titled
-    ``'<title>, <n> seed(s)'``."""
+    ``'<title>, <n> seed(s)'``; the fidelity columns only where a stage has a teacher."""
     from terminaltables import AsciiTable
 
+    distilled = any('fidelity' in r for runs in results.values() for r in runs)
+    fidelity = FIDELITY_COLUMNS if distilled else ()
     rows = [
         ['model']
         + [f'test {metric_label(key)}' for key in metrics]
-        + ['val mAP', *(f'test {key}' for key in FIDELITY_COLUMNS), 'wall time (s)', 'CPU time (s)']
+        + ['val mAP', *(f'test {key}' for key in fidelity), 'wall time (s)', 'CPU time (s)']
     ]
     for name, runs in results.items():
         if runs:
@@ -50,7 +52,7 @@ def results_table(results: dict[str, list[dict]], title: str, metrics: Sequence[
                 + [format_mean_std([r['test'][k] for r in runs]) for k in metrics]
                 + [
                     format_mean_std([r['val']['mAP'] for r in runs]),
-                    *(fidelity_cell(runs, key) for key in FIDELITY_COLUMNS),
+                    *(fidelity_cell(runs, key) for key in fidelity),
                     format_mean_std([r['seconds'] for r in timed]) if timed else 'given',
                     format_mean_std(cpu) if cpu else '-',
                 ]

@@ -10,13 +10,17 @@
   student, the logit methods of the 3D paper's Table B.1 and its feature methods (RKD, PKT,
   ReviewKD). Its regime and every method's weights were chosen on val
   (docs/benchmarks/ranking_search.md), then frozen for one read of test.
+* :data:`TASK_LOSSES`: the task losses of the Two-way paper's comparison (BCE, focal, ASL, Two-way,
+  WARP, RML, softmax), each training the ranking benchmark's student on complete labels
+  (``configs/ranking/task_losses/``); their settings are the papers' until chosen on val.
 """
 
 from __future__ import annotations
 
 from mlkd.apis.benchmark import Benchmark
+from mlkd.apis.runs import METRICS
 
-__all__ = ['BENCHMARKS', 'DEMO', 'MULTI_TEACHER', 'RANKING']
+__all__ = ['BENCHMARKS', 'DEMO', 'MULTI_TEACHER', 'RANKING', 'TASK_LOSSES']
 
 DEMO = Benchmark(
     name='MultiDigits',
@@ -88,5 +92,30 @@ RANKING = Benchmark(
     chart='ranking.png',
 )
 
+#: The task losses of the Two-way paper's comparison (its Tables B-C), each training the ranking
+#: benchmark's student on complete labels (``configs/ranking/task_losses/``).
+_TASK_LOSS_STAGES = {
+    'BCE': 'mlkd::ranking/task_losses/bce.py',
+    'focal': 'mlkd::ranking/task_losses/focal.py',
+    'ASL': 'mlkd::ranking/task_losses/asl.py',
+    'Two-way': 'mlkd::ranking/task_losses/two_way.py',
+    'WARP': 'mlkd::ranking/task_losses/warp.py',
+    'RML': 'mlkd::ranking/task_losses/rml.py',
+    'softmax': 'mlkd::ranking/task_losses/softmax.py',
+}
+TASK_LOSSES = Benchmark(
+    name='DigitScenes task losses',
+    stages=_TASK_LOSS_STAGES,
+    default_stages=tuple(_TASK_LOSS_STAGES),
+    teachers={},  # students only
+    metrics=(*METRICS, 'mAP@sample'),  # the Two-way paper's second metric
+    chart='task_losses.png',
+)
+
 #: The benchmarks of ``tools/demo.py --benchmark``.
-BENCHMARKS = {'demo': DEMO, 'multi-teacher': MULTI_TEACHER, 'ranking': RANKING}
+BENCHMARKS = {
+    'demo': DEMO,
+    'multi-teacher': MULTI_TEACHER,
+    'ranking': RANKING,
+    'task-losses': TASK_LOSSES,
+}

@@ -20,7 +20,7 @@ from mlkd.apis.benchmark import (
     protocol_of,
     run_benchmark,
 )
-from mlkd.apis.benchmark_report import metric_label, validate_results
+from mlkd.apis.benchmark_report import metric_label, results_table, validate_results
 from mlkd.apis.demo import RANKING
 from mlkd.apis.runs import METRICS
 from mlkd.registry import MODELS
@@ -243,3 +243,31 @@ def test_a_seeds_cache_holds_every_output_that_one_of_its_readers_reads(tmp_path
     assert read['L2D'] - read['RKD'] and read['RKD'] - read['L2D']
     with open(osp.join(folder, 'manifest.json')) as f:
         assert set(json.load(f)['taps']) == read['L2D'] | read['RKD']
+
+
+def test_a_benchmark_of_students_only_plans_no_teacher_and_reports_every_seed(
+    tmp_path, monkeypatch
+):
+    from mlkd.apis.demo import TASK_LOSSES
+
+    def fake_runs(tasks, jobs, finished, started, log):
+        assert [t.key for t in tasks] == [
+            ('stage', name, seed) for seed in (0, 1) for name in ('BCE', 'Two-way')
+        ]
+        assert all(t.after == () for t in tasks)  # nothing to wait for
+
+        def result(seed: int) -> dict:
+            scores = {m: 50.0 + seed for m in TASK_LOSSES.metrics}
+            return dict(val=scores, test=scores, seed=seed, seconds=1.0, checkpoint='x.pth')
+
+        return {t.key: result(t.key[2]) for t in tasks}
+
+    monkeypatch.setattr('mlkd.apis.benchmark.run_tasks', fake_runs)
+    summary = run_benchmark(
+        TASK_LOSSES, str(tmp_path), seeds=[0, 1], stages=['BCE', 'Two-way'], log=lambda _: None
+    )
+    assert summary['teacher_ckpt'] == {}
+    table = results_table(summary['results'], 'students', TASK_LOSSES.metrics)
+    assert 'mAP@sample' in table and 'fidelity' not in table
+    assert [r['test']['mAP'] for r in summary['results']['Two-way']] == [50.0, 51.0]
+    assert osp.isfile(tmp_path / 'results.json') and osp.isfile(tmp_path / 'task_losses.png')

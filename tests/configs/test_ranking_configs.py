@@ -1,15 +1,18 @@
 """The ranking benchmark's configs (configs/ranking/): every distilled leaf takes a training step
 on its own DigitScenes data, the declared benchmark (mlkd.apis.demo.RANKING) runs exactly these
 leaves, and the regime keeps what docs/benchmarks/ranking_search.md chose on val: a teacher trained
-on its own clean draw, students whose training labels (and only those) miss hard objects."""
+on its own clean draw, students whose training labels (and only those) miss hard objects. The
+task-loss leaves (configs/ranking/task_losses/) are that student on complete labels with each loss."""
 
 import glob
 import json
 import os.path as osp
 
 import pytest
-from conftest import REPO, cheap_default_init, step_on_own_data
+import torch
+from conftest import REPO, build_model, cheap_default_init, step_on_own_data
 from mmengine.config import Config
+from mmpretrain.structures import DataSample
 
 pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
 
@@ -69,3 +72,41 @@ def test_ranking_leaves_hold_the_weights_chosen_on_val():
     # KD's temperature was chosen on val before its weight (T 2 over the base's 4).
     kd = Config.fromfile(osp.join(REPO, 'configs', 'ranking', 'kd.py'))
     assert kd.model.distill_losses.kd.temperature == 2.0
+
+
+TASK_LOSS_LEAVES = sorted(glob.glob(osp.join(REPO, 'configs', 'ranking', 'task_losses', '*.py')))
+
+
+def test_task_loss_benchmark_runs_every_task_loss_leaf():
+    from mlkd.apis.demo import TASK_LOSSES
+
+    declared = sorted(
+        osp.join(REPO, 'configs', p.split('::', 1)[1]) for p in TASK_LOSSES.stages.values()
+    )
+    assert declared == TASK_LOSS_LEAVES
+    assert TASK_LOSSES.teacher_stages == ()
+
+
+@pytest.mark.parametrize('path', TASK_LOSS_LEAVES, ids=lambda p: osp.basename(p)[:-3])
+def test_task_loss_leaf_is_the_ranking_student_on_complete_labels_with_its_loss(path):
+    student = Config.fromfile(osp.join(REPO, 'configs', 'ranking', 'student.py'))
+    leaf = Config.fromfile(path)
+    assert tuple(leaf.train_dataloader.dataset.missed_annotation) == (0.0, 0.0)
+    # Everything else is the benchmark's student: the network but its loss, the recipe, the data.
+    assert {k: v for k, v in leaf.model.head.items() if k != 'loss'} == {
+        k: v for k, v in student.model.head.items() if k != 'loss'
+    }
+    for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'val_dataloader', 'seed_key'):
+        assert leaf[key] == student[key], key
+    assert leaf.val_evaluator == [student.val_evaluator, dict(type='SampleMAP')]
+    with cheap_default_init():
+        model = build_model(leaf.model)
+    model.train()
+    g = torch.Generator().manual_seed(0)
+    images = torch.rand(3, 3, 32, 32, generator=g)
+    samples = [DataSample().set_gt_label(labels) for labels in ([1, 3], [0], [2, 3, 39])]
+    loss = model(images, samples, mode='loss')['loss']
+    assert type(model.head.loss_module).__name__ == leaf.model.head.loss.type
+    assert torch.isfinite(loss)
+    loss.backward()
+    assert model.backbone.conv1.weight.grad.abs().sum() > 0
