@@ -95,13 +95,16 @@ RANKING = Benchmark(
 #: The task losses of the Two-way paper's comparison (its Tables B-C), each training the ranking
 #: benchmark's student on complete labels (``configs/ranking/task_losses/``).
 _TASK_LOSS_STAGES = {
-    'BCE': 'mlkd::ranking/task_losses/bce.py',
-    'focal': 'mlkd::ranking/task_losses/focal.py',
-    'ASL': 'mlkd::ranking/task_losses/asl.py',
-    'Two-way': 'mlkd::ranking/task_losses/two_way.py',
-    'WARP': 'mlkd::ranking/task_losses/warp.py',
-    'RML': 'mlkd::ranking/task_losses/rml.py',
-    'softmax': 'mlkd::ranking/task_losses/softmax.py',
+    name: f'mlkd::ranking/task_losses/{leaf}.py'
+    for name, leaf in (
+        ('BCE', 'bce'),
+        ('focal', 'focal'),
+        ('ASL', 'asl'),
+        ('Two-way', 'two_way'),
+        ('WARP', 'warp'),
+        ('RML', 'rml'),
+        ('softmax', 'softmax'),
+    )
 }
 TASK_LOSSES = Benchmark(
     name='DigitScenes task losses',
