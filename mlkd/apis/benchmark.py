@@ -108,6 +108,13 @@ class Benchmark:
     live_teacher_stages: tuple[str, ...] = ()
     chart: str = 'benchmark.png'
 
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.live_teacher_stages if name not in self.stages]
+        if unknown:  # a misspelt name would leave that stage reading the cache, silently
+            raise ValueError(
+                f'{self.name}: live_teacher_stages {unknown} are not stages ({list(self.stages)})'
+            )
+
     @property
     def teacher_stages(self) -> tuple[str, ...]:
         """The stages that train a teacher (each once, with the first seed)."""

@@ -38,7 +38,8 @@ def stage_score(run: Mapping, split: str, metric: str) -> float:
     Raises:
         KeyError: naming the seed, split and metric missing.
     """
-    scores = run['fidelity'][split] if metric.startswith('fidelity/') else run[split]
+    scores = (run.get('fidelity') or {}) if metric.startswith('fidelity/') else run
+    scores = scores.get(split) or {}
     if metric not in scores:
         raise KeyError(
             f'seed {run.get("seed")}: no {metric!r} on {split} (it has {sorted(scores)})'
@@ -146,6 +147,15 @@ def claim_rows(
     return rows
 
 
+def _score_cell(runs: list, split: str, metric: str) -> str:
+    """Mean ± std of a shown stage's ``metric``; '-' where a run lacks it (a teacher or a plain
+    student has no fidelity)."""
+    try:
+        return format_mean_std([stage_score(r, split, metric) for r in runs])
+    except KeyError:
+        return '-'
+
+
 def _interval(row: Mapping) -> str:
     if math.isnan(row['diff_low']):
         return ''
@@ -166,7 +176,7 @@ def paired_table(results: Mapping[str, list], rows: list[dict], split: str = 'te
         [
             name,
             ','.join(str(r['seed']) for r in results[name]),
-            format_mean_std([stage_score(r, split, metric) for r in results[name]]),
+            _score_cell(results[name], split, metric),
             *([''] * extra),
             '',
             '',

@@ -12,6 +12,7 @@ from mmengine.registry import DefaultScope
 
 from mlkd.apis import DEMO, MULTI_TEACHER
 from mlkd.apis.benchmark import (
+    Benchmark,
     BenchmarkRequestError,
     ProtocolError,
     check_request,
@@ -271,3 +272,13 @@ def test_a_benchmark_of_students_only_plans_no_teacher_and_reports_every_seed(
     assert 'mAP@sample' in table and 'fidelity' not in table
     assert [r['test']['mAP'] for r in summary['results']['Two-way']] == [50.0, 51.0]
     assert osp.isfile(tmp_path / 'results.json') and osp.isfile(tmp_path / 'task_losses.png')
+
+
+def test_a_misspelt_live_teacher_stage_is_refused():
+    with pytest.raises(ValueError, match=r"live_teacher_stages \['ReviewKd'\] are not stages"):
+        Benchmark(
+            name='b',
+            stages={'ReviewKD': 'x.py'},
+            default_stages=(),
+            live_teacher_stages=('ReviewKd',),
+        )

@@ -91,3 +91,17 @@ def test_claims_table_names_each_pair_and_its_verdict():
     text = paired_table(results, rows)
     assert '| paired with |' in text and '| claim |' in text
     assert '| ThreeD | 0,1,2 | 80.33 ± 4.51 | L2D | +4.33 |' in text
+
+
+def test_a_fidelity_comparison_names_a_baseline_without_fidelity_and_shows_teachers_without_it():
+    students = dict(
+        teacher=[dict(seed=0, test={'mAP': 99.0})],  # scored as a teacher: no fidelity
+        student=[dict(seed=s, test={'mAP': 80.0}) for s in (0, 1)],
+        KD=runs({0: 81.0, 1: 72.0}, {0: 95.0, 1: 94.0}),
+        MLD=runs({0: 81.0, 1: 72.0}, {0: 93.0, 1: 93.0}),
+    )
+    with pytest.raises(KeyError, match="seed 0: no 'fidelity/mAP_vs_teacher' on test"):
+        paired_rows(students, metric='fidelity/mAP_vs_teacher')
+    rows = paired_rows(students, 'test', 'MLD', ['KD'], 'fidelity/mAP_vs_teacher')
+    assert rows[0]['diff_mean'] == pytest.approx(1.5)
+    assert '| teacher | 0 | - |' in paired_table(students, rows)

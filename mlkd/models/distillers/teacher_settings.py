@@ -78,8 +78,7 @@ def reading_every_output(model_cfgs: Mapping[str, Mapping], teacher: str) -> dic
         ValueError: two configs give one connector or tap name two different settings (naming
             both labels).
     """
-    labels = list(model_cfgs)
-    merged = copy.deepcopy(dict(model_cfgs[labels[0]]))
+    merged = copy.deepcopy(dict(next(iter(model_cfgs.values()))))
     entries = {label: _teacher_entry(cfg, teacher) for label, cfg in model_cfgs.items()}
     target = _teacher_entry(merged, teacher)
     target['distill_losses'] = {
