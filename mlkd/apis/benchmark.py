@@ -18,6 +18,10 @@ The protocol of a call:
 * Every stage stores ``<work dir>/seed<S>/<stage>/result.json`` (val and test metrics, times,
   checkpoint, protocol) when it ends; the call then prints a table (mean ± std over seeds) and
   writes ``results.json`` (every stage per seed, with the protocol) and a bar chart.
+* A plain student stage is also scored against the benchmark's ``fidelity_teacher``
+  (``DistillFidelity`` on val and test, as ``tools/test.py --teacher`` does) once its seed's
+  checkpoint and the teacher's exist, and stores ``fidelity.json`` beside its ``result.json``:
+  the baseline of a paired comparison of fidelity then has one too.
 
 A result's protocol is the code's commit and each stage's
 :func:`~mlkd.utils.fingerprint.fingerprint` (its resolved config, with the checkpoint given as
@@ -96,6 +100,10 @@ class Benchmark:
         live_teacher_stages: distilled stages whose teachers run live on every batch rather than
             being read from the seed's caches (which then leave their outputs out): for outputs
             too large to store once per epoch.
+        fidelity_teacher: the teacher (a key of ``teachers``) each plain student stage is scored
+            against, so that its fidelity is measured as the distilled stages' is; ``None``: not
+            scored (a benchmark without a teacher, or of several teachers that no plain student
+            stands for alone).
         chart: the file name of the bar chart in the call's work dir (beside ``results.json``).
     """
 
@@ -106,9 +114,15 @@ class Benchmark:
     metrics: tuple[str, ...] = METRICS
     distill_hooks: tuple[dict, ...] = ()
     live_teacher_stages: tuple[str, ...] = ()
+    fidelity_teacher: str | None = 'teacher'
     chart: str = 'benchmark.png'
 
     def __post_init__(self) -> None:
+        if self.fidelity_teacher is not None and self.fidelity_teacher not in self.teachers:
+            raise ValueError(
+                f'{self.name}: fidelity_teacher {self.fidelity_teacher!r} is not one of its '
+                f'teachers ({list(self.teachers)}); None scores no plain stage'
+            )
         unknown = [name for name in self.live_teacher_stages if name not in self.stages]
         if unknown:  # a misspelt name would leave that stage reading the cache, silently
             raise ValueError(
@@ -268,6 +282,11 @@ def result_path(work_dir: str, seed: int, stage: str) -> str:
     return osp.join(work_dir, f'seed{seed}', stage, 'result.json')
 
 
+def fidelity_path(work_dir: str, seed: int, stage: str) -> str:
+    """Where a plain stage of one seed stores its fidelity to the benchmark's teacher."""
+    return osp.join(work_dir, f'seed{seed}', stage, 'fidelity.json')
+
+
 def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
     """Task: train one stage of one seed (a teacher stage with a teacher checkpoint given:
     evaluate it) and store its ``result.json``. ``job``: ``benchmark``, ``name``, ``seed``,
@@ -296,6 +315,31 @@ def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
         result = evaluate_checkpoint(cfg, given, label, verbose=job['verbose'], metrics=metrics)
     result.update(seed=job['seed'], protocol=job['protocol'])
     write_json_atomic(osp.join(work_dir, 'result.json'), result)
+    return result
+
+
+def score_fidelity(job: dict, needs: dict, live_progress: bool) -> dict:
+    """Task: score the checkpoint of a plain stage of one seed against the benchmark's
+    ``fidelity_teacher`` (``DistillFidelity`` on val and test, through a loss-free distiller of
+    that teacher's config, as ``tools/test.py --teacher``) and store ``fidelity.json``: ``{'fidelity':
+    {split: {key: value}}, 'teacher_ckpt', 'protocol'}``, which it returns. ``job``: as for
+    :func:`run_stage`."""
+    benchmark, seed, name = job['benchmark'], job['seed'], job['name']
+    teacher = benchmark.fidelity_teacher
+    work_dir = osp.join(job['root'], f'seed{seed}', name)
+    cfg = benchmark.stage_config(name, work_dir, seed, None, job['options'])
+    teacher_config = load_config(benchmark.stages[benchmark.teachers[teacher]]).filename
+    teacher_ckpt = _teacher_ckpts(job, needs)[teacher]
+    scored = evaluate_checkpoint(
+        cfg,
+        needs[('stage', name, seed)]['checkpoint'],
+        f'[seed {seed}] {name} vs {teacher}',
+        verbose=job['verbose'],
+        metrics=benchmark.metrics,
+        teacher=(teacher_config, teacher_ckpt),
+    )
+    result = dict(fidelity=scored['fidelity'], teacher_ckpt=teacher_ckpt, protocol=job['protocol'])
+    write_json_atomic(fidelity_path(job['root'], seed, name), result)
     return result
 
 
@@ -395,6 +439,24 @@ def _cache_task(
     )
 
 
+def _fidelity_task(common: dict, seed: int, name: str, teacher_task: tuple | None) -> Task:
+    """Score stage ``name`` of ``seed`` against the benchmark's ``fidelity_teacher``
+    (trained by ``teacher_task`` in this call, else given)."""
+
+    def report(result: dict, seconds: float) -> str:
+        scores = '  '.join(f'{k} {v:.2f}' for k, v in result['fidelity']['test'].items())
+        return f'[seed {seed}] {name}: test {scores}  ({seconds:.0f} s)'
+
+    return Task(
+        ('fidelity', name, seed),
+        score_fidelity,
+        dict(common, name=name, seed=seed),
+        after=(('stage', name, seed),) + ((teacher_task,) if teacher_task else ()),
+        name=f'[seed {seed}] {name}: fidelity to the teacher',
+        report=report,
+    )
+
+
 def cache_key(teacher: str, shard: int, seed: int) -> tuple:
     """The task key of shard ``shard`` of the seed's cache of ``teacher``."""
     return ('cache', f'{teacher}/{shard}', seed)
@@ -409,7 +471,8 @@ def plan_tasks(
 ) -> list[Task]:
     """The call's task graph, in the order one process runs it: the teacher stages, then per seed
     each teacher's cache (in shards) before the first distilled stage reading it, and the
-    distilled stages after the caches of their teachers. ``configs``: each stage's resolved
+    distilled stages after the caches of their teachers, and each plain student's fidelity to the
+    ``fidelity_teacher`` after that student and teacher. ``configs``: each stage's resolved
     config (seed 0), ``common``: what every task's job holds (``benchmark``, ``root``,
     ``options``, ``teachers``, ``teacher_tasks``: teacher name -> the key of the task training
     it in this call)."""
@@ -427,6 +490,13 @@ def plan_tasks(
     }
     shards = {teacher: cache_writers(jobs, count) for teacher, count in epochs.items()}
     teacher_tasks = common['teacher_tasks']
+    scored = benchmark.fidelity_teacher
+    if (
+        scored is not None
+        and scored not in teacher_tasks
+        and common['teachers'].get(scored) is None
+    ):
+        scored = None  # the call neither trains nor is given that teacher
     tasks = [
         Task(
             ('stage', stage, seeds[0]),
@@ -475,7 +545,42 @@ def plan_tasks(
                     report=_stage_report(seed, name),
                 )
             )
+            if scored is not None and name not in distilled:
+                tasks.append(_fidelity_task(common, seed, name, teacher_tasks.get(scored)))
     return tasks
+
+
+def _reusable(
+    tasks: Sequence[Task],
+    work_dir: str,
+    benchmark: Benchmark,
+    teacher_ckpt: str | None,
+    log: Callable[[str], None],
+) -> dict:
+    """The results of ``tasks`` an earlier call of the same protocol (checked before) stored:
+    finished stages, and fidelity scores made against the teacher checkpoint this call uses (a
+    teacher trained by an unfinished task is not known yet: the score is made again)."""
+    finished = {}
+    for kind, name, seed in (task.key for task in tasks if task.key[0] == 'stage'):
+        path = result_path(work_dir, seed, name)
+        if osp.isfile(path):
+            with open(path, encoding='utf-8') as f:
+                finished[(kind, name, seed)] = json.load(f)
+            log(f'[seed {seed}] {name}: reused {path}')
+    teacher_stage = benchmark.teachers.get(benchmark.fidelity_teacher)
+    for kind, name, seed in (task.key for task in tasks if task.key[0] == 'fidelity'):
+        path = fidelity_path(work_dir, seed, name)
+        trained = next(
+            (r for (k, n, _), r in finished.items() if k == 'stage' and n == teacher_stage), None
+        )
+        expected = teacher_ckpt if trained is None else trained['checkpoint']
+        if osp.isfile(path):
+            with open(path, encoding='utf-8') as f:
+                stored = json.load(f)
+            if expected is not None and stored.get('teacher_ckpt') == expected:
+                finished[(kind, name, seed)] = stored
+                log(f'[seed {seed}] {name}: reused {path}')
+    return finished
 
 
 def run_benchmark(
@@ -546,7 +651,10 @@ def run_benchmark(
 
     # Every check below happens before any training.
     protocol = protocol_of(benchmark, stages, options, work_dir, teacher_ckpt)
-    stored = sorted(glob.glob(osp.join(work_dir, 'seed*', '*', 'result.json')))
+    stored = sorted(
+        glob.glob(osp.join(work_dir, 'seed*', '*', 'result.json'))
+        + glob.glob(osp.join(work_dir, 'seed*', '*', 'fidelity.json'))
+    )
     for path in [osp.join(work_dir, 'results.json')] + stored:
         if osp.isfile(path):
             with open(path, encoding='utf-8') as f:
@@ -593,19 +701,17 @@ def run_benchmark(
         overwrite=overwrite,
     )
     tasks = plan_tasks(benchmark, configs, seeds, common, jobs)
-    finished = {}
-    for kind, name, seed in (task.key for task in tasks if resume):
-        path = result_path(work_dir, seed, name) if kind == 'stage' else ''
-        if osp.isfile(path):  # a finished stage; its protocol is checked above
-            with open(path, encoding='utf-8') as f:
-                finished[(kind, name, seed)] = json.load(f)
-            log(f'[seed {seed}] {name}: reused {path}')
+    finished = _reusable(tasks, work_dir, benchmark, teacher_ckpt, log) if resume else {}
     finished = run_tasks(tasks, jobs, finished, started=started, log=log)
+
+    def with_fidelity(name: str, seed: int) -> dict:
+        scored = finished.get(('fidelity', name, seed))
+        result = finished[('stage', name, seed)]
+        return result if scored is None else dict(result, fidelity=scored['fidelity'])
 
     results = {
         name: [
-            finished[('stage', name, seed)]
-            for seed in (seeds[:1] if name in teacher_stages else seeds)
+            with_fidelity(name, seed) for seed in (seeds[:1] if name in teacher_stages else seeds)
         ]
         for name in stages
     }

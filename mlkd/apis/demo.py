@@ -64,6 +64,7 @@ MULTI_TEACHER = Benchmark(
         'L2D-both-bestAP',
     ),
     teachers={'low': 'teacher-0to6', 'high': 'teacher-3to9'},
+    fidelity_teacher=None,  # the plain student stands for neither partial teacher
     chart='multi_teacher.png',
 )
 
@@ -111,6 +112,7 @@ TASK_LOSSES = Benchmark(
     stages=_TASK_LOSS_STAGES,
     default_stages=tuple(_TASK_LOSS_STAGES),
     teachers={},  # students only
+    fidelity_teacher=None,
     metrics=(*METRICS, 'mAP@sample'),  # the Two-way paper's second metric
     chart='task_losses.png',
 )

@@ -148,8 +148,8 @@ def claim_rows(
 
 
 def _score_cell(runs: list, split: str, metric: str) -> str:
-    """Mean ± std of a shown stage's ``metric``; '-' where a run lacks it (a teacher or a plain
-    student has no fidelity)."""
+    """Mean ± std of a shown stage's ``metric``; '-' where a run lacks it (a teacher has no
+    fidelity, nor a plain stage of a benchmark that scores none)."""
     try:
         return format_mean_std([stage_score(r, split, metric) for r in runs])
     except KeyError:

@@ -198,7 +198,7 @@ def train(
 
 def score_against_teacher(cfg: Config, teacher_config: str, teacher_ckpt: str) -> None:
     """Make ``cfg``'s plain classifier the student of a loss-free distiller of the teacher, and
-    add ``DistillFidelity`` to its test evaluator (unless it has one). In place.
+    add ``DistillFidelity`` to its val and test evaluators (unless they have one). In place.
 
     The classifier's weights are then loaded into ``model.student`` (:func:`evaluate`), not
     through ``load_from``, whose keys would lack the ``student.`` prefix.
@@ -220,11 +220,14 @@ def score_against_teacher(cfg: Config, teacher_config: str, teacher_ckpt: str) -
         teacher_ckpt=teacher_ckpt,
         data_preprocessor=preprocessor,
     )
-    evaluators = cfg.test_evaluator
-    evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
-    if not any(e.get('type') == 'DistillFidelity' for e in evaluators):
-        evaluators.append(dict(type='DistillFidelity'))
-    cfg.test_evaluator = evaluators
+    for key in ('val_evaluator', 'test_evaluator'):
+        if cfg.get(key) is None:
+            continue
+        evaluators = cfg[key]
+        evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
+        if not any(e.get('type') == 'DistillFidelity' for e in evaluators):
+            evaluators.append(dict(type='DistillFidelity'))
+        cfg[key] = evaluators
 
 
 def evaluate(
@@ -343,9 +346,11 @@ def evaluate_checkpoint(
     *,
     verbose: bool = False,
     metrics: Sequence[str] = METRICS,
+    teacher: Sequence[str] | None = None,
 ) -> dict:
     """Validation and test ``metrics`` of ``checkpoint`` under ``cfg`` (no training,
-    :func:`evaluate`).
+    :func:`evaluate`; ``teacher``: ``(config, checkpoint)`` to score a plain classifier's
+    fidelity to, which the result then holds under ``'fidelity'``).
 
     Returns:
         ``{'val': {...}, 'test': {...}, 'seconds': None, 'checkpoint': checkpoint}``; ``seconds``
@@ -356,7 +361,7 @@ def evaluate_checkpoint(
     if not verbose:
         cfg.log_level = 'ERROR'
     with quiet() if not verbose else nullcontext():
-        _, evaluated = evaluate(cfg, checkpoint, ('val', 'test'))
+        _, evaluated = evaluate(cfg, checkpoint, ('val', 'test'), teacher=teacher)
     result = {
         split: {key: float(values[key]) for key in metrics} for split, values in evaluated.items()
     }

@@ -117,10 +117,12 @@ def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its
     assert [t.key for t in tasks] == [
         teacher_task,
         ('stage', 'student', 3),
+        ('fidelity', 'student', 3),
         *shards,
         ('stage', 'KD', 3),
         ('stage', '3D', 3),
         ('stage', 'student', 5),
+        ('fidelity', 'student', 5),
         ('cache', 'teacher/0', 5),
         ('cache', 'teacher/1', 5),
         ('stage', 'KD', 5),
@@ -128,6 +130,8 @@ def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its
     ]
     by_key = {t.key: t for t in tasks}
     assert by_key[('stage', 'student', 3)].after == ()
+    # The plain student's fidelity: scored once it and the teacher are trained.
+    assert by_key[('fidelity', 'student', 5)].after == (('stage', 'student', 5), teacher_task)
     assert by_key[('stage', 'KD', 3)].after == (teacher_task, *shards)
     assert by_key[shards[0]].after == (teacher_task,) and not by_key[shards[0]].wanted
     assert by_key[shards[0]].job['epochs'] == list(range(0, epochs, 2))
@@ -136,10 +140,36 @@ def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its
     assert by_key[shards[1]].job['teacher'] == 'teacher'
     # With a given teacher nothing waits for a teacher task; one job fills a cache in one task.
     del configs['teacher']
-    tasks = plan_tasks(DEMO, configs, [3], dict(common, teacher_tasks={}), 1)
+    given = dict(common, teachers={'teacher': 't.pth'}, teacher_tasks={})
+    tasks = plan_tasks(DEMO, configs, [3], given, 1)
     cache = ('cache', 'teacher/0', 3)
-    assert [t.key for t in tasks][:2] == [('stage', 'student', 3), cache]
+    fidelity = ('fidelity', 'student', 3)
+    assert [t.key for t in tasks][:3] == [('stage', 'student', 3), fidelity, cache]
     assert {t.key: t.after for t in tasks}[('stage', 'KD', 3)] == (cache,)
+    assert {t.key: t.after for t in tasks}[fidelity] == (('stage', 'student', 3),)
+    # Neither trained nor given (a call of the student alone): no fidelity to score.
+    alone = plan_tasks(
+        DEMO, {'student': configs['student']}, [3], dict(common, teacher_tasks={}), 1
+    )
+    assert [t.key for t in alone] == [('stage', 'student', 3)]
+
+
+def test_a_resumed_call_reuses_a_fidelity_score_only_of_the_same_teacher_checkpoint(tmp_path):
+    """A stored score of the plain student against another teacher checkpoint (an earlier call
+    given another --teacher-ckpt) is made again, not reported."""
+    from mlkd.apis.benchmark import _reusable, fidelity_path
+
+    work = str(tmp_path)
+    configs = {name: DEMO.stage_config(name, f'w/seed0/{name}', 0, None) for name in ['student']}
+    common = dict(benchmark=DEMO, root=work, options=None, given_teacher=None, teacher_tasks={})
+    write_result(work, {})
+    scored = dict(fidelity={'test': {'fidelity/kl': 0.5}}, teacher_ckpt='a.pth')
+    write_json_atomic(fidelity_path(work, 0, 'student'), scored)
+    for ckpt, reused in (('a.pth', True), ('b.pth', False)):
+        tasks = plan_tasks(DEMO, configs, [0], dict(common, teachers={'teacher': ckpt}), 1)
+        finished = _reusable(tasks, work, DEMO, ckpt, lambda line: None)
+        assert (('fidelity', 'student', 0) in finished) is reused
+        assert ('stage', 'student', 0) in finished
 
 
 def test_validate_results_names_the_stage_and_seed_at_fault():
@@ -185,6 +215,7 @@ def test_a_stage_of_two_teachers_waits_for_both_and_reads_a_cache_of_each():
     low, high = ('cache', 'low/0', 3), ('cache', 'high/0', 3)
     assert [t.key for t in tasks][:2] == [trained['low'], trained['high']]
     assert by_key[('stage', 'student', 3)].after == ()
+    assert ('fidelity', 'student', 3) not in by_key  # no single teacher it stands against
     assert by_key[('stage', 'L2D-0to6', 3)].after == (trained['low'], low)
     assert by_key[('stage', 'L2D-3to9', 3)].after == (trained['high'], high)
     assert by_key[('stage', 'L2D-both', 3)].after == (trained['low'], trained['high'], low, high)

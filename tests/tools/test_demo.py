@@ -59,8 +59,9 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
                 assert set(run[split]) == {'mAP', 'CF1_thr0.5', 'OF1_thr0.5'}
                 assert all(0.0 <= v <= 100.0 for v in run[split].values())
             assert run['protocol'] == saved['protocol']
-            # Distilled stages record their fidelity to the teacher (DistillFidelity), val and test.
-            if name == '3D':
+            # Distilled stages record their fidelity to the teacher (DistillFidelity), val and
+            # test; the plain student is scored against the same teacher (its paired baseline).
+            if name != 'teacher':
                 assert all(len(run['fidelity'][split]) == 3 for split in ('val', 'test'))
     assert 'test fidelity/mAP_vs_teacher' in out  # the table's fidelity column
     # The teacher is trained once and shared; the distilled stages log per-term diagnostics.
@@ -103,6 +104,8 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
     for name in ('student', '3D'):
         assert again[name][0]['val'] == saved['results'][name][1]['val']
         assert again[name][0]['test'] == saved['results'][name][1]['test']
+    # The student scored against the given teacher as against the one the call trained.
+    assert again['student'][0]['fidelity'] == saved['results']['student'][1]['fidelity']
     # The cache filled by two tasks holds the bytes of the one filled by one.
     files = glob.glob(osp.join('seed1', 'teacher_cache', 'epoch_*', '*', '*.bin'), root_dir=work)
     assert len(files) >= 4  # an index and the logits of each of two epochs, at least
