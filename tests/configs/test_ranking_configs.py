@@ -12,7 +12,10 @@ import pytest
 import torch
 from conftest import REPO, build_model, cheap_default_init, step_on_own_data
 from mmengine.config import Config
+from mmengine.registry import DefaultScope
 from mmpretrain.structures import DataSample
+
+from mlkd.registry import MODELS
 
 pytestmark = pytest.mark.usefixtures('parse_shipped_configs_once')
 
@@ -110,3 +113,24 @@ def test_task_loss_leaf_is_the_ranking_student_on_complete_labels_with_its_loss(
     assert torch.isfinite(loss)
     loss.backward()
     assert model.backbone.conv1.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize('path', TASK_LOSS_LEAVES, ids=lambda p: osp.basename(p)[:-3])
+def test_every_task_loss_is_at_the_scale_the_weight_decay_was_set_against(path):
+    """The recipe's coupled weight decay was set against BCE summed over the batch; a loss
+    averaged over the batch would meet a decay B (or B x C) times stronger. A loss summed over
+    the batch doubles when every sample is repeated; Two-way, which only averages, is weighted
+    by the batch size."""
+    leaf = Config.fromfile(path)
+    with DefaultScope.overwrite_default_scope('mlkd'):
+        loss = MODELS.build(leaf.model.head.loss)
+    if leaf.model.head.loss.type == 'TwoWayMultiLabelLoss':
+        assert leaf.model.head.loss.loss_weight == leaf.train_dataloader.batch_size
+        return
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(6, 40, generator=g)
+    targets = (torch.rand(6, 40, generator=g) < 0.1).float()
+    targets[:, 0] = 1.0  # every sample has a positive (the softmax loss skips those without)
+    once = loss(logits, targets)
+    twice = loss(torch.cat([logits, logits]), torch.cat([targets, targets]))
+    torch.testing.assert_close(twice, 2 * once)
