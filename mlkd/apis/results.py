@@ -21,7 +21,7 @@ import os.path as osp
 from collections import defaultdict
 from dataclasses import dataclass
 
-from mlkd.apis.runs import seed_key_of
+from mlkd.apis.runs import seed_key_of, seed_keys_of
 from mlkd.utils.fingerprint import (
     LOCATION_KEYS,
     config_differences,
@@ -111,7 +111,7 @@ def read_run(work_dir: str) -> Run:
         teacher, student, method = NONE, describe_model(model), NONE
     seed_key = seed_key_of(cfg)
     # What seeds of one setting may differ in: where the run was, its seed, its teacher cache.
-    ignored = (*LOCATION_KEYS, seed_key, *TEACHER_CACHE_LOCATION)
+    ignored = (*LOCATION_KEYS, *seed_keys_of(cfg), *TEACHER_CACHE_LOCATION)
     values = flatten_config(cfg, ignore=ignored)
     return Run(
         work_dir,

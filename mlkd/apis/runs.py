@@ -78,62 +78,76 @@ def quiet() -> Iterator[None]:
 DEFAULT_SEED_KEY = 'randomness.seed'
 
 
-def seed_key_of(cfg: Config) -> str:
-    """The dotted key a config's run seed goes to (``seed_key``, default ``randomness.seed``).
+def seed_keys_of(cfg: Config) -> tuple[str, ...]:
+    """The dotted keys a config's run seed goes to: its ``seed_key``, one key or a list of them
+    (default ``randomness.seed``). A study whose data draw depends on the seed as well as its
+    order (one observed positive per image drawn once per seed) names both:
+    ``seed_key = ['train_dataloader.sampler.seed', 'train_dataloader.dataset.observed_labels.seed']``.
 
     Raises:
-        KeyError: ``seed_key`` is not a dotted string.
+        KeyError: ``seed_key`` is neither a dotted string nor a non-empty list of them.
     """
     key = cfg.get('seed_key', DEFAULT_SEED_KEY)
-    if not isinstance(key, str) or len(key.split('.')) < 2:
+    keys = tuple(key) if isinstance(key, (list, tuple)) else (key,)
+    if not keys or any(not isinstance(k, str) or len(k.split('.')) < 2 for k in keys):
         raise KeyError(
             f'{cfg.filename}: seed_key={key!r} is not a dotted config key (such as '
-            'train_dataloader.sampler.seed)'
+            'train_dataloader.sampler.seed) nor a list of them'
         )
-    return key
+    if len(set(keys)) != len(keys):
+        raise KeyError(f'{cfg.filename}: seed_key={key!r} names a key twice')
+    return keys
 
 
-def seed_written_key(cfg: Config) -> str:
+def seed_key_of(cfg: Config) -> str:
+    """The key a config's run seed is read back from: the first of :func:`seed_keys_of`."""
+    return seed_keys_of(cfg)[0]
+
+
+def seed_written_keys(cfg: Config) -> tuple[str, ...]:
     """What :func:`set_run_seed` writes in ``cfg``: the whole ``randomness`` dict for the
-    default seed key, else the ``seed_key`` alone (a sweep axis there would be overwritten)."""
-    key = seed_key_of(cfg)
-    return 'randomness' if key == DEFAULT_SEED_KEY else key
+    default seed key, else each of the ``seed_key`` keys alone (a sweep axis there would be
+    overwritten)."""
+    return tuple('randomness' if k == DEFAULT_SEED_KEY else k for k in seed_keys_of(cfg))
 
 
 def set_run_seed(cfg: Config, seed: int) -> str:
-    """Give ``cfg`` the run seed ``seed`` at the key its ``seed_key`` names (dotted; default
+    """Give ``cfg`` the run seed ``seed`` at the keys its ``seed_key`` names (dotted; default
     ``randomness.seed``, which seeds everything: initialisation, data order, augmentation,
     dropout; the whole ``randomness`` dict is then replaced by ``dict(seed=seed,
     deterministic=False)``). A config may instead name ``train_dataloader.sampler.seed``: the
     tools' seeds then vary the data order and augmentation only, and ``randomness.seed`` keeps the
-    initialisation the same in every run (the MultiDigits benchmark, docs/demo.md). Returns the
-    key.
+    initialisation the same in every run (the MultiDigits benchmark, docs/demo.md). With a list,
+    every key gets the seed (:func:`seed_keys_of`). Returns the first key.
 
     Raises:
-        KeyError: ``seed_key`` is not a dotted string or leads nowhere in the config.
-        ValueError: ``seed_key`` is not ``randomness.seed`` and ``randomness.seed`` is unset (the
-            initialisation would then differ from run to run).
+        KeyError: ``seed_key`` is not a dotted string (or a list of them) or leads nowhere in the
+            config.
+        ValueError: ``seed_key`` does not name ``randomness.seed`` and ``randomness.seed`` is unset
+            (the initialisation would then differ from run to run).
     """
-    key = seed_key_of(cfg)
-    if key == DEFAULT_SEED_KEY:
+    keys = seed_keys_of(cfg)
+    if DEFAULT_SEED_KEY in keys:
         cfg.randomness = dict(seed=seed, deterministic=False)
-        return key
-    parts = key.split('.')
-    node = cfg
-    for part in parts[:-1]:
-        node = node.get(part) if hasattr(node, 'get') else None
-    if not hasattr(node, 'get'):
-        raise KeyError(
-            f'{cfg.filename}: seed_key={key!r} does not lead to a config dict '
-            f'({".".join(parts[:-1])!r} is missing)'
-        )
-    if (cfg.get('randomness') or {}).get('seed') is None:
+    others = [key for key in keys if key != DEFAULT_SEED_KEY]
+    for key in others:
+        parts = key.split('.')
+        node = cfg
+        for part in parts[:-1]:
+            node = node.get(part) if hasattr(node, 'get') else None
+        if not hasattr(node, 'get'):
+            raise KeyError(
+                f'{cfg.filename}: seed_key={key!r} does not lead to a config dict '
+                f'({".".join(parts[:-1])!r} is missing)'
+            )
+    if others and (cfg.get('randomness') or {}).get('seed') is None:
         raise ValueError(
-            f'{cfg.filename}: seed_key={key!r} keeps the initialisation of every run '
+            f'{cfg.filename}: seed_key={others[0]!r} keeps the initialisation of every run '
             'at randomness.seed, which is unset; set randomness.seed'
         )
-    cfg.merge_from_dict({key: seed})  # copies the dicts on the path: a cfg.copy() keeps its own
-    return key
+    # merge_from_dict copies the dicts on each path: a cfg.copy() keeps its own.
+    cfg.merge_from_dict({key: seed for key in others})
+    return keys[0]
 
 
 def prepare_training(

@@ -38,7 +38,7 @@ from mlkd.apis.runs import (
     load_finished_run,
     save_finished_run,
     seed_key_of,
-    seed_written_key,
+    seed_written_keys,
     set_run_seed,
     train_and_evaluate,
 )
@@ -239,18 +239,19 @@ def check_grid(
                 f'{values}); each grid point would be trained twice'
             )
     try:
-        seed_key, overwritten = seed_key_of(base), seed_written_key(base)
+        seed_key, written = seed_key_of(base), seed_written_keys(base)
     except KeyError as bad:
         raise SweepRequestError(bad.args[0]) from None
     for flag, key in (('--x', x_key), ('--y', y_key)):
-        if (
+        if any(
             key == overwritten
             or overwritten.startswith(key + '.')
             or key.startswith(overwritten + '.')
+            for overwritten in written
         ):
             raise SweepRequestError(
                 f'{flag} sets {key!r}, which the run seed overwrites ({config}: '
-                f'seed_key {seed_key!r}); every cell would be the same run. Give the '
+                f'seed_key {base.get("seed_key", seed_key)!r}); every cell would be the same run. Give the '
                 'seeds with --seeds'
             )
     for key in (x_key, y_key):

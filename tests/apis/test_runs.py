@@ -84,3 +84,21 @@ def test_quiet_hides_library_notices_and_shows_the_rest():
             warnings.warn('the run gets this wrong', UserWarning, stacklevel=1)
             warnings.warn('deprecated', DeprecationWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ['the run gets this wrong']
+
+
+def test_a_list_of_seed_keys_gives_the_seed_to_each():
+    """A study that draws its observed labels once per seed names the draw's seed beside the
+    data order's; the initialisation stays at randomness.seed."""
+    cfg = Config(
+        dict(
+            seed_key=['train_dataloader.sampler.seed', 'train_dataloader.dataset.draw.seed'],
+            randomness=dict(seed=0),
+            train_dataloader=dict(sampler=dict(seed=0), dataset=dict(draw=dict(seed=0))),
+        )
+    )
+    assert set_run_seed(cfg, 3) == 'train_dataloader.sampler.seed'
+    assert cfg.train_dataloader.sampler.seed == 3 and cfg.train_dataloader.dataset.draw.seed == 3
+    assert cfg.randomness.seed == 0
+    for bad in ([], ['train_dataloader.sampler.seed'] * 2, ['train_dataloader.sampler.seed', 4]):
+        with pytest.raises(KeyError, match='seed_key'):
+            set_run_seed(Config(dict(cfg.to_dict(), seed_key=bad)), 1)
