@@ -13,6 +13,9 @@
 * :data:`TASK_LOSSES`: the task losses of the Two-way paper's comparison (BCE, focal, ASL, Two-way,
   WARP, RML, softmax), each training the ranking benchmark's student on complete labels
   (``configs/ranking/task_losses/``); their settings are the papers' until chosen on val.
+* :data:`SINGLE_POSITIVE`: the single-positive losses of the SCL paper's comparison (AN, AN-LS,
+  WAN, EPR, ROLE, EN, EN+CL, EN+SCL) on the ranking benchmark's data, one observed positive per
+  training image (``configs/ranking/single_positive/``); a candidate regime, not yet chosen on val.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 from mlkd.apis.benchmark import Benchmark
 from mlkd.apis.runs import METRICS
 
-__all__ = ['BENCHMARKS', 'DEMO', 'MULTI_TEACHER', 'RANKING', 'TASK_LOSSES']
+__all__ = ['BENCHMARKS', 'DEMO', 'MULTI_TEACHER', 'RANKING', 'SINGLE_POSITIVE', 'TASK_LOSSES']
 
 DEMO = Benchmark(
     name='MultiDigits',
@@ -117,10 +120,38 @@ TASK_LOSSES = Benchmark(
     chart='task_losses.png',
 )
 
+#: The single-positive study (the SCL paper's Table B.1 rows): the ranking student with a linear
+#: head, one observed positive per training image drawn per seed, under each single-positive loss
+#: (``configs/ranking/single_positive/``), and the same network on complete labels (the positive
+#: control's upper line).
+_SINGLE_POSITIVE_STAGES = {
+    name: f'mlkd::ranking/single_positive/{leaf}.py'
+    for name, leaf in (
+        ('full-labels', 'full_labels'),
+        ('AN', 'an'),
+        ('AN-LS', 'an_ls'),
+        ('WAN', 'wan'),
+        ('EPR', 'epr'),
+        ('ROLE', 'role'),
+        ('EN', 'en'),
+        ('EN+CL', 'en_cl'),
+        ('EN+SCL', 'en_scl'),
+    )
+}
+SINGLE_POSITIVE = Benchmark(
+    name='DigitScenes single positive',
+    stages=_SINGLE_POSITIVE_STAGES,
+    default_stages=tuple(_SINGLE_POSITIVE_STAGES),
+    teachers={},  # students only
+    fidelity_teacher=None,
+    chart='single_positive.png',
+)
+
 #: The benchmarks of ``tools/demo.py --benchmark``.
 BENCHMARKS = {
     'demo': DEMO,
     'multi-teacher': MULTI_TEACHER,
     'ranking': RANKING,
     'task-losses': TASK_LOSSES,
+    'single-positive': SINGLE_POSITIVE,
 }

@@ -6,6 +6,7 @@ task-loss leaves (configs/ranking/task_losses/) are that student on complete lab
 
 import glob
 import json
+import math
 import os.path as osp
 
 import pytest
@@ -134,3 +135,62 @@ def test_every_task_loss_is_at_the_scale_the_weight_decay_was_set_against(path):
     once = loss(logits, targets)
     twice = loss(torch.cat([logits, logits]), torch.cat([targets, targets]))
     torch.testing.assert_close(twice, 2 * once)
+
+
+SINGLE_POSITIVE_LEAVES = sorted(
+    glob.glob(osp.join(REPO, 'configs', 'ranking', 'single_positive', '*.py'))
+)
+
+
+@pytest.mark.parametrize('path', SINGLE_POSITIVE_LEAVES, ids=lambda p: osp.basename(p)[:-3])
+def test_single_positive_leaf_trains_the_ranking_student_from_its_loss_alone(path, tmp_path):
+    from conftest import TWO_AUGMENTED_BATCHES, small_run_cfg
+
+    from mlkd.engine import build_runner
+
+    cfg = small_run_cfg(path, str(tmp_path), epochs=1, **TWO_AUGMENTED_BATCHES)
+    runner = build_runner(cfg)
+    runner.train()
+    assert runner.iter == 2
+    for loss in cfg.model.losses:
+        assert math.isfinite(runner.message_hub.get_scalar(f'train/loss_{loss}').current()), loss
+    assert runner.message_hub.get_scalar('train/loss_cls').current() == 0  # the head's loss off
+    student = Config.fromfile(osp.join(REPO, 'configs', 'ranking', 'student.py'))
+    assert cfg.model.classifier.cfg_path.endswith('ranking/student.py')
+    for key in ('val_dataloader', 'test_dataloader', 'param_scheduler'):
+        assert Config.fromfile(path)[key] == student[key], key
+
+
+def test_each_seed_draws_its_own_single_positive_from_the_complete_labels():
+    """The observed positive of each image is drawn once per seed (seed_key lists the draw's
+    seed): two seeds keep different positives of the same complete label sets."""
+    from mlkd.apis.runs import set_run_seed
+    from mlkd.datasets.observed_labels import label_lists_to_matrix
+    from mlkd.registry import DATASETS
+
+    path = osp.join(REPO, 'configs', 'ranking', 'single_positive', 'an.py')
+    drawn = {}
+    for seed in (1, 2):
+        cfg = Config.fromfile(path)
+        set_run_seed(cfg, seed)
+        assert cfg.train_dataloader.sampler.seed == seed
+        with DefaultScope.overwrite_default_scope('mlkd'):
+            data = DATASETS.build(dict(cfg.train_dataloader.dataset, num_samples=300))
+        infos = [data.get_data_info(i) for i in range(len(data))]
+        observed = label_lists_to_matrix([i['gt_label'] for i in infos], 40)
+        full = label_lists_to_matrix([i['gt_label_full'] for i in infos], 40)
+        assert (observed <= full).all() and (observed.sum(1) == 1).all()
+        drawn[seed] = (observed, full)
+    assert (drawn[1][1] == drawn[2][1]).all()  # the same images and complete labels
+    assert (drawn[1][0] != drawn[2][0]).any()  # another positive kept
+    assert (drawn[1][1].sum(1) > 1).any()
+
+
+def test_single_positive_benchmark_runs_every_single_positive_leaf():
+    from mlkd.apis.demo import BENCHMARKS, SINGLE_POSITIVE
+
+    declared = sorted(
+        osp.join(REPO, 'configs', p.split('::', 1)[1]) for p in SINGLE_POSITIVE.stages.values()
+    )
+    assert declared == SINGLE_POSITIVE_LEAVES
+    assert SINGLE_POSITIVE.teacher_stages == () and BENCHMARKS['single-positive'] is SINGLE_POSITIVE
