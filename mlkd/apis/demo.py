@@ -96,26 +96,35 @@ RANKING = Benchmark(
     chart='ranking.png',
 )
 
+
+def students_only(name: str, folder: str, leaves: dict[str, str], **settings) -> Benchmark:
+    """A benchmark of students without a teacher, one stage per leaf of ``configs/<folder>/``
+    (stage name -> file stem), all run by default, in that order."""
+    stages = {stage: f'mlkd::{folder}/{leaf}.py' for stage, leaf in leaves.items()}
+    return Benchmark(
+        name=name,
+        stages=stages,
+        default_stages=tuple(stages),
+        teachers={},
+        fidelity_teacher=None,
+        **settings,
+    )
+
+
 #: The task losses of the Two-way paper's comparison (its Tables B-C), each training the ranking
 #: benchmark's student on complete labels (``configs/ranking/task_losses/``).
-_TASK_LOSS_STAGES = {
-    name: f'mlkd::ranking/task_losses/{leaf}.py'
-    for name, leaf in (
-        ('BCE', 'bce'),
-        ('focal', 'focal'),
-        ('ASL', 'asl'),
-        ('Two-way', 'two_way'),
-        ('WARP', 'warp'),
-        ('RML', 'rml'),
-        ('softmax', 'softmax'),
-    )
-}
-TASK_LOSSES = Benchmark(
-    name='DigitScenes task losses',
-    stages=_TASK_LOSS_STAGES,
-    default_stages=tuple(_TASK_LOSS_STAGES),
-    teachers={},  # students only
-    fidelity_teacher=None,
+TASK_LOSSES = students_only(
+    'DigitScenes task losses',
+    'ranking/task_losses',
+    {
+        'BCE': 'bce',
+        'focal': 'focal',
+        'ASL': 'asl',
+        'Two-way': 'two_way',
+        'WARP': 'warp',
+        'RML': 'rml',
+        'softmax': 'softmax',
+    },
     metrics=(*METRICS, 'mAP@sample'),  # the Two-way paper's second metric
     chart='task_losses.png',
 )
@@ -124,26 +133,20 @@ TASK_LOSSES = Benchmark(
 #: head, one observed positive per training image drawn per seed, under each single-positive loss
 #: (``configs/ranking/single_positive/``), and the same network on complete labels (the positive
 #: control's upper line).
-_SINGLE_POSITIVE_STAGES = {
-    name: f'mlkd::ranking/single_positive/{leaf}.py'
-    for name, leaf in (
-        ('full-labels', 'full_labels'),
-        ('AN', 'an'),
-        ('AN-LS', 'an_ls'),
-        ('WAN', 'wan'),
-        ('EPR', 'epr'),
-        ('ROLE', 'role'),
-        ('EN', 'en'),
-        ('EN+CL', 'en_cl'),
-        ('EN+SCL', 'en_scl'),
-    )
-}
-SINGLE_POSITIVE = Benchmark(
-    name='DigitScenes single positive',
-    stages=_SINGLE_POSITIVE_STAGES,
-    default_stages=tuple(_SINGLE_POSITIVE_STAGES),
-    teachers={},  # students only
-    fidelity_teacher=None,
+SINGLE_POSITIVE = students_only(
+    'DigitScenes single positive',
+    'ranking/single_positive',
+    {
+        'full-labels': 'full_labels',
+        'AN': 'an',
+        'AN-LS': 'an_ls',
+        'WAN': 'wan',
+        'EPR': 'epr',
+        'ROLE': 'role',
+        'EN': 'en',
+        'EN+CL': 'en_cl',
+        'EN+SCL': 'en_scl',
+    },
     chart='single_positive.png',
 )
 
