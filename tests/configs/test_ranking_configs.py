@@ -194,3 +194,16 @@ def test_single_positive_benchmark_runs_every_single_positive_leaf():
     )
     assert declared == SINGLE_POSITIVE_LEAVES
     assert SINGLE_POSITIVE.teacher_stages == () and BENCHMARKS['single-positive'] is SINGLE_POSITIVE
+
+
+def test_a_work_dirs_dumped_reviewkd_config_builds_again(tmp_path):
+    """A run dumps its config into its work dir (the file ``tools/test.py`` is then given), with
+    dict keys in alphabetical order: ReviewKD's fusion came before the pooled feature it reads."""
+    from conftest import distiller_step
+
+    dumped = str(tmp_path / 'reviewkd.py')
+    Config.fromfile(osp.join(REPO, 'configs', 'ranking', 'reviewkd.py')).dump(dumped)
+    connectors = list(Config.fromfile(dumped).model.connectors)
+    assert connectors.index('s_abf') < connectors.index('s_pool')  # the order that failed
+    losses = distiller_step(dumped, 32)
+    assert torch.isfinite(losses['loss_reviewkd'])

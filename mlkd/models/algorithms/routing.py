@@ -155,12 +155,39 @@ def _inject(
     return {name: known[name] for name in wanted if name in known}
 
 
+def _reading_order(cfgs: Mapping[str, dict], supplied: set[str]) -> list[tuple[str, dict]]:
+    """The connector configs, each after the connectors whose output it reads (its ``source`` or
+    ``target``), otherwise in the config's order. A dumped config lists them alphabetically (a
+    ReviewKD fusion ``s_abf`` before the ``s_pool`` it reads): the order of a mapping must not
+    decide whether it builds. Configs that can never be satisfied come last, in order, for the
+    build to name what they miss."""
+    pending, known, order = dict(cfgs), set(supplied), []
+    while pending:
+        ready = [
+            name
+            for name, cfg in pending.items()
+            if all(
+                n in known
+                for key in ('source', 'target')
+                if isinstance(cfg, Mapping) and cfg.get(key)
+                for n in _names(cfg[key])
+            )
+        ]
+        if not ready:
+            break
+        for name in ready:
+            order.append((name, pending.pop(name)))
+            known.add(name)
+    return order + list(pending.items())
+
+
 class ConnectorRouter(nn.ModuleDict):
     """Trainable connectors, each producing a new named tensor from recorded ones.
 
     Config: ``name -> dict(type=..., source='s_stage3', target='t_stage3', **kwargs)``. ``source``
     (a name or a list of names) is what the connector consumes; ``target`` (optional, same form)
-    only tells its output size. When the connector's constructor accepts ``in_channels`` /
+    only tells its output size; a connector may read another's output, whatever their order in
+    ``cfgs``. When the connector's constructor accepts ``in_channels`` /
     ``out_channels`` (or ``in_shapes`` / ``out_shapes``) and the config leaves them open, they are
     read from the probe (dimension 1 of each tensor; a list for a list of names). The output is
     available to losses and to later connectors under the connector's name.
@@ -186,7 +213,7 @@ class ConnectorRouter(nn.ModuleDict):
         supplied = set(supplied)
         self.sources: dict[str, str | list[str]] = {}
         group = owner
-        for name, cfg in (cfgs or {}).items():
+        for name, cfg in _reading_order(cfgs or {}, supplied):
             owner = f'{group}.{name}'
             cfg = dict(cfg)
             if name in supplied:

@@ -197,3 +197,36 @@ def test_a_second_view_reaches_the_losses_under_its_prefix():
     assert len(predictions) == 4
     with pytest.raises(ValueError, match="view 'positive' is configured"):
         model.loss(anchor, samples)
+
+
+def test_a_connector_listed_before_the_connector_it_reads_still_builds():
+    """mmengine dumps a config's dicts in alphabetical order, so a work dir's ReviewKD config
+    listed its fusion ``s_abf`` before the ``s_pool`` it reads, and did not build again."""
+    connectors = dict(
+        a_outer=dict(type='GlobalPoolConnector', keepdim=True, source='z_inner'),
+        z_inner=dict(type='GlobalPoolConnector', keepdim=True, source='s_stage3'),
+    )
+    model = digits_distiller(
+        student_taps=dict(stage3='backbone.layer3'),
+        teacher_taps=dict(stage3='backbone.layer3'),
+        connectors=connectors,
+        distill_losses=dict(stack=dict(type='TestStackLoss', inputs=dict(parts=['a_outer']))),
+    )
+    inputs, samples = _batch()
+    losses = model.loss(inputs, samples)
+    feats = {}
+    hook = model.student.backbone.layer3.register_forward_hook(
+        lambda mod, args, out: feats.__setitem__('stage3', out)
+    )
+    with torch.no_grad():  # train mode, as the loss saw it: batch statistics
+        model.student(inputs, mode='tensor')
+    hook.remove()
+    torch.testing.assert_close(losses['loss_stack'], feats['stage3'].mean())
+    # A source that no connector makes is still named.
+    with pytest.raises(ValueError, match=r"connectors.a_outer: source \['nowhere'\]"):
+        digits_distiller(
+            student_taps=dict(stage3='backbone.layer3'),
+            teacher_taps=dict(stage3='backbone.layer3'),
+            connectors=dict(connectors, a_outer=dict(connectors['a_outer'], source='nowhere')),
+            distill_losses=dict(stack=dict(type='TestStackLoss', inputs=dict(parts=['a_outer']))),
+        )
