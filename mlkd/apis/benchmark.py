@@ -322,23 +322,36 @@ def score_fidelity(job: dict, needs: dict, live_progress: bool) -> dict:
     """Task: score the checkpoint of a plain stage of one seed against the benchmark's
     ``fidelity_teacher`` (``DistillFidelity`` on val and test, through a loss-free distiller of
     that teacher's config, as ``tools/test.py --teacher``) and store ``fidelity.json``: ``{'fidelity':
-    {split: {key: value}}, 'teacher_ckpt', 'protocol'}``, which it returns. ``job``: as for
-    :func:`run_stage`."""
+    {split: {key: value}}, 'checkpoint', 'teacher_ckpt', 'protocol'}``, which it returns. ``job``:
+    as for :func:`run_stage`.
+
+    The evaluation runs in ``<stage work dir>/fidelity``: mmengine saves the config it runs in its
+    work dir, and the stage's own saved config must stay the plain classifier's. The teacher is
+    built from its stage's config file, as the distilled stages build it (``--cfg-options`` apply
+    to the stages' configs, not to the teacher inside them).
+    """
     benchmark, seed, name = job['benchmark'], job['seed'], job['name']
     teacher = benchmark.fidelity_teacher
     work_dir = osp.join(job['root'], f'seed{seed}', name)
     cfg = benchmark.stage_config(name, work_dir, seed, None, job['options'])
+    cfg.work_dir = osp.join(work_dir, 'fidelity')
     teacher_config = load_config(benchmark.stages[benchmark.teachers[teacher]]).filename
     teacher_ckpt = _teacher_ckpts(job, needs)[teacher]
+    checkpoint = needs[('stage', name, seed)]['checkpoint']
     scored = evaluate_checkpoint(
         cfg,
-        needs[('stage', name, seed)]['checkpoint'],
+        checkpoint,
         f'[seed {seed}] {name} vs {teacher}',
         verbose=job['verbose'],
         metrics=benchmark.metrics,
         teacher=(teacher_config, teacher_ckpt),
     )
-    result = dict(fidelity=scored['fidelity'], teacher_ckpt=teacher_ckpt, protocol=job['protocol'])
+    result = dict(
+        fidelity=scored['fidelity'],
+        checkpoint=checkpoint,
+        teacher_ckpt=teacher_ckpt,
+        protocol=job['protocol'],
+    )
     write_json_atomic(fidelity_path(job['root'], seed, name), result)
     return result
 
@@ -444,7 +457,7 @@ def _fidelity_task(common: dict, seed: int, name: str, teacher_task: tuple | Non
     (trained by ``teacher_task`` in this call, else given)."""
 
     def report(result: dict, seconds: float) -> str:
-        scores = '  '.join(f'{k} {v:.2f}' for k, v in result['fidelity']['test'].items())
+        scores = '  '.join(f'{k} {v:.4g}' for k, v in result['fidelity']['test'].items())
         return f'[seed {seed}] {name}: test {scores}  ({seconds:.0f} s)'
 
     return Task(
@@ -558,8 +571,9 @@ def _reusable(
     log: Callable[[str], None],
 ) -> dict:
     """The results of ``tasks`` an earlier call of the same protocol (checked before) stored:
-    finished stages, and fidelity scores made against the teacher checkpoint this call uses (a
-    teacher trained by an unfinished task is not known yet: the score is made again)."""
+    finished stages, and fidelity scores of a finished stage's checkpoint made against the teacher
+    checkpoint this call uses (a stage or teacher trained again, or a teacher not trained yet: the
+    score is made again)."""
     finished = {}
     for kind, name, seed in (task.key for task in tasks if task.key[0] == 'stage'):
         path = result_path(work_dir, seed, name)
@@ -574,10 +588,12 @@ def _reusable(
             (r for (k, n, _), r in finished.items() if k == 'stage' and n == teacher_stage), None
         )
         expected = teacher_ckpt if trained is None else trained['checkpoint']
-        if osp.isfile(path):
+        stage = finished.get(('stage', name, seed))
+        if stage is not None and osp.isfile(path):
             with open(path, encoding='utf-8') as f:
                 stored = json.load(f)
-            if expected is not None and stored.get('teacher_ckpt') == expected:
+            same = (stored.get('checkpoint'), stored.get('teacher_ckpt'))
+            if expected is not None and same == (stage['checkpoint'], expected):
                 finished[(kind, name, seed)] = stored
                 log(f'[seed {seed}] {name}: reused {path}')
     return finished

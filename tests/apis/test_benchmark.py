@@ -156,16 +156,23 @@ def test_the_graph_trains_the_teacher_once_and_fills_each_seeds_cache_before_its
 
 def test_a_resumed_call_reuses_a_fidelity_score_only_of_the_same_teacher_checkpoint(tmp_path):
     """A stored score of the plain student against another teacher checkpoint (an earlier call
-    given another --teacher-ckpt) is made again, not reported."""
+    given another --teacher-ckpt), or of another checkpoint of the student, is made again, not
+    reported."""
     from mlkd.apis.benchmark import _reusable, fidelity_path
 
     work = str(tmp_path)
     configs = {name: DEMO.stage_config(name, f'w/seed0/{name}', 0, None) for name in ['student']}
     common = dict(benchmark=DEMO, root=work, options=None, given_teacher=None, teacher_tasks={})
-    write_result(work, {})
-    scored = dict(fidelity={'test': {'fidelity/kl': 0.5}}, teacher_ckpt='a.pth')
-    write_json_atomic(fidelity_path(work, 0, 'student'), scored)
-    for ckpt, reused in (('a.pth', True), ('b.pth', False)):
+    write_result(work, {})  # the student's checkpoint: x.pth
+    for student, ckpt, reused in (
+        ('x.pth', 'a.pth', True),
+        ('x.pth', 'b.pth', False),  # another teacher
+        ('y.pth', 'a.pth', False),  # a score of another student checkpoint (retrained since)
+    ):
+        scored = dict(
+            fidelity={'test': {'fidelity/kl': 0.5}}, checkpoint=student, teacher_ckpt='a.pth'
+        )
+        write_json_atomic(fidelity_path(work, 0, 'student'), scored)
         tasks = plan_tasks(DEMO, configs, [0], dict(common, teachers={'teacher': ckpt}), 1)
         finished = _reusable(tasks, work, DEMO, ckpt, lambda line: None)
         assert (('fidelity', 'student', 0) in finished) is reused

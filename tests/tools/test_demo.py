@@ -106,6 +106,12 @@ def test_demo_prints_test_table_and_writes_chart(tmp_path):
         assert again[name][0]['test'] == saved['results'][name][1]['test']
     # The student scored against the given teacher as against the one the call trained.
     assert again['student'][0]['fidelity'] == saved['results']['student'][1]['fidelity']
+    # Scoring it evaluated in a folder of its own: the config saved beside the student's
+    # checkpoint is still the plain classifier's (tools/test.py is given that file).
+    from mmengine.config import Config
+
+    kept = Config.fromfile(osp.join(work, 'seed1', 'student', 'student.py'))
+    assert kept.model.type == 'ImageClassifier', kept.model.type
     # The cache filled by two tasks holds the bytes of the one filled by one.
     files = glob.glob(osp.join('seed1', 'teacher_cache', 'epoch_*', '*', '*.bin'), root_dir=work)
     assert len(files) >= 4  # an index and the logits of each of two epochs, at least

@@ -162,22 +162,20 @@ def _reading_order(cfgs: Mapping[str, dict], supplied: set[str]) -> list[tuple[s
     decide whether it builds. Configs that can never be satisfied come last, in order, for the
     build to name what they miss."""
     pending, known, order = dict(cfgs), set(supplied), []
-    while pending:
-        ready = [
-            name
-            for name, cfg in pending.items()
-            if all(
-                n in known
-                for key in ('source', 'target')
-                if isinstance(cfg, Mapping) and cfg.get(key)
-                for n in _names(cfg[key])
-            )
-        ]
-        if not ready:
-            break
-        for name in ready:
-            order.append((name, pending.pop(name)))
-            known.add(name)
+
+    def ready(cfg: Any) -> bool:
+        return all(
+            n in known
+            for key in ('source', 'target')
+            if isinstance(cfg, Mapping) and cfg.get(key)
+            for n in _names(cfg[key])
+        )
+
+    # Each time the first pending config that is ready: a config already in reading order keeps
+    # its order (and with it the order its connectors draw their initial weights).
+    while (name := next((n for n, cfg in pending.items() if ready(cfg)), None)) is not None:
+        order.append((name, pending.pop(name)))
+        known.add(name)
     return order + list(pending.items())
 
 
@@ -280,7 +278,7 @@ class ConnectorRouter(nn.ModuleDict):
         return {n for source in self.sources.values() for n in _names(source)}
 
     def forward(self, available: dict[str, Any]) -> dict[str, Any]:
-        """Add each connector's output to ``available`` (in config order) and return it."""
+        """Add each connector's output to ``available`` (in reading order: each after what it reads) and return it."""
         for name, connector in self.items():
             available[name] = connector(self._inputs(name, available))
         return available

@@ -230,3 +230,20 @@ def test_a_connector_listed_before_the_connector_it_reads_still_builds():
             connectors=dict(connectors, a_outer=dict(connectors['a_outer'], source='nowhere')),
             distill_losses=dict(stack=dict(type='TestStackLoss', inputs=dict(parts=['a_outer']))),
         )
+
+
+def test_connectors_already_in_reading_order_keep_their_order():
+    """The build order is the order the connectors draw their initial weights in."""
+    from mlkd.models.algorithms.routing import _reading_order
+
+    cfgs = dict(
+        a=dict(source='s_x'), b=dict(source='a'), c=dict(source='s_x'), d=dict(source=['c', 'b'])
+    )
+    assert [name for name, _ in _reading_order(cfgs, {'s_x'})] == ['a', 'b', 'c', 'd']
+    backwards = dict(reversed(list(cfgs.items())))  # d, c, b, a
+    assert [name for name, _ in _reading_order(backwards, {'s_x'})] == ['c', 'a', 'b', 'd']
+    # Unsatisfiable configs come last, in order, for the build to name what they miss.
+    assert [n for n, _ in _reading_order(dict(z=dict(source='nowhere'), a=cfgs['a']), {'s_x'})] == [
+        'a',
+        'z',
+    ]
