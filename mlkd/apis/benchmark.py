@@ -582,12 +582,12 @@ def _reusable(
                 finished[(kind, name, seed)] = json.load(f)
             log(f'[seed {seed}] {name}: reused {path}')
     teacher_stage = benchmark.teachers.get(benchmark.fidelity_teacher)
+    trained = next(
+        (r for (k, n, _), r in finished.items() if k == 'stage' and n == teacher_stage), None
+    )
+    expected = teacher_ckpt if trained is None else trained['checkpoint']
     for kind, name, seed in (task.key for task in tasks if task.key[0] == 'fidelity'):
         path = fidelity_path(work_dir, seed, name)
-        trained = next(
-            (r for (k, n, _), r in finished.items() if k == 'stage' and n == teacher_stage), None
-        )
-        expected = teacher_ckpt if trained is None else trained['checkpoint']
         stage = finished.get(('stage', name, seed))
         if stage is not None and osp.isfile(path):
             with open(path, encoding='utf-8') as f:
