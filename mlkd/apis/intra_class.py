@@ -1,11 +1,13 @@
-"""The bundled-data study of the intra-class contrastive teacher (configs/intra_class/README.md,
-"Study on MultiDigits") and the validation search of its KD+RKD runs' RKD weight, each a
-:class:`~mlkd.apis.study.Study` (results reused only for the config that made them).
+"""The bundled-data studies of the intra-class contrastive teacher (configs/intra_class/README.md,
+"Study on MultiDigits", "Study on DigitObjects") and the validation search of their KD+RKD runs'
+RKD weight, each a :class:`~mlkd.apis.study.Study` (results reused only for the config that made
+them).
 
 "Enriching Knowledge Distillation with Intra-Class Contrastive Learning" (anonymous ICLR
 submission) claims that a teacher trained with ``CE + λ·L_intra`` teaches better than a plain
-one. For each seed :data:`INTRA_CLASS` trains, on single-label MultiDigits
-(``configs/intra_class/multidigits/``): the plain teacher (``teacher.py``) and the intra-class
+one. For each seed a study (:func:`intra_class_study`) trains, on the single-label data of its
+config folder (:data:`DATA`: ``configs/intra_class/multidigits/``, 10 classes, or
+``configs/intra_class/digit_objects/``, 100): the plain teacher (``teacher.py``) and the intra-class
 contrastive teacher (``teacher_intra_class.py``, λ = 0.02); the student alone (``student.py``);
 from each teacher of the same seed, the student with KD (``kd.py`` / ``ours.py``) and with KD + RKD
 (``kd_rkd.py`` / ``ours_rkd.py``, at the RKD weight chosen on val by the search). Every run's
@@ -37,8 +39,10 @@ from mlkd.utils.stats import paired_differences
 from mlkd.utils.tables import mean_std
 
 __all__ = [
+    'DATA',
     'INTRA_CLASS',
     'chosen_weight',
+    'intra_class_study',
     'run_intra_class_study',
     'run_rkd_search',
     'search_study',
@@ -50,7 +54,13 @@ __all__ = [
 #: The metric of every run (top-1, %).
 METRIC = 'accuracy/top1'
 SPLITS = ('val', 'test')
-CONFIGS = 'mlkd::intra_class/multidigits'
+#: The studies' data -> the folder of their configs (``teacher.py``, ``teacher_intra_class.py``,
+#: ``student.py``, ``kd.py``, ``ours.py``, ``kd_rkd.py``, ``ours_rkd.py`` and the search's
+#: ``kd_rkd_paper_weight.py``).
+DATA = {
+    'multidigits': 'mlkd::intra_class/multidigits',  # 10 classes, 1,000 training images
+    'digit_objects': 'mlkd::intra_class/digit_objects',  # 100 classes, 10,000 training images
+}
 #: Many short runs, one core each: the loaders read in the training process.
 IN_PROCESS_LOADERS = {
     f'{loader}.{key}': value
@@ -60,20 +70,42 @@ IN_PROCESS_LOADERS = {
 OUTPUTS = ('md', 'csv', 'png', 'json')
 STUDY_NAME = 'intra_class_study'
 
-INTRA_CLASS = Study(
-    name='the intra-class study',
-    runs={
-        'teacher': StudyRun(f'{CONFIGS}/teacher.py'),
-        'teacher_intra_class': StudyRun(f'{CONFIGS}/teacher_intra_class.py'),
-        'student': StudyRun(f'{CONFIGS}/student.py'),
-        'kd': StudyRun(f'{CONFIGS}/kd.py', teacher='teacher'),
-        'ours': StudyRun(f'{CONFIGS}/ours.py', teacher='teacher_intra_class'),
-        'kd_rkd': StudyRun(f'{CONFIGS}/kd_rkd.py', teacher='teacher'),
-        'ours_rkd': StudyRun(f'{CONFIGS}/ours_rkd.py', teacher='teacher_intra_class'),
-    },
-    metrics=(METRIC,),
-    options=IN_PROCESS_LOADERS,
-)
+
+def _folder(data: str) -> str:
+    if data not in DATA:
+        raise StudyRequestError(f'--data: one of {sorted(DATA)}, got {data!r}')
+    return DATA[data]
+
+
+#: Each run of a study: its config in the data's folder and the run that teaches it.
+RUNS = {
+    'teacher': ('teacher.py', None),
+    'teacher_intra_class': ('teacher_intra_class.py', None),
+    'student': ('student.py', None),
+    'kd': ('kd.py', 'teacher'),
+    'ours': ('ours.py', 'teacher_intra_class'),
+    'kd_rkd': ('kd_rkd.py', 'teacher'),
+    'ours_rkd': ('ours_rkd.py', 'teacher_intra_class'),
+}
+
+
+def intra_class_study(data: str = 'multidigits', *, test: bool = True) -> Study:
+    """The study on ``data`` (a key of :data:`DATA`); ``test=False``: no run is evaluated on
+    test (the val-only call that chooses a regime)."""
+    configs = _folder(data)
+    return Study(
+        name=f'the intra-class study ({data})',
+        runs={
+            name: StudyRun(f'{configs}/{config}', teacher=teacher, test=test)
+            for name, (config, teacher) in RUNS.items()
+        },
+        metrics=(METRIC,),
+        options=IN_PROCESS_LOADERS,
+    )
+
+
+#: The study on MultiDigits (its run names are every study's).
+INTRA_CLASS = intra_class_study()
 #: The arm label of each run in the tables.
 LABELS = {
     'teacher': 'plain teacher',
@@ -118,15 +150,17 @@ def paired_interval(treated: list[float], control: list[float]) -> tuple[float, 
 
 
 def summarize(
-    results: dict[str, dict[str, dict[str, float]]], seeds: Sequence[int]
+    results: dict[str, dict[str, dict[str, float]]],
+    seeds: Sequence[int],
+    splits: Sequence[str] = SPLITS,
 ) -> tuple[list[dict], list[dict]]:
     """Per-arm rows (``arm``, ``run`` and the per-seed values of each split) and paired rows
     (``comparison`` and, per split, the mean difference and its interval) from
-    ``results[str(seed)][run][split]`` (top-1, %)."""
+    ``results[str(seed)][run][split]`` (top-1, %) for each of ``splits``."""
     keys = [str(s) for s in seeds]
     arms = [
-        {'arm': LABELS[run], 'run': run, **{s: [results[k][run][s] for k in keys] for s in SPLITS}}
-        for run in INTRA_CLASS.runs
+        {'arm': LABELS[run], 'run': run, **{s: [results[k][run][s] for k in keys] for s in splits}}
+        for run in RUNS
     ]
     pairs = [
         {
@@ -135,7 +169,7 @@ def summarize(
                 s: paired_interval(
                     [results[k][treated][s] for k in keys], [results[k][control][s] for k in keys]
                 )
-                for s in SPLITS
+                for s in splits
             },
         }
         for label, treated, control in PAIRS
@@ -164,11 +198,19 @@ def _run_study_for_outputs(
 
 
 def run_intra_class_study(
-    work_dir: str, out_dir: str, *, seeds: Sequence[int], **call: Any
+    work_dir: str,
+    out_dir: str,
+    *,
+    seeds: Sequence[int],
+    data: str = 'multidigits',
+    val_only: bool = False,
+    **call: Any,
 ) -> tuple[list[dict], list[dict]]:
-    """Train (or reuse) :data:`INTRA_CLASS` for ``seeds`` in ``work_dir`` and write
-    ``intra_class_study.{md,csv,png,json}`` to ``out_dir`` (refused before any training where
-    they exist, unless ``overwrite``).
+    """Train (or reuse) the study on ``data`` (:func:`intra_class_study`) for ``seeds`` in
+    ``work_dir`` and write ``intra_class_study.{md,csv,png,json}`` to ``out_dir`` (refused before
+    any training where they exist, unless ``overwrite``). ``val_only``: no run reads test, and the
+    files are ``intra_class_study_val.*`` with val columns only (the call that chooses a regime;
+    a later read of test trains in a work dir of its own).
 
     Args:
         call: the keyword arguments of :func:`~mlkd.apis.study.run_study` (``epochs``,
@@ -178,14 +220,16 @@ def run_intra_class_study(
         :func:`summarize`'s arms and pairs.
 
     Raises:
-        StudyRequestError: fewer than two distinct seeds, or see :func:`run_study`.
+        StudyRequestError: fewer than two distinct seeds, unknown ``data``, or see
+            :func:`run_study`.
         StaleResultError, OutputExistsError: see :func:`run_study` (nothing trained).
     """
-    runs, outputs, policy = _run_study_for_outputs(
-        INTRA_CLASS, STUDY_NAME, work_dir, out_dir, seeds, call
-    )
+    study = intra_class_study(data, test=not val_only)
+    name = f'{STUDY_NAME}_val' if val_only else STUDY_NAME
+    runs, outputs, policy = _run_study_for_outputs(study, name, work_dir, out_dir, seeds, call)
+    splits = ('val',) if val_only else SPLITS
     results = {str(seed): {name: _top1(r) for name, r in runs[seed].items()} for seed in seeds}
-    arms, pairs = summarize(results, seeds)
+    arms, pairs = summarize(results, seeds, splits)
     write_study_outputs(outputs, results, arms, pairs, seeds, **policy)
     return arms, pairs
 
@@ -195,10 +239,10 @@ def run_intra_class_study(
 #: diagnostics: RKDLoss(d, a) = RKDLoss(d, 0) + RKDLoss(0, a), the same loss.
 RKD_LOSS = 'rkd'
 RKD_TERMS = {'rkd_distance': dict(angle_weight=0.0), 'rkd_angle': dict(distance_weight=0.0)}
-#: The config whose RKD weight the searched weight multiplies (the paper's: distance 25, angle 50,
-#: loss weight 1), the study's run that teaches the searched runs (the plain teacher) and the
-#: study's run they are compared with (the student alone).
-SEARCH_CONFIG = f'{CONFIGS}/kd_rkd_paper_weight.py'
+#: The config (in the data's folder) whose RKD weight the searched weight multiplies (the paper's:
+#: distance 25, angle 50, loss weight 1), the study's run that teaches the searched runs (the plain
+#: teacher) and the study's run they are compared with (the student alone).
+SEARCH_CONFIG = 'kd_rkd_paper_weight.py'
 SEARCH_TEACHER, SEARCH_BASELINE = 'teacher', 'student'
 SEARCH_NAME = 'intra_class_rkd_search'
 #: Log keys of the terms, in plotting order.
@@ -222,13 +266,17 @@ def search_run_name(weight: float) -> str:
     return f'rkd_w{weight:g}'
 
 
-def search_study(weights: Sequence[float], interval: int) -> Study:
+def search_study(
+    weights: Sequence[float], interval: int, data: str = 'multidigits', *, val_only: bool = False
+) -> Study:
     """The search as a study: the study's plain teacher and student alone (the same runs, so
     their results are shared), and per weight KD+RKD from that teacher at ``weight`` times the
     paper's RKD weight, its RKD split into terms (:func:`split_rkd`), with ``LossDiagnosticsHook``
     every ``interval`` iterations on all the student's parameters and ``DistillFidelity`` on val;
-    val only."""
-    cfg = load_config(SEARCH_CONFIG)
+    val only; on ``data`` (a key of :data:`DATA`). ``val_only``: the shared runs do not read test
+    either (those of a val-only study call)."""
+    config = f'{_folder(data)}/{SEARCH_CONFIG}'
+    cfg = load_config(config)
     evaluators = cfg.val_evaluator
     evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
     common = {
@@ -240,7 +288,7 @@ def search_study(weights: Sequence[float], interval: int) -> Study:
     }
     cells = {
         search_run_name(weight): StudyRun(
-            SEARCH_CONFIG,
+            config,
             teacher=SEARCH_TEACHER,
             test=False,
             options={
@@ -252,10 +300,9 @@ def search_study(weights: Sequence[float], interval: int) -> Study:
         )
         for weight in weights
     }
-    runs = {name: INTRA_CLASS.runs[name] for name in (SEARCH_TEACHER, SEARCH_BASELINE)}
-    return Study(
-        'the RKD weight search', {**runs, **cells}, INTRA_CLASS.metrics, INTRA_CLASS.options
-    )
+    study = intra_class_study(data, test=not val_only)
+    runs = {name: study.runs[name] for name in (SEARCH_TEACHER, SEARCH_BASELINE)}
+    return Study(f'the RKD weight search ({data})', {**runs, **cells}, study.metrics, study.options)
 
 
 def _search_cell(result: dict) -> dict:
@@ -315,6 +362,8 @@ def run_rkd_search(
     seeds: Sequence[int],
     weights: Sequence[float],
     interval: int = 8,
+    data: str = 'multidigits',
+    val_only: bool = False,
     **call: Any,
 ) -> list[dict]:
     """Train (or reuse) the search (:func:`search_study`) for ``seeds`` in ``work_dir`` and write
@@ -330,7 +379,7 @@ def run_rkd_search(
         raise StudyRequestError(
             f'--search-rkd-weights: give distinct positive weights, got {weights}'
         )
-    study = search_study(weights, interval)
+    study = search_study(weights, interval, data, val_only=val_only)
     runs, outputs, policy = _run_study_for_outputs(
         study, SEARCH_NAME, work_dir, out_dir, seeds, call
     )

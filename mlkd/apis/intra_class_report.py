@@ -15,6 +15,8 @@ from mlkd.utils.tables import format_mean_std, mean_std, render_table, write_csv
 
 __all__ = ['write_search_outputs', 'write_study_outputs']
 
+#: The splits a study may report, in table order, with their colour in the charts.
+SPLIT_COLORS = {'val': 'tab:gray', 'test': 'tab:red'}
 #: The search's term keys in plotting order (:data:`mlkd.apis.intra_class.TERM_KEYS`).
 TERM_COLORS = {
     'loss_cls': 'tab:blue',
@@ -41,24 +43,31 @@ def _seeds(seeds: Sequence[int]) -> str:
     return ', '.join(map(str, seeds))
 
 
+def _splits(arms: list[dict]) -> list[str]:
+    """The splits the study evaluated (``val`` and ``test``, or ``val`` alone for a val-only
+    call); the last is the one shown per seed and in the chart."""
+    return [split for split in SPLIT_COLORS if split in arms[0]]
+
+
 def render_study(arms: list[dict], pairs: list[dict], seeds: Sequence[int]) -> str:
-    """The study's Markdown: the arms (mean ± std over seeds, test per seed), then the paired
-    differences."""
+    """The study's Markdown: the arms (mean ± std over seeds per split, the last split per seed),
+    then the paired differences per split."""
+    splits = _splits(arms)
+    shown = splits[-1]
     first = render_table(
-        ['arm', 'val top-1 (%)', 'test top-1 (%)', 'test, per seed'],
+        ['arm', *(f'{split} top-1 (%)' for split in splits), f'{shown}, per seed'],
         [
             [
                 a['arm'],
-                format_mean_std(a['val']),
-                format_mean_std(a['test']),
-                ', '.join(f'{v:.1f}' for v in a['test']),
+                *(format_mean_std(a[split]) for split in splits),
+                ', '.join(f'{v:.1f}' for v in a[shown]),
             ]
             for a in arms
         ],
     )
     second = render_table(
-        ['paired difference (same seed)', 'val: mean [95 % CI]', 'test: mean [95 % CI]'],
-        [[p['comparison'], _interval(p['val']), _interval(p['test'])] for p in pairs],
+        ['paired difference (same seed)', *(f'{split}: mean [95 % CI]' for split in splits)],
+        [[p['comparison'], *(_interval(p[split]) for split in splits)] for p in pairs],
     )
     return (
         f'{first}\n\nMean ± sample std over seeds {_seeds(seeds)}.\n\n'
@@ -68,22 +77,28 @@ def render_study(arms: list[dict], pairs: list[dict], seeds: Sequence[int]) -> s
 
 
 def plot_study(arms: list[dict], pairs: list[dict], path: str, **policy) -> None:
-    """Test top-1 of every arm (bars: mean, dots: seeds) beside the paired differences."""
+    """Top-1 of every arm on the last split (bars: mean, dots: seeds) beside the paired
+    differences on each split."""
     plt = _pyplot()
+    splits = _splits(arms)
+    shown = splits[-1]
     figure, (left, right) = plt.subplots(1, 2, figsize=(14, 4.8), layout='constrained')
     for i, arm in enumerate(arms):
-        values = arm['test']
+        values = arm[shown]
         color = 'tab:orange' if 'intra' in arm['arm'] else 'tab:blue'
         left.bar(i, mean_std(values)[0], color=color, alpha=0.5)
         left.plot([i] * len(values), values, 'k.', markersize=6)
     left.set_xticks(range(len(arms)), [textwrap.fill(a['arm'], 14) for a in arms], fontsize=7)
-    low = min(min(a['test']) for a in arms)
+    low = min(min(a[shown]) for a in arms)
     left.set_ylim(max(0.0, low - 3), 100)
-    left.set_ylabel('test top-1 (%)')
+    left.set_ylabel(f'{shown} top-1 (%)')
     left.set_title('every arm: mean (bar) and seeds (dots)', fontsize=9)
     for i, pair in enumerate(pairs):
-        for offset, split, color in ((-0.1, 'val', 'tab:gray'), (0.1, 'test', 'tab:red')):
-            _error_bar(right, i + offset, pair[split], color, split if i == 0 else None)
+        for j, split in enumerate(splits):
+            offset = 0.2 * j - 0.1 * (len(splits) - 1)
+            _error_bar(
+                right, i + offset, pair[split], SPLIT_COLORS[split], split if i == 0 else None
+            )
     right.axhline(0, color='k', linewidth=0.8)
     right.set_xticks(
         range(len(pairs)), [textwrap.fill(p['comparison'], 16) for p in pairs], fontsize=7
@@ -112,7 +127,9 @@ def write_study_outputs(
     log: Callable[[str], None],
 ) -> None:
     """Write the study's ``outputs`` (``md``, ``csv``, ``png``, ``json`` paths, checked before it
-    trained) from ``results[str(seed)][run]`` (``val``, ``test``, ``cpu_seconds``, ...)."""
+    trained) from ``results[str(seed)][run]`` (``val``, ``test`` unless val-only,
+    ``cpu_seconds``, ...)."""
+    splits = _splits(arms)
     text = render_study(arms, pairs, seeds)
     with open_output(outputs['md'], overwrite=overwrite) as file:
         file.write(text)
@@ -121,10 +138,8 @@ def write_study_outputs(
         for run in (arm['run'] for arm in arms):
             result = results[str(seed)][run]
             cpu = round(result['cpu_seconds'], 1)
-            lines.append([run, seed, result['val'], result['test'], cpu])
-    write_csv(
-        outputs['csv'], ['run', 'seed', 'val', 'test', 'cpu_seconds'], lines, overwrite=overwrite
-    )
+            lines.append([run, seed, *(result[split] for split in splits), cpu])
+    write_csv(outputs['csv'], ['run', 'seed', *splits, 'cpu_seconds'], lines, overwrite=overwrite)
     with open_output(outputs['json'], overwrite=overwrite) as file:
         json.dump({str(s): results[str(s)] for s in seeds}, file, indent=1)
     plot_study(arms, pairs, outputs['png'], overwrite=overwrite)

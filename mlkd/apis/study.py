@@ -33,7 +33,13 @@ from typing import Any
 
 from mmengine.config import Config
 
-from mlkd.apis.runs import load_finished_run, save_finished_run, set_run_seed, train_and_evaluate
+from mlkd.apis.runs import (
+    StaleResultError,
+    load_finished_run,
+    save_finished_run,
+    set_run_seed,
+    train_and_evaluate,
+)
 from mlkd.apis.tasks import Task, run_tasks
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import fingerprint
@@ -266,8 +272,8 @@ def run_study(
 
     Raises:
         StudyRequestError: a call that cannot run as asked (nothing trained).
-        StaleResultError: a stored result of another identity, without ``overwrite`` (nothing
-            trained).
+        StaleResultError: a stored result of another identity, or without the test score its
+            run now needs, without ``overwrite`` (nothing trained).
         OutputExistsError: one of ``outputs`` exists, without ``overwrite`` (nothing trained).
     """
     names = list(study.runs if runs is None else runs)
@@ -279,6 +285,14 @@ def run_study(
         path = result_path(work_dir, seed, name)
         what = f'{study.name}, run {name} of seed {seed}'
         result = load_finished_run(path, identity, what=what, overwrite=overwrite)
+        # Whether a run read test is not part of its identity: a val-only result cannot serve.
+        if result is not None and study.runs[name].test and 'test' not in result:
+            if not overwrite:
+                raise StaleResultError(
+                    f'{what}: {path} has no test score (stored by a call that read val only); '
+                    'read test in a work dir of its own, or --overwrite trains it again'
+                )
+            result = None
         if result is not None:
             finished[('run', name, seed)] = result
             log(f'[seed {seed}] {name}: reused {path}')

@@ -5,8 +5,8 @@ same size and brightness: a teacher's scores on it carry little that the labels 
 DigitScenes image is a small "scene" of coloured handwritten digits (the scans of
 :func:`~mlkd.datasets.multidigits.load_digit_scans`, upsampled like MultiDigits' cells) painted at
 random places and sizes over a noisy background, and its labels are the set of (colour, digit)
-classes present: 4 colours x 10 digits = 40 classes, named ``'red_3'`` and so on. What makes it
-COCO-like:
+classes present: 4 colours x 10 digits = 40 classes by default (``num_colours`` up to 10: 100
+classes), named ``'red_3'`` and so on. What makes it COCO-like:
 
 * **Long tail.** Classes follow a Zipf prior (``zipf_exponent``; the most frequent class is tens of
   times more frequent than the rarest) in an order drawn once from ``world_seed``.
@@ -52,47 +52,70 @@ from .multidigits import (
 )
 from .observed_labels import ObservedLabelsMixin
 
-__all__ = ['COLOURS', 'DIGIT_SCENE_CLASSES', 'DigitScenes', 'scene_world']
+__all__ = ['DIGIT_SCENE_CLASSES', 'PALETTE', 'DigitScenes', 'digit_scene_classes', 'scene_world']
 
-#: Object colours (RGB factors of full intensity); class = colour index * 10 + digit.
-COLOURS = {
+#: Object colours (RGB factors of full intensity) in class order: class = colour index * 10 +
+#: digit. A dataset of ``num_colours`` colours uses the first ones; the default four come first so
+#: that every 40-class dataset keeps its bytes. Some are near each other on purpose (red / orange /
+#: pink, blue / purple): a faint object's colour is then uncertain, as a class's look is in photos.
+PALETTE = {
     'red': (1.0, 0.2, 0.2),
     'green': (0.2, 1.0, 0.25),
     'blue': (0.3, 0.45, 1.0),
     'yellow': (1.0, 0.95, 0.2),
+    'cyan': (0.2, 0.95, 0.95),
+    'magenta': (1.0, 0.25, 0.9),
+    'orange': (1.0, 0.55, 0.1),
+    'white': (1.0, 1.0, 1.0),
+    'purple': (0.6, 0.3, 1.0),
+    'pink': (1.0, 0.65, 0.75),
 }
-DIGIT_SCENE_CLASSES = tuple(f'{colour}_{digit}' for colour in COLOURS for digit in range(10))
-_NUM_CLASSES = len(DIGIT_SCENE_CLASSES)
+_DEFAULT_COLOURS = 4
+
+
+def digit_scene_classes(num_colours: int = _DEFAULT_COLOURS) -> tuple[str, ...]:
+    """Class names of a DigitScenes of ``num_colours`` colours: ``'<colour>_<digit>'`` in class
+    order (``num_colours * 10`` of them)."""
+    return tuple(
+        f'{colour}_{digit}' for colour in list(PALETTE)[:num_colours] for digit in range(10)
+    )
+
+
+DIGIT_SCENE_CLASSES = digit_scene_classes()
 _DEFAULT_NUM_SAMPLES = {'train': 3000, 'val': 1000, 'test': 1000}
 # Images composed at a time (bounds the float buffer; the random streams do not depend on it).
 _CHUNK = 1024
 
 
 def scene_world(
-    num_topics: int, topic_size: int, zipf_exponent: float, world_seed: int
+    num_topics: int,
+    topic_size: int,
+    zipf_exponent: float,
+    world_seed: int,
+    num_classes: int = len(DIGIT_SCENE_CLASSES),
 ) -> tuple[np.ndarray, np.ndarray]:
     """The class structure shared by every split: the class prior and the topics.
 
     Returns:
-        tuple: ``prior`` float64 ``[40]`` (Zipf: ``1 / rank**zipf_exponent`` over a random order
-        of the classes, normalised) and ``topics`` bool ``[num_topics, 40]``: a random partition
-        of the classes into ``num_topics`` groups (so every class belongs to a topic), each
-        topic topped up to ``topic_size`` classes with classes drawn uniformly from the others
-        (so topics overlap).
+        tuple: ``prior`` float64 ``[C]`` (Zipf: ``1 / rank**zipf_exponent`` over a random order
+        of the classes, normalised; C = ``num_classes``) and ``topics`` bool ``[num_topics, C]``:
+        a random partition of the classes into ``num_topics`` groups (so every class belongs to a
+        topic), each topic topped up to ``topic_size`` classes with classes drawn uniformly from
+        the others (so topics overlap).
     """
-    if topic_size * num_topics < _NUM_CLASSES:
+    if topic_size * num_topics < num_classes:
         raise ValueError(
             f'DigitScenes: num_topics x topic_size ({num_topics} x {topic_size}) must cover the '
-            f'{_NUM_CLASSES} classes'
+            f'{num_classes} classes'
         )
     rng = np.random.default_rng([world_seed, 28])
-    rank = rng.permutation(_NUM_CLASSES)
+    rank = rng.permutation(num_classes)
     prior = 1.0 / (rank + 1.0) ** zipf_exponent
     prior /= prior.sum()
-    group = rng.permutation(_NUM_CLASSES) % num_topics  # class -> its topic of the partition
+    group = rng.permutation(num_classes) % num_topics  # class -> its topic of the partition
     topics = group[None, :] == np.arange(num_topics)[:, None]
     # Top up each topic with its lowest random keys among the classes outside it.
-    keys = np.where(topics, np.inf, rng.random((num_topics, _NUM_CLASSES)))
+    keys = np.where(topics, np.inf, rng.random((num_topics, num_classes)))
     extra = topic_size - topics.sum(axis=1, keepdims=True)
     topics |= keys.argsort(axis=1).argsort(axis=1) < extra
     return prior, topics
@@ -120,6 +143,8 @@ class DigitScenes(ObservedLabelsMixin, MultiLabelDataset):
         image_size: side of the square image.
         seed: seed of the layouts, images and annotation misses (with the split).
         world_seed: seed of the class prior and the topics (shared by the splits).
+        num_colours: colours of :data:`PALETTE` in use (1..10); the classes are their
+            ``num_colours * 10`` (colour, digit) pairs.
         num_topics / topic_size / topic_weight: the latent scene topics (see the module doc).
         zipf_exponent: exponent of the class prior.
         mean_objects / max_objects: objects per image, ``1 + Poisson(mean_objects - 1)`` clipped.
@@ -145,6 +170,7 @@ class DigitScenes(ObservedLabelsMixin, MultiLabelDataset):
         image_size: int = 32,
         seed: int = 0,
         world_seed: int = 0,
+        num_colours: int = _DEFAULT_COLOURS,
         num_topics: int = 8,
         topic_size: int = 8,
         topic_weight: float = 0.8,
@@ -172,8 +198,10 @@ class DigitScenes(ObservedLabelsMixin, MultiLabelDataset):
         self._check_int('num_samples', num_samples, 1)
         self._check_int('seed', seed, 0)
         self._check_int('world_seed', world_seed, 0)
+        self._check_int('num_colours', num_colours, 1, len(PALETTE))
+        num_classes = num_colours * 10
         self._check_int('num_topics', num_topics, 1)
-        self._check_int('topic_size', topic_size, 1, _NUM_CLASSES)
+        self._check_int('topic_size', topic_size, 1, num_classes)
         self._check_int('max_objects', max_objects, 1)
         self._check_int('noise', noise, 0, 255)
         for name, value in (('topic_weight', topic_weight), ('hard_fraction', hard_fraction)):
@@ -220,9 +248,25 @@ class DigitScenes(ObservedLabelsMixin, MultiLabelDataset):
             raise ValueError(f'DigitScenes: jitter must be >= 0, got {jitter!r}')
         self.grid = grid
         self.jitter = float(jitter)
-        self.prior, self.topics = scene_world(num_topics, topic_size, zipf_exponent, world_seed)
+        self.num_colours = num_colours
+        self.prior, self.topics = scene_world(
+            num_topics, topic_size, zipf_exponent, world_seed, num_classes
+        )
         self.source_indices = split_source_indices(split, val_fraction, split_seed, test_fraction)
-        super().__init__(ann_file='', pipeline=pipeline, test_mode=test_mode, **kwargs)
+        # The class names follow num_colours unless the config names them itself.
+        metainfo = {
+            'classes': digit_scene_classes(num_colours),
+            **(kwargs.pop('metainfo', None) or {}),
+        }
+        named = metainfo['classes']
+        if not isinstance(named, str) and len(named) != num_classes:
+            raise ValueError(
+                f'DigitScenes: metainfo.classes names {len(named)} classes, but num_colours='
+                f'{num_colours} makes {num_classes}'
+            )
+        super().__init__(
+            ann_file='', metainfo=metainfo, pipeline=pipeline, test_mode=test_mode, **kwargs
+        )
 
     @staticmethod
     def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
@@ -324,7 +368,8 @@ class DigitScenes(ObservedLabelsMixin, MultiLabelDataset):
         scans, _ = load_digit_scans()
         pool = scans[self.source_indices].astype(np.float32) / np.float32(_SCAN_MAX)
         scan_ids = self._scan_ids(layout['classes'], layout['scan_key'])
-        colours = np.array(list(COLOURS.values()), dtype=np.float32) * np.float32(255.0)
+        palette = list(PALETTE.values())[: self.num_colours]
+        colours = np.array(palette, dtype=np.float32) * np.float32(255.0)
         sizes = np.unique(layout['size'][layout['active']])
         # Every pool scan resampled once per object size that occurs: {size: [P, size, size]}.
         resampled = {}
@@ -385,7 +430,7 @@ class DigitScenes(ObservedLabelsMixin, MultiLabelDataset):
             )
         return data_list
 
-    #: Multi-hot ``uint8 [N, 40]`` of ``gt_label`` (``full=True``: ``gt_label_full``).
+    #: Multi-hot ``uint8 [N, C]`` of ``gt_label`` (``full=True``: ``gt_label_full``).
     get_label_matrix = MultiDigits.get_label_matrix
 
     def extra_repr(self) -> list[str]:

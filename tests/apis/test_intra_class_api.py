@@ -124,3 +124,29 @@ def test_the_search_shares_the_studys_teacher_and_student(tmp_path):
             assert diagnostics in cell['custom_hooks']
             assert cell['val_evaluator'][-1] == dict(type='DistillFidelity', mode='single_label')
     assert not any(run.test for name, run in search.runs.items() if name.startswith('rkd_'))
+
+
+@pytest.mark.parametrize('data', sorted(intra_class.DATA))
+def test_each_studys_runs_and_search_read_its_own_data(data, tmp_path):
+    """The study on each data trains the configs of its folder, all of the same runs, and its
+    search scales that folder's paper-weight KD+RKD: no run of one study reads the other's data."""
+    study, folder = intra_class.intra_class_study(data), intra_class.DATA[data]
+    assert tuple(study.runs) == RUNS
+    assert all(run.config.startswith(f'{folder}/') for run in study.runs.values())
+    search = intra_class.search_study([0.1], interval=4, data=data)
+    assert search.runs['rkd_w0.1'].config == f'{folder}/kd_rkd_paper_weight.py'
+    # A val-only call reads no test at all, the study's runs it shares included.
+    assert search.runs['teacher'].test and not search.runs['rkd_w0.1'].test
+    val_only = intra_class.search_study([0.1], interval=4, data=data, val_only=True)
+    assert not any(run.test for run in val_only.runs.values())
+    assert not any(
+        run.test for run in intra_class.intra_class_study(data, test=False).runs.values()
+    )
+    identities = run_identities(study, ['teacher', 'student'], [0], str(tmp_path))
+    classes = {identity['data_preprocessor']['num_classes'] for identity in identities.values()}
+    assert classes == {100 if data == 'digit_objects' else 10}
+
+
+def test_an_unknown_study_data_is_refused_by_name():
+    with pytest.raises(intra_class.StudyRequestError, match="--data: one of .*'cifar'"):
+        intra_class.intra_class_study('cifar')

@@ -70,7 +70,8 @@ def test_stored_results_are_reused_for_their_identity_only(tmp_path):
     identities = run_identities(study, list(study.runs), [0], work)
     for (name, seed), identity in identities.items():  # what a finished call leaves
         path = result_path(work, seed, name)
-        save_finished_run(path, dict(val={'accuracy/top1': 50.0}, checkpoint='x.pth'), identity)
+        scores = dict(val={'accuracy/top1': 50.0}, test={'accuracy/top1': 49.0})
+        save_finished_run(path, dict(scores, checkpoint='x.pth'), identity)
     lines = []
     results = run_study(study, work, seeds=[0], log=lines.append)  # nothing to train
     assert sorted(lines) == sorted(
@@ -85,6 +86,12 @@ def test_stored_results_are_reused_for_their_identity_only(tmp_path):
     assert 'run teacher of seed 0' in str(error.value) and '--overwrite' in str(error.value)
     assert open(result_path(work, 0, 'teacher')).read() == before
     assert not osp.exists(osp.join(work, 'seed0', 'teacher', 'mlkd_run_config.json'))
+    # The same identity stored without a test score (a val-only call) cannot serve a run that
+    # reads test: refused before anything trains.
+    identity = identities[('student', 0)]
+    save_finished_run(result_path(work, 0, 'student'), dict(val={'accuracy/top1': 50.0}), identity)
+    with pytest.raises(StaleResultError, match='run student of seed 0: .* has no test score'):
+        run_study(study, work, seeds=[0], log=lines.append)
 
 
 def test_requests_that_cannot_run_are_refused_before_anything(tmp_path):

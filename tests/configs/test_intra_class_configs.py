@@ -100,20 +100,15 @@ def _cells() -> dict[str, tuple]:
 
 
 CELLS = _cells()
-#: The bundled-data study (tools/analysis_tools/intra_class_study.py), on MultiDigits.
+#: The bundled-data studies (tools/analysis_tools/intra_class_study.py): on MultiDigits (10
+#: classes) and on DigitObjects (100 classes).
+_STUDY_RUNS = ('teacher', 'teacher_intra_class', 'student', 'kd', 'ours', 'kd_rkd', 'ours_rkd')
 STUDY = {
-    f'multidigits/{name}.py'
-    for name in (
-        'teacher',
-        'teacher_intra_class',
-        'student',
-        'kd',
-        'ours',
-        'kd_rkd',
-        'ours_rkd',
-        'kd_rkd_paper_weight',
-        'kd_rkd_paper_weight_sgd',
-    )
+    *(
+        f'multidigits/{name}.py'
+        for name in (*_STUDY_RUNS, 'kd_rkd_paper_weight', 'kd_rkd_paper_weight_sgd')
+    ),
+    *(f'digit_objects/{name}.py' for name in (*_STUDY_RUNS, 'kd_rkd_paper_weight')),
 }
 #: The Tiny ImageNet (64 px) distillation leaf of each method that trains: one pair per method,
 #: every pair at least once (every method trains on every pair at 32 px, CIFAR-100).

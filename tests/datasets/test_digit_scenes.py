@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mlkd.datasets import DigitScenes
-from mlkd.datasets.digit_scenes import DIGIT_SCENE_CLASSES, scene_world
+from mlkd.datasets.digit_scenes import DIGIT_SCENE_CLASSES, PALETTE, scene_world
 
 TINY = dict(num_samples=6, seed=3, world_seed=1, grid=3, max_objects=5, mean_objects=3.5)
 # Recorded when the generator was written: the same arguments must give the same bytes.
@@ -84,3 +84,53 @@ def test_splits_share_the_world_and_draw_disjoint_scans():
 def test_bad_arguments_are_refused_naming_them(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         DigitScenes(**dict(dict(num_samples=4), **kwargs))
+
+
+ONE_OBJECT = dict(
+    num_colours=10,
+    max_objects=1,
+    mean_objects=1.0,
+    zipf_exponent=0.0,
+    topic_weight=0.0,
+    num_topics=10,
+    topic_size=10,
+)
+
+
+def test_ten_colours_make_100_classes_painted_in_their_palette_colour():
+    """DigitObjects' data (configs/_base_/datasets/digit_objects.py): one object per image, 100
+    (colour, digit) classes; each object's brightest pixel has its class's palette colour."""
+    data = DigitScenes(
+        split='val', num_samples=400, noise=0, alpha=(1.0, 1.0), hard_fraction=0.0, **ONE_OBJECT
+    )
+    names = data.metainfo['classes']
+    assert len(names) == 100 and names[:40] == DIGIT_SCENE_CLASSES and names[-1] == 'pink_9'
+    palette = np.array(list(PALETTE.values()))
+    for i in range(len(data)):
+        info = data.get_data_info(i)
+        (label,) = info['gt_label']
+        img = info['img'].reshape(-1, 3).astype(float)
+        brightest = img[img.sum(axis=1).argmax()]
+        # The colour of the class, up to the scan's peak intensity (below 1 after resampling).
+        np.testing.assert_allclose(
+            brightest / brightest.max(),
+            palette[label // 10] / palette[label // 10].max(),
+            atol=0.04,
+        )
+        assert names[label] == f'{list(PALETTE)[label // 10]}_{label % 10}'
+
+
+def test_balanced_single_object_classes_all_occur_about_equally():
+    data = DigitScenes(split='train', num_samples=3000, **ONE_OBJECT)
+    np.testing.assert_allclose(data.prior, np.full(100, 0.01))
+    labels = data.get_label_matrix()
+    assert (labels.sum(axis=1) == 1).all()
+    counts = labels.sum(axis=0)  # multinomial, 30 expected per class (sd ~5.5): no long tail
+    assert counts.min() >= 10 and counts.max() <= 60
+
+
+def test_bad_colour_counts_and_class_names_are_refused_by_name():
+    with pytest.raises(ValueError, match='num_colours must be an int in 1..10, got 11'):
+        DigitScenes(num_samples=2, num_colours=11)
+    with pytest.raises(ValueError, match='names 40 classes, but num_colours=10 makes 100'):
+        DigitScenes(num_samples=2, metainfo=dict(classes=DIGIT_SCENE_CLASSES), **ONE_OBJECT)

@@ -35,6 +35,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     parser.add_argument(
+        '--data',
+        default='multidigits',
+        help="the study's data: single-label MultiDigits (10 classes, configs/intra_class/"
+        'multidigits) or DigitObjects (100 classes, configs/intra_class/digit_objects)',
+    )
+    parser.add_argument(
+        '--val-only',
+        action='store_true',
+        help='evaluate no run on test: the study writes intra_class_study_val.* (val columns '
+        'only), the search its plain teachers and students alone without test; for choosing a '
+        'regime on val (read test later in another --work-dir)',
+    )
+    parser.add_argument(
         '--work-dir',
         default='work_dirs/intra_class_study',
         help='the runs and their results (reused for the same config)',
@@ -96,6 +109,7 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
 
     common = dict(
         seeds=args.seeds,
+        data=args.data,
         epochs=args.epochs,
         options=args.cfg_options,
         jobs=args.jobs,
@@ -109,9 +123,10 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
                 args.out_dir,
                 weights=args.search_rkd_weights,
                 interval=args.diagnostics_interval,
+                val_only=args.val_only,
                 **common,
             )
-        return run_intra_class_study(args.work_dir, args.out_dir, **common)
+        return run_intra_class_study(args.work_dir, args.out_dir, val_only=args.val_only, **common)
     except StudyRequestError as error:
         parser.error(str(error))
     except StaleResultError as error:

@@ -109,9 +109,10 @@ def test_a_changed_config_is_refused_then_trained_again_with_overwrite(search):
     assert [saved['runs'][s]['0.1']['steps'] for s in ('0', '1')] == [[1], [1]]
 
 
-def _finished_study(work: str, seeds: list[int]) -> dict:
+def _finished_study(work: str, seeds: list[int], *, val_only: bool = False) -> dict:
     """What a finished call of the study with ``TINY`` leaves: every run's result, stored with
-    its identity (val = test - 1, test = 90 + seed + an offset per run)."""
+    its identity (val = test - 1, test = 90 + seed + an offset per run; no test when
+    ``val_only``)."""
     options = parsed_cfg_options(*TINY_DATA)
     offsets = dict(zip(INTRA_CLASS.runs, (5.0, 5.5, 0.0, 1.0, 1.6, 1.2, 0.9)))
     identities = run_identities(
@@ -121,10 +122,11 @@ def _finished_study(work: str, seeds: list[int]) -> dict:
         test = 90 + seed + offsets[name] + (0.3 * seed if name == 'ours' else 0.0)
         result = dict(
             val={'accuracy/top1': test - 1},
-            test={'accuracy/top1': test},
             cpu_seconds=1.0,
             checkpoint=osp.join(work, f'seed{seed}', name, 'epoch_1.pth'),
         )
+        if not val_only:
+            result['test'] = {'accuracy/top1': test}
         save_finished_run(result_path(work, seed, name), result, identity)
     return offsets
 
@@ -154,6 +156,25 @@ def test_study_tables_from_the_results_of_a_finished_call(tmp_path):
     assert_png(str(tmp_path / 'out' / 'intra_class_study.png'))
 
 
+def test_a_val_only_call_writes_val_alone_and_its_runs_cannot_serve_a_test_read(tmp_path):
+    """--val-only (choosing a regime): tables of val alone, in files of their own; a read of test
+    in the same work dir is refused before anything trains (those runs never saw test)."""
+    work, out = str(tmp_path / 'work'), str(tmp_path / 'out')
+    _finished_study(work, [0, 1, 2], val_only=True)
+    argv = ['--seeds', '0', '1', '2', '--work-dir', work, '--out-dir', out, *TINY]
+    proc = intra_class_study(*argv, '--val-only')
+    assert proc.stdout.count(': reused ') == 21 and 'epoch 1/1' not in proc.stdout
+    table = (tmp_path / 'out' / 'intra_class_study_val.md').read_text(encoding='utf-8')
+    assert '| plain teacher | 95.00 ± 1.00 | 94.0, 95.0, 96.0 |' in table
+    assert 'test' not in table
+    with open(tmp_path / 'out' / 'intra_class_study_val.csv', encoding='utf-8') as file:
+        assert next(csv.reader(file)) == ['run', 'seed', 'val', 'cpu_seconds']
+    assert_png(str(tmp_path / 'out' / 'intra_class_study_val.png'))
+    proc = intra_class_study(*argv, expect=1)
+    assert 'has no test score' in proc.stderr and 'epoch 1/1' not in proc.stdout
+    assert not osp.exists(tmp_path / 'out' / 'intra_class_study.md')
+
+
 def test_requests_that_cannot_run_are_refused(tmp_path):
     out = str(tmp_path / 'out')
     for seeds in (['0'], ['1', '1']):
@@ -161,4 +182,6 @@ def test_requests_that_cannot_run_are_refused(tmp_path):
         assert 'at least two distinct seeds' in proc.stderr
     proc = intra_class_study('--search-rkd-weights', '1', '1', '--out-dir', out, expect=2)
     assert 'distinct positive weights' in proc.stderr
+    proc = intra_class_study('--data', 'cifar', '--out-dir', out, expect=2)
+    assert "--data: one of ['digit_objects', 'multidigits'], got 'cifar'" in proc.stderr
     assert not osp.exists(out)
