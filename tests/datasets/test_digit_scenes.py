@@ -5,6 +5,8 @@ import hashlib
 
 import numpy as np
 import pytest
+from conftest import config_path
+from mmengine.config import Config
 
 from mlkd.datasets import DigitScenes
 from mlkd.datasets.digit_scenes import DIGIT_SCENE_CLASSES, PALETTE, scene_world
@@ -86,15 +88,10 @@ def test_bad_arguments_are_refused_naming_them(kwargs, message):
         DigitScenes(**dict(dict(num_samples=4), **kwargs))
 
 
-ONE_OBJECT = dict(
-    num_colours=10,
-    max_objects=1,
-    mean_objects=1.0,
-    zipf_exponent=0.0,
-    topic_weight=0.0,
-    num_topics=10,
-    topic_size=10,
-)
+#: DigitObjects' generator settings, as its dataset config sets them.
+ONE_OBJECT = Config.fromfile(
+    config_path('_base_', 'datasets', 'digit_objects.py')
+).objects.to_dict()
 
 
 def test_ten_colours_make_100_classes_painted_in_their_palette_colour():
