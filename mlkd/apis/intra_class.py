@@ -6,13 +6,14 @@ them).
 "Enriching Knowledge Distillation with Intra-Class Contrastive Learning" (anonymous ICLR
 submission) claims that a teacher trained with ``CE + λ·L_intra`` teaches better than a plain
 one. For each seed a study (:func:`intra_class_study`) trains, on the single-label data of its
-config folder (:data:`DATA`: ``configs/intra_class/multidigits/``, 10 classes, or
+config folder (:data:`CONFIG_FOLDERS`: ``configs/intra_class/multidigits/``, 10 classes, or
 ``configs/intra_class/digit_objects/``, 100): the plain teacher (``teacher.py``) and the intra-class
 contrastive teacher (``teacher_intra_class.py``, λ = 0.02); the student alone (``student.py``);
 from each teacher of the same seed, the student with KD (``kd.py`` / ``ours.py``) and with KD + RKD
 (``kd_rkd.py`` / ``ours_rkd.py``, at the RKD weight chosen on val by the search). Every run's
 last weights are evaluated on val and test (top-1); the protocol is fixed in the configs, nothing
-is selected on test. :func:`run_intra_class_study` reports the mean ± std over seeds per arm and
+is selected on test (``val_only``: no run reads test, for choosing a regime on val).
+:func:`run_intra_class_study` reports the mean ± std over seeds per arm and
 the paired differences (same seed) with a 95 % Student-t interval.
 
 :func:`run_rkd_search` trains, instead, the KD+RKD run from the plain teacher at several RKD
@@ -32,14 +33,14 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mlkd.apis.intra_class_report import write_search_outputs, write_study_outputs
+from mlkd.apis.intra_class_report import SPLITS, write_search_outputs, write_study_outputs
 from mlkd.apis.study import Study, StudyRequestError, StudyRun, run_study
 from mlkd.utils.cli import load_config
 from mlkd.utils.stats import paired_differences
 from mlkd.utils.tables import mean_std
 
 __all__ = [
-    'DATA',
+    'CONFIG_FOLDERS',
     'INTRA_CLASS',
     'chosen_weight',
     'intra_class_study',
@@ -53,11 +54,10 @@ __all__ = [
 
 #: The metric of every run (top-1, %).
 METRIC = 'accuracy/top1'
-SPLITS = ('val', 'test')
 #: The studies' data -> the folder of their configs (``teacher.py``, ``teacher_intra_class.py``,
 #: ``student.py``, ``kd.py``, ``ours.py``, ``kd_rkd.py``, ``ours_rkd.py`` and the search's
 #: ``kd_rkd_paper_weight.py``).
-DATA = {
+CONFIG_FOLDERS = {
     'multidigits': 'mlkd::intra_class/multidigits',  # 10 classes, 1,000 training images
     'digit_objects': 'mlkd::intra_class/digit_objects',  # 100 classes, 10,000 training images
 }
@@ -72,9 +72,9 @@ STUDY_NAME = 'intra_class_study'
 
 
 def _folder(data: str) -> str:
-    if data not in DATA:
-        raise StudyRequestError(f'--data: one of {sorted(DATA)}, got {data!r}')
-    return DATA[data]
+    if data not in CONFIG_FOLDERS:
+        raise StudyRequestError(f'--data: one of {sorted(CONFIG_FOLDERS)}, got {data!r}')
+    return CONFIG_FOLDERS[data]
 
 
 #: Each run of a study: its config in the data's folder and the run that teaches it.
@@ -90,7 +90,7 @@ RUNS = {
 
 
 def intra_class_study(data: str = 'multidigits', *, test: bool = True) -> Study:
-    """The study on ``data`` (a key of :data:`DATA`); ``test=False``: no run is evaluated on
+    """The study on ``data`` (a key of :data:`CONFIG_FOLDERS`); ``test=False``: no run is evaluated on
     test (the val-only call that chooses a regime)."""
     configs = _folder(data)
     return Study(
@@ -177,10 +177,10 @@ def summarize(
     return arms, pairs
 
 
-def _top1(result: dict) -> dict:
-    """A run's result as the study's JSON holds it: the top-1 of each split it evaluated, its
-    CPU time and the fingerprint of its identity."""
-    kept = {split: result[split][METRIC] for split in SPLITS if split in result}
+def _top1(result: dict, splits: Sequence[str] = SPLITS) -> dict:
+    """A run's result as the study's JSON holds it: the top-1 of each of ``splits`` it evaluated,
+    its CPU time and the fingerprint of its identity."""
+    kept = {split: result[split][METRIC] for split in splits if split in result}
     return dict(kept, cpu_seconds=result['cpu_seconds'], config_sha256=result['config_sha256'])
 
 
@@ -228,7 +228,9 @@ def run_intra_class_study(
     name = f'{STUDY_NAME}_val' if val_only else STUDY_NAME
     runs, outputs, policy = _run_study_for_outputs(study, name, work_dir, out_dir, seeds, call)
     splits = ('val',) if val_only else SPLITS
-    results = {str(seed): {name: _top1(r) for name, r in runs[seed].items()} for seed in seeds}
+    results = {
+        str(seed): {name: _top1(r, splits) for name, r in runs[seed].items()} for seed in seeds
+    }
     arms, pairs = summarize(results, seeds, splits)
     write_study_outputs(outputs, results, arms, pairs, seeds, **policy)
     return arms, pairs
@@ -273,7 +275,7 @@ def search_study(
     their results are shared), and per weight KD+RKD from that teacher at ``weight`` times the
     paper's RKD weight, its RKD split into terms (:func:`split_rkd`), with ``LossDiagnosticsHook``
     every ``interval`` iterations on all the student's parameters and ``DistillFidelity`` on val;
-    val only; on ``data`` (a key of :data:`DATA`). ``val_only``: the shared runs do not read test
+    val only; on ``data`` (a key of :data:`CONFIG_FOLDERS`). ``val_only``: the shared runs do not read test
     either (those of a val-only study call)."""
     config = f'{_folder(data)}/{SEARCH_CONFIG}'
     cfg = load_config(config)

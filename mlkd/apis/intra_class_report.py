@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 from mlkd.utils.output_policy import open_output, save_figure
 from mlkd.utils.tables import format_mean_std, mean_std, render_table, write_csv
 
-__all__ = ['write_search_outputs', 'write_study_outputs']
+__all__ = ['SPLITS', 'write_search_outputs', 'write_study_outputs']
 
 #: The splits a study may report, in table order, with their colour in the charts.
 SPLIT_COLORS = {'val': 'tab:gray', 'test': 'tab:red'}
+SPLITS = tuple(SPLIT_COLORS)
 #: The search's term keys in plotting order (:data:`mlkd.apis.intra_class.TERM_KEYS`).
 TERM_COLORS = {
     'loss_cls': 'tab:blue',
@@ -46,7 +47,7 @@ def _seeds(seeds: Sequence[int]) -> str:
 def _splits(arms: list[dict]) -> list[str]:
     """The splits the study evaluated (``val`` and ``test``, or ``val`` alone for a val-only
     call); the last is the one shown per seed and in the chart."""
-    return [split for split in SPLIT_COLORS if split in arms[0]]
+    return [split for split in SPLITS if split in arms[0]]
 
 
 def render_study(arms: list[dict], pairs: list[dict], seeds: Sequence[int]) -> str:

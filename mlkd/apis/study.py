@@ -12,7 +12,8 @@ intra-class study (:mod:`mlkd.apis.intra_class`) is one.
   call's options, the seed at its ``seed_key`` (:func:`~mlkd.apis.runs.set_run_seed`), one
   checkpoint (the last, which is evaluated and which teaches); a distilled run's
   ``model.teacher_ckpt`` is that checkpoint of its teacher run. It is evaluated on val (and on
-  test unless the run selects settings, ``test=False``) with its last weights.
+  test unless ``test=False``: a run that selects settings, or a call that reads val only) with
+  its last weights.
 * Its result is stored in ``result.json`` beside it, keyed by the
   :func:`~mlkd.utils.fingerprint.fingerprint` of the run's *identity*: its resolved config, in
   which a distilled run's teacher checkpoint is replaced by the fingerprint of the teacher run's
@@ -20,7 +21,9 @@ intra-class study (:mod:`mlkd.apis.intra_class`) is one.
   depends on where the work dir is.
 * Before anything trains every stored result of the call is read: one of the same identity is
   reused, one of another identity is refused (:class:`~mlkd.apis.runs.StaleResultError`, naming
-  the keys that differ) unless ``overwrite``, which trains that run again.
+  the keys that differ) unless ``overwrite``, which trains that run again. Whether a run read test
+  is not part of its identity, so a result without the test score that its run now needs is
+  refused the same way.
 """
 
 from __future__ import annotations
@@ -290,7 +293,8 @@ def run_study(
             if not overwrite:
                 raise StaleResultError(
                     f'{what}: {path} has no test score (stored by a call that read val only); '
-                    'read test in a work dir of its own, or --overwrite trains it again'
+                    'read val only (--val-only), read test in a work dir of its own, or '
+                    '--overwrite trains it again'
                 )
             result = None
         if result is not None:

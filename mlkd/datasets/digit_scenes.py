@@ -74,8 +74,12 @@ _DEFAULT_COLOURS = 4
 
 
 def digit_scene_classes(num_colours: int = _DEFAULT_COLOURS) -> tuple[str, ...]:
-    """Class names of a DigitScenes of ``num_colours`` colours: ``'<colour>_<digit>'`` in class
-    order (``num_colours * 10`` of them)."""
+    """Class names of a DigitScenes of ``num_colours`` colours (1..10): ``'<colour>_<digit>'``
+    in class order (``num_colours * 10`` of them)."""
+    if not isinstance(num_colours, int) or not 1 <= num_colours <= len(PALETTE):
+        raise ValueError(
+            f'DigitScenes: num_colours must be an int in 1..{len(PALETTE)}, got {num_colours!r}'
+        )
     return tuple(
         f'{colour}_{digit}' for colour in list(PALETTE)[:num_colours] for digit in range(10)
     )

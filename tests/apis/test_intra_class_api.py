@@ -126,11 +126,11 @@ def test_the_search_shares_the_studys_teacher_and_student(tmp_path):
     assert not any(run.test for name, run in search.runs.items() if name.startswith('rkd_'))
 
 
-@pytest.mark.parametrize('data', sorted(intra_class.DATA))
+@pytest.mark.parametrize('data', sorted(intra_class.CONFIG_FOLDERS))
 def test_each_studys_runs_and_search_read_its_own_data(data, tmp_path):
     """The study on each data trains the configs of its folder, all of the same runs, and its
     search scales that folder's paper-weight KD+RKD: no run of one study reads the other's data."""
-    study, folder = intra_class.intra_class_study(data), intra_class.DATA[data]
+    study, folder = intra_class.intra_class_study(data), intra_class.CONFIG_FOLDERS[data]
     assert tuple(study.runs) == RUNS
     assert all(run.config.startswith(f'{folder}/') for run in study.runs.values())
     search = intra_class.search_study([0.1], interval=4, data=data)

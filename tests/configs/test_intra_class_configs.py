@@ -35,6 +35,7 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.registry import DefaultScope
 
 import mlkd
+from mlkd.apis import intra_class
 from mlkd.engine import MLKDRunner
 from mlkd.models.builder import network_taps
 from mlkd.registry import MODELS
@@ -102,7 +103,7 @@ def _cells() -> dict[str, tuple]:
 CELLS = _cells()
 #: The bundled-data studies (tools/analysis_tools/intra_class_study.py): on MultiDigits (10
 #: classes) and on DigitObjects (100 classes).
-_STUDY_RUNS = ('teacher', 'teacher_intra_class', 'student', 'kd', 'ours', 'kd_rkd', 'ours_rkd')
+_STUDY_RUNS = tuple(config.removesuffix('.py') for config, _ in intra_class.RUNS.values())
 STUDY = {
     *(
         f'multidigits/{name}.py'

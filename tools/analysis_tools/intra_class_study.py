@@ -1,9 +1,12 @@
-"""The bundled-data study of the intra-class contrastive teacher (configs/intra_class/README.md).
+"""The bundled-data studies of the intra-class contrastive teacher (configs/intra_class/README.md).
 
-For each seed it trains, on single-label MultiDigits (configs/intra_class/multidigits/), the plain
-and the intra-class contrastive teacher, the student alone and, from each teacher of the same
-seed, the student with KD and with KD + RKD; it evaluates every run's last weights on val and test
-(top-1) and writes ``intra_class_study.{md,csv,png,json}`` to ``--out-dir``: mean ± std over seeds
+For each seed it trains, on the single-label data of ``--data`` (MultiDigits, 10 classes,
+configs/intra_class/multidigits/, or DigitObjects, 100 classes, configs/intra_class/digit_objects/),
+the plain and the intra-class contrastive teacher, the student alone and, from each teacher of the
+same seed, the student with KD and with KD + RKD; it evaluates every run's last weights on val and
+test (top-1; val only with ``--val-only``, the call that chooses a regime, whose files are
+``intra_class_study_val.*``) and writes ``intra_class_study.{md,csv,png,json}`` to ``--out-dir``:
+mean ± std over seeds
 per arm and the paired differences (same seed) with a 95 % Student-t interval
 (:mod:`mlkd.apis.intra_class`). Every run stores its result in
 ``<work-dir>/seed<S>/<run>/result.json`` with the fingerprint of its config (a distilled run's
@@ -55,13 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         '--out-dir',
         default='work_dirs/intra_class_study',
-        help='where intra_class_study.md / .csv / .png / .json go',
+        help='where the tables, CSV, JSON and chart go (intra_class_study.*, with --val-only '
+        'intra_class_study_val.*, with --search-rkd-weights intra_class_rkd_search.*)',
     )
     parser.add_argument(
         '--epochs',
         type=int,
-        help="train every run for this many epochs instead of the configs' 10 "
-        '(for trying the tool out; the study uses the configs)',
+        help="train every run for this many epochs instead of the configs' (10 on "
+        'MultiDigits, 12 on DigitObjects; for trying the tool out, the study uses the configs)',
     )
     parser.add_argument(
         '--search-rkd-weights',

@@ -3,7 +3,8 @@
 # that resemble each other (a digit in near colours, near digits in one colour) and variation
 # within each class (the handwriting of the scan, size, position, faint objects whose colour is
 # uncertain), the structure a teacher's soft labels can carry. Balanced classes (Zipf exponent 0;
-# the scene topics are unused), complete labels, objects of 14-22 px placed freely. Top-1 / top-5
+# the scene topics are unused), complete labels, easy objects of 14-22 px (hard ones as in
+# DigitScenes: 6-8 px or faint) placed freely. Top-1 / top-5
 # accuracy; 10,000 training images, 2,000 val, 5,000 test (disjoint scan pools).
 _base_ = ['./digit_scenes.py']
 num_classes = 100
@@ -19,6 +20,7 @@ objects = dict(
     object_size=(14, 22),
     grid=None,
 )
+# The generator settings every split uses, as the base names them (`scene`).
 scene = dict(_base_.scene, **objects)
 data_preprocessor = dict(type='ClsDataPreprocessor', num_classes=num_classes, to_onehot=False)
 train_dataloader = dict(
