@@ -12,7 +12,8 @@
   (docs/benchmarks/ranking_search.md), then frozen for one read of test.
 * :data:`TASK_LOSSES`: the task losses of the Two-way paper's comparison (BCE, focal, ASL, Two-way,
   WARP, RML, softmax), each training the ranking benchmark's student on complete labels
-  (``configs/ranking/task_losses/``); their settings are the papers' until chosen on val.
+  (``configs/ranking/task_losses/``); settings chosen on val, then one read of test
+  (docs/benchmarks/task_losses.md).
 * :data:`SINGLE_POSITIVE`: the single-positive losses of the SCL paper's comparison (AN, AN-LS,
   WAN, EPR, ROLE, EN, EN+CL, EN+SCL) on the ranking benchmark's data, one observed positive per
   training image (``configs/ranking/single_positive/``); a candidate regime, not yet chosen on val.
