@@ -56,7 +56,9 @@ for script in sys.argv[1:]:
     from_tests = sorted(name for name in set(sys.modules) - before
                         if (getattr(sys.modules[name], '__file__', None) or '')
                         .startswith(tests_dir))
-    results[script] = dict(code=code, output=out.getvalue()[-3000:], from_tests=from_tests)
+    text = out.getvalue()  # a long help keeps its usage line (head) and any error (tail)
+    text = text if len(text) <= 6000 else text[:3000] + '\n...\n' + text[-3000:]
+    results[script] = dict(code=code, output=text, from_tests=from_tests)
 print(json.dumps(results))
 """
 
