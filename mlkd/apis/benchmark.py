@@ -321,9 +321,9 @@ def run_stage(job: dict, needs: dict, live_progress: bool) -> dict:
 def score_fidelity(job: dict, needs: dict, live_progress: bool) -> dict:
     """Task: score the checkpoint of a plain stage of one seed against the benchmark's
     ``fidelity_teacher`` (``DistillFidelity`` on val and test, through a loss-free distiller of
-    that teacher's config, as ``tools/test.py --teacher``) and store ``fidelity.json``: ``{'fidelity':
-    {split: {key: value}}, 'checkpoint', 'teacher_ckpt', 'protocol'}``, which it returns. ``job``:
-    as for :func:`run_stage`.
+    that teacher's config, as ``tools/test.py --teacher``) and store ``fidelity.json``:
+    ``{'fidelity': {split: {key: value}}, 'checkpoint', 'teacher_ckpt', 'protocol'}``, which it
+    returns. ``job``: as for :func:`run_stage`.
 
     The evaluation runs in ``<stage work dir>/fidelity``: mmengine saves the config it runs in its
     work dir, and the stage's own saved config must stay the plain classifier's. The teacher is

@@ -13,8 +13,8 @@ from each teacher of the same seed, the student with KD (``kd.py`` / ``ours.py``
 (``kd_rkd.py`` / ``ours_rkd.py``, at the RKD weight chosen on val by the search). Every run's
 last weights are evaluated on val and test (top-1); the protocol is fixed in the configs, nothing
 is selected on test (``val_only``: no run reads test, for choosing a regime on val).
-:func:`run_intra_class_study` reports the mean ± std over seeds per arm and
-the paired differences (same seed) with a 95 % Student-t interval.
+:func:`run_intra_class_study` reports the mean ± std over seeds per arm and the paired
+differences (same seed) with a 95 % Student-t interval.
 
 :func:`run_rkd_search` trains, instead, the KD+RKD run from the plain teacher at several RKD
 weights (times the paper's, ``kd_rkd_paper_weight.py``) on every seed, reads val only (top-1 and
@@ -90,8 +90,8 @@ RUNS = {
 
 
 def intra_class_study(data: str = 'multidigits', *, test: bool = True) -> Study:
-    """The study on ``data`` (a key of :data:`CONFIG_FOLDERS`); ``test=False``: no run is evaluated on
-    test (the val-only call that chooses a regime)."""
+    """The study on ``data`` (a key of :data:`CONFIG_FOLDERS`); ``test=False``: no run is
+    evaluated on test (the val-only call that chooses a regime)."""
     configs = _folder(data)
     return Study(
         name=f'the intra-class study ({data})',
@@ -225,8 +225,10 @@ def run_intra_class_study(
         StaleResultError, OutputExistsError: see :func:`run_study` (nothing trained).
     """
     study = intra_class_study(data, test=not val_only)
-    name = f'{STUDY_NAME}_val' if val_only else STUDY_NAME
-    runs, outputs, policy = _run_study_for_outputs(study, name, work_dir, out_dir, seeds, call)
+    outputs_name = f'{STUDY_NAME}_val' if val_only else STUDY_NAME
+    runs, outputs, policy = _run_study_for_outputs(
+        study, outputs_name, work_dir, out_dir, seeds, call
+    )
     splits = ('val',) if val_only else SPLITS
     results = {
         str(seed): {name: _top1(r, splits) for name, r in runs[seed].items()} for seed in seeds
@@ -275,8 +277,8 @@ def search_study(
     their results are shared), and per weight KD+RKD from that teacher at ``weight`` times the
     paper's RKD weight, its RKD split into terms (:func:`split_rkd`), with ``LossDiagnosticsHook``
     every ``interval`` iterations on all the student's parameters and ``DistillFidelity`` on val;
-    val only; on ``data`` (a key of :data:`CONFIG_FOLDERS`). ``val_only``: the shared runs do not read test
-    either (those of a val-only study call)."""
+    val only; on ``data`` (a key of :data:`CONFIG_FOLDERS`). ``val_only``: the shared runs do not
+    read test either (those of a val-only study call)."""
     config = f'{_folder(data)}/{SEARCH_CONFIG}'
     cfg = load_config(config)
     evaluators = cfg.val_evaluator

@@ -278,7 +278,8 @@ class ConnectorRouter(nn.ModuleDict):
         return {n for source in self.sources.values() for n in _names(source)}
 
     def forward(self, available: dict[str, Any]) -> dict[str, Any]:
-        """Add each connector's output to ``available`` (in reading order: each after what it reads) and return it."""
+        """Add each connector's output to ``available`` (in reading order: each after what it
+        reads) and return it."""
         for name, connector in self.items():
             available[name] = connector(self._inputs(name, available))
         return available
