@@ -61,6 +61,8 @@ CONFIG_FOLDERS = {
     'multidigits': 'mlkd::intra_class/multidigits',  # 10 classes, 1,000 training images
     'digit_objects': 'mlkd::intra_class/digit_objects',  # 100 classes, 10,000 training images
 }
+#: How the tables and charts name each data.
+DATA_NAMES = {'multidigits': 'MultiDigits', 'digit_objects': 'DigitObjects'}
 #: Many short runs, one core each: the loaders read in the training process.
 IN_PROCESS_LOADERS = {
     f'{loader}.{key}': value
@@ -393,5 +395,8 @@ def run_rkd_search(
     }
     student = {str(seed): runs[seed][SEARCH_BASELINE]['val'][METRIC] for seed in seeds}
     rows = summarize_search(search, student, seeds, weights)
-    write_search_outputs(outputs, rows, search, student, seeds, chosen_weight(rows), **policy)
+    chosen = chosen_weight(rows)
+    write_search_outputs(
+        outputs, rows, search, student, seeds, chosen, data=DATA_NAMES[data], **policy
+    )
     return rows

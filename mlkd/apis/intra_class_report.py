@@ -189,22 +189,30 @@ def render_search(
 
 
 def plot_search(
-    rows: list[dict], search: dict, seeds: Sequence[int], chosen: float, path: str, **policy
+    rows: list[dict],
+    search: dict,
+    seeds: Sequence[int],
+    chosen: float,
+    path: str,
+    data: str,
+    **policy,
 ) -> None:
-    """Per-term values and gradient norms of the first seed at the paper's weight and the chosen
-    one; per weight the paired difference to the student alone, val top-1 and agreement."""
+    """Per-term values and gradient norms of the first seed at the largest searched weight (the
+    paper's, 1, where it was searched) and the gradient norms at the chosen one (at the smallest
+    where the largest is chosen); per weight the paired difference to the student alone, val
+    top-1 and agreement. ``data``: the study's data, for the title."""
     plt = _pyplot()
     figure, axes = plt.subplots(2, 3, figsize=(15, 8), layout='constrained')
     seed = str(seeds[0])
+    weights = [row['weight'] for row in rows]
+    largest = max(weights)
+    other = chosen if chosen != largest else min(weights)
     for ax, weight, stat, title in (
-        (axes[0, 0], 1.0, 'value', 'weighted loss per term'),
-        (axes[0, 1], 1.0, 'grad_norm', '‖∇θ_student‖ per term'),
-        (axes[0, 2], chosen, 'grad_norm', '‖∇θ_student‖ per term'),
+        (axes[0, 0], largest, 'value', 'weighted loss per term'),
+        (axes[0, 1], largest, 'grad_norm', '‖∇θ_student‖ per term'),
+        (axes[0, 2], other, 'grad_norm', '‖∇θ_student‖ per term'),
     ):
-        cell = search[seed].get(f'{weight:g}')
-        if cell is None:
-            ax.axis('off')
-            continue
+        cell = search[seed][f'{weight:g}']
         for term, color in TERM_COLORS.items():
             ax.plot(cell['steps'], cell['terms'][term][stat], color=color, label=term[5:])
         ax.set_yscale('log')
@@ -237,9 +245,7 @@ def plot_search(
         ax.set_xlabel('RKD loss weight')
         ax.set_ylabel(label)
         ax.grid(alpha=0.3, axis='y')
-    figure.suptitle(
-        'KD+RKD ← plain teacher on MultiDigits (val): RKD loss weight search', fontsize=10
-    )
+    figure.suptitle(f'KD+RKD ← plain teacher on {data} (val): RKD loss weight search', fontsize=10)
     save_figure(figure, path, dpi=110, **policy)
 
 
@@ -251,11 +257,13 @@ def write_search_outputs(
     seeds: Sequence[int],
     chosen: float,
     *,
+    data: str,
     overwrite: bool,
     log: Callable[[str], None],
 ) -> None:
     """Write the search's ``outputs`` (``md``, ``csv``, ``png``, ``json``) from its rows, its
-    runs ``search[str(seed)][f'{weight:g}']`` and the student alone's val top-1 per seed."""
+    runs ``search[str(seed)][f'{weight:g}']`` and the student alone's val top-1 per seed;
+    ``data``: the study's data as its chart names it."""
     text = render_search(rows, seeds, list(student.values()), chosen)
     with open_output(outputs['md'], overwrite=overwrite) as file:
         file.write(text)
@@ -269,6 +277,6 @@ def write_search_outputs(
     write_csv(outputs['csv'], header, lines, overwrite=overwrite)
     with open_output(outputs['json'], overwrite=overwrite) as file:
         json.dump({'student_val': student, 'runs': search}, file, indent=1)
-    plot_search(rows, search, seeds, chosen, outputs['png'], overwrite=overwrite)
+    plot_search(rows, search, seeds, chosen, outputs['png'], data, overwrite=overwrite)
     log(text)
     log(f'wrote {", ".join(outputs.values())}')

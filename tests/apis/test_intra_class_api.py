@@ -8,7 +8,7 @@ import statistics
 import pytest
 import torch
 
-from mlkd.apis import intra_class
+from mlkd.apis import intra_class, intra_class_report
 from mlkd.apis.study import run_identities
 from mlkd.registry import MODELS
 from mlkd.utils.fingerprint import fingerprint
@@ -98,6 +98,39 @@ def test_search_summary_equals_a_hand_computation():
     assert by_weight[1.0]['loss_rkd_angle/grad_norm'] == pytest.approx((2.0 + 4.0 + 3) / 2)
     assert by_weight[1.0]['loss_cls/value'] == pytest.approx(2.0)
     assert intra_class.chosen_weight(rows) == 0.1
+
+
+def test_the_search_chart_names_its_data_and_draws_the_terms_without_the_paper_weight(
+    tmp_path, monkeypatch
+):
+    """A search of weights below the paper's (1) still draws its per-term curves (at the largest
+    searched weight) and names the study's data in the title, not another study's."""
+    figures = []
+    monkeypatch.setattr(
+        intra_class_report, 'save_figure', lambda figure, path, **kw: figures.append(figure)
+    )
+    weights, seeds = [0.1, 0.01], [0, 1, 2]
+    search = search_cells(weights, seeds)
+    student = {'0': 60.0, '1': 61.0, '2': 62.0}
+    rows = intra_class.summarize_search(search, student, seeds, weights)
+    outputs = intra_class.output_files(str(tmp_path), intra_class.SEARCH_NAME)
+    intra_class_report.write_search_outputs(
+        outputs,
+        rows,
+        search,
+        student,
+        seeds,
+        0.1,
+        data='DigitObjects',
+        overwrite=False,
+        log=lambda line: None,
+    )
+    (figure,) = figures
+    assert 'on DigitObjects' in figure._suptitle.get_text()
+    top = figure.axes[:3]
+    assert [len(ax.lines) for ax in top] == [len(intra_class.TERM_KEYS)] * 3
+    assert 'RKD weight 0.1' in top[0].get_title() and 'RKD weight 0.1' in top[1].get_title()
+    assert 'RKD weight 0.01' in top[2].get_title()  # the largest is chosen: the other end
 
 
 def test_the_search_shares_the_studys_teacher_and_student(tmp_path):
