@@ -139,8 +139,12 @@ class ToolServer:
         return subprocess.CompletedProcess([sys.executable, *args], status, stdout, stderr)
 
     def close(self) -> None:
+        """Stop the server. It waits for requests on its stdin, whose write end a process forked
+        from the test process (a DataLoader worker a test left alive) also holds, so that closing
+        ours may not end it: it is terminated, having nothing to finish."""
         if self.process.poll() is None:
             self.process.stdin.close()
+            self.process.terminate()
             self.process.wait(timeout=30)
 
 

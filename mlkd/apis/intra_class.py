@@ -33,8 +33,14 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mlkd.apis.intra_class_report import SPLITS, write_search_outputs, write_study_outputs
+from mlkd.apis.intra_class_report import (
+    SPLITS,
+    write_fidelity_outputs,
+    write_search_outputs,
+    write_study_outputs,
+)
 from mlkd.apis.study import Study, StudyRequestError, StudyRun, run_study
+from mlkd.apis.study_fidelity import fidelity_to_teacher
 from mlkd.utils.cli import load_config
 from mlkd.utils.stats import paired_differences
 from mlkd.utils.tables import mean_std
@@ -48,7 +54,9 @@ __all__ = [
     'run_rkd_search',
     'search_study',
     'split_rkd',
+    'study_fidelity',
     'summarize',
+    'summarize_fidelity',
     'summarize_search',
 ]
 
@@ -140,9 +148,9 @@ def check_seeds(seeds: Sequence[int]) -> None:
         raise StudyRequestError(f'--seeds: give at least two distinct seeds, got {list(seeds)}')
 
 
-def output_files(out_dir: str, name: str) -> dict[str, str]:
+def output_files(out_dir: str, name: str, extensions: Sequence[str] = OUTPUTS) -> dict[str, str]:
     """``{extension: <out_dir>/<name>.<extension>}`` of the files a call writes."""
-    return {extension: osp.join(out_dir, f'{name}.{extension}') for extension in OUTPUTS}
+    return {extension: osp.join(out_dir, f'{name}.{extension}') for extension in extensions}
 
 
 def paired_interval(treated: list[float], control: list[float]) -> tuple[float, float, float]:
@@ -187,14 +195,22 @@ def _top1(result: dict, splits: Sequence[str] = SPLITS) -> dict:
 
 
 def _run_study_for_outputs(
-    study: Study, name: str, work_dir: str, out_dir: str, seeds: Sequence[int], call: dict
+    study: Study,
+    name: str,
+    work_dir: str,
+    out_dir: str,
+    seeds: Sequence[int],
+    call: dict,
+    extra: Sequence[str] = (),
 ) -> tuple[dict, dict[str, str], dict]:
     """Check ``seeds``, run ``study`` (``call``: :func:`~mlkd.apis.study.run_study`'s keyword
-    arguments) with ``<out_dir>/<name>.{md,csv,png,json}`` checked before any training; return its
-    results, those paths and the policy they are written under (``overwrite``, ``log``)."""
+    arguments) with ``<out_dir>/<name>.{md,csv,png,json}`` and the ``extra`` files checked before
+    any training; return its results, those paths and the policy they are written under
+    (``overwrite``, ``log``)."""
     check_seeds(seeds)
     outputs = output_files(out_dir, name)
-    runs = run_study(study, work_dir, seeds=seeds, outputs=list(outputs.values()), **call)
+    checked = [*outputs.values(), *extra]
+    runs = run_study(study, work_dir, seeds=seeds, outputs=checked, **call)
     policy = dict(overwrite=call.get('overwrite', False), log=call.get('log', _print))
     return runs, outputs, policy
 
@@ -206,13 +222,16 @@ def run_intra_class_study(
     seeds: Sequence[int],
     data: str = 'multidigits',
     val_only: bool = False,
+    fidelity: bool = False,
     **call: Any,
 ) -> tuple[list[dict], list[dict]]:
     """Train (or reuse) the study on ``data`` (:func:`intra_class_study`) for ``seeds`` in
     ``work_dir`` and write ``intra_class_study.{md,csv,png,json}`` to ``out_dir`` (refused before
     any training where they exist, unless ``overwrite``). ``val_only``: no run reads test, and the
     files are ``intra_class_study_val.*`` with val columns only (the call that chooses a regime;
-    a later read of test trains in a work dir of its own).
+    a later call that reads test in the same work dir evaluates test on those runs' checkpoints,
+    :func:`~mlkd.apis.study.run_study`). ``fidelity``: also the test fidelity of every student
+    to both teachers (:func:`study_fidelity`), written to ``intra_class_fidelity.{md,json}``.
 
     Args:
         call: the keyword arguments of :func:`~mlkd.apis.study.run_study` (``epochs``,
@@ -226,10 +245,13 @@ def run_intra_class_study(
             :func:`run_study`.
         StaleResultError, OutputExistsError: see :func:`run_study` (nothing trained).
     """
+    if fidelity and val_only:
+        raise StudyRequestError('--fidelity reads test: it cannot go with --val-only')
     study = intra_class_study(data, test=not val_only)
     outputs_name = f'{STUDY_NAME}_val' if val_only else STUDY_NAME
+    extra = output_files(out_dir, FIDELITY_NAME, ('md', 'json')) if fidelity else {}
     runs, outputs, policy = _run_study_for_outputs(
-        study, outputs_name, work_dir, out_dir, seeds, call
+        study, outputs_name, work_dir, out_dir, seeds, call, extra=list(extra.values())
     )
     splits = ('val',) if val_only else SPLITS
     results = {
@@ -237,7 +259,78 @@ def run_intra_class_study(
     }
     arms, pairs = summarize(results, seeds, splits)
     write_study_outputs(outputs, results, arms, pairs, seeds, **policy)
+    if fidelity:
+        scores = study_fidelity(study, runs, work_dir, seeds, call)
+        write_fidelity_outputs(extra, scores, summarize_fidelity(scores, seeds), seeds, **policy)
     return arms, pairs
+
+
+#: Test fidelity: each teacher run of the study, with the distilled run it taught in whose config
+#: a student's fidelity to it is measured (:mod:`mlkd.apis.study_fidelity`), and the students.
+FIDELITY_TEACHERS = {'teacher': 'kd', 'teacher_intra_class': 'ours'}
+FIDELITY_STUDENTS = ('student', 'kd', 'ours', 'kd_rkd', 'ours_rkd')
+FIDELITY_NAME = 'intra_class_fidelity'
+#: The keys of the single-label fidelity (``DistillFidelity``).
+FIDELITY_KEYS = ('fidelity/top1_agreement', 'fidelity/kl')
+
+
+def study_fidelity(
+    study: Study,
+    runs: Mapping[int, Mapping[str, dict]],
+    work_dir: str,
+    seeds: Sequence[int],
+    call: Mapping[str, Any],
+) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+    """``{str(seed): {student: {teacher: fidelity keys}}}`` on test, of every run of
+    :data:`FIDELITY_STUDENTS` to both teachers of its seed (``runs``: :func:`run_study`'s
+    results; ``call``: its keyword arguments)."""
+    log = call.get('log', _print)
+    return {
+        str(seed): {
+            student: {
+                teacher: fidelity_to_teacher(
+                    study,
+                    runs[seed],
+                    work_dir,
+                    seed,
+                    student,
+                    teacher,
+                    via,
+                    epochs=call.get('epochs'),
+                    options=call.get('options'),
+                    log=log,
+                )
+                for teacher, via in FIDELITY_TEACHERS.items()
+            }
+            for student in FIDELITY_STUDENTS
+        }
+        for seed in seeds
+    }
+
+
+def summarize_fidelity(scores: Mapping, seeds: Sequence[int]) -> list[dict]:
+    """Per student and teacher: the per-seed values of each of :data:`FIDELITY_KEYS` and, for a
+    distilled student, the paired difference from the student alone (to the same teacher)."""
+    keys = [str(s) for s in seeds]
+    rows = []
+    for student in FIDELITY_STUDENTS:
+        for teacher in FIDELITY_TEACHERS:
+            values = {k: [scores[s][student][teacher][k] for s in keys] for k in FIDELITY_KEYS}
+            alone = {k: [scores[s]['student'][teacher][k] for s in keys] for k in FIDELITY_KEYS}
+            paired = (
+                {k: paired_interval(values[k], alone[k]) for k in FIDELITY_KEYS}
+                if student != 'student'
+                else None
+            )
+            rows.append(
+                dict(
+                    student=LABELS[student],
+                    teacher=LABELS[teacher],
+                    values=values,
+                    paired=paired,
+                )
+            )
+    return rows
 
 
 # ----------------------------------------------------------------------------- RKD weight search

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from mlkd.utils.output_policy import open_output, save_figure
 from mlkd.utils.tables import format_mean_std, mean_std, render_table, write_csv
 
-__all__ = ['SPLITS', 'write_search_outputs', 'write_study_outputs']
+__all__ = ['SPLITS', 'write_fidelity_outputs', 'write_search_outputs', 'write_study_outputs']
 
 #: The splits a study may report, in table order, with their colour in the charts.
 SPLIT_COLORS = {'val': 'tab:gray', 'test': 'tab:red'}
@@ -144,6 +144,61 @@ def write_study_outputs(
     with open_output(outputs['json'], overwrite=overwrite) as file:
         json.dump({str(s): results[str(s)] for s in seeds}, file, indent=1)
     plot_study(arms, pairs, outputs['png'], overwrite=overwrite)
+    log(text)
+    log(f'wrote {", ".join(outputs.values())}')
+
+
+def render_fidelity(rows: list[dict], seeds: Sequence[int]) -> str:
+    """The fidelity Markdown: per student and teacher the top-1 agreement and KL(teacher ‖
+    student) (mean ± std over seeds), and a distilled student's paired difference from the
+    student alone to the same teacher."""
+    agreement, kl = 'fidelity/top1_agreement', 'fidelity/kl'
+    table = render_table(
+        [
+            'student',
+            'teacher',
+            'top-1 agreement (%)',
+            'KL (nats)',
+            'agreement − student alone',
+            'KL − student alone',
+        ],
+        [
+            [
+                row['student'],
+                row['teacher'],
+                format_mean_std(row['values'][agreement]),
+                format_mean_std(row['values'][kl], digits=3),
+                '-' if row['paired'] is None else _interval(row['paired'][agreement]),
+                '-'
+                if row['paired'] is None
+                else '{:+.3f} [{:+.3f}, {:+.3f}]'.format(*row['paired'][kl]),
+            ]
+            for row in rows
+        ],
+    )
+    return (
+        f'{table}\n\nOn test, every student against both teachers of its seed (seeds '
+        f'{_seeds(seeds)}; mean ± sample std); paired differences with a 95 % Student-t interval '
+        f'with {len(seeds) - 1} degrees of freedom. KL(p_teacher ‖ p_student) of the softmaxes.\n'
+    )
+
+
+def write_fidelity_outputs(
+    outputs: dict[str, str],
+    scores: dict,
+    rows: list[dict],
+    seeds: Sequence[int],
+    *,
+    overwrite: bool,
+    log: Callable[[str], None],
+) -> None:
+    """Write the fidelity table (``outputs['md']``) and every seed's values
+    (``outputs['json']``: ``{seed: {student: {teacher: keys}}}``)."""
+    text = render_fidelity(rows, seeds)
+    with open_output(outputs['md'], overwrite=overwrite) as file:
+        file.write(text)
+    with open_output(outputs['json'], overwrite=overwrite) as file:
+        json.dump(scores, file, indent=1)
     log(text)
     log(f'wrote {", ".join(outputs.values())}')
 

@@ -212,7 +212,7 @@ def train(
 
 def score_against_teacher(cfg: Config, teacher_config: str, teacher_ckpt: str) -> None:
     """Make ``cfg``'s plain classifier the student of a loss-free distiller of the teacher, and
-    add ``DistillFidelity`` to its val and test evaluators (unless they have one). In place.
+    add ``DistillFidelity`` to its val and test evaluators (:func:`add_fidelity`). In place.
 
     The classifier's weights are then loaded into ``model.student`` (:func:`evaluate`), not
     through ``load_from``, whose keys would lack the ``student.`` prefix.
@@ -234,13 +234,27 @@ def score_against_teacher(cfg: Config, teacher_config: str, teacher_ckpt: str) -
         teacher_ckpt=teacher_ckpt,
         data_preprocessor=preprocessor,
     )
-    for key in ('val_evaluator', 'test_evaluator'):
+    add_fidelity(cfg)
+
+
+#: mmpretrain's evaluators of single-label classification: a config evaluated by one of them gets
+#: the single-label fidelity keys (softmax scores), any other the multi-label ones.
+SINGLE_LABEL_EVALUATORS = ('Accuracy', 'SingleLabelMetric')
+
+
+def add_fidelity(cfg: Config, splits: Sequence[str] = ('val', 'test')) -> None:
+    """Add ``DistillFidelity`` to the evaluators of ``splits`` (those ``cfg`` has, unless they
+    have one), in place: single-label where the split is evaluated by one of
+    :data:`SINGLE_LABEL_EVALUATORS`, multi-label otherwise."""
+    for key in (f'{split}_evaluator' for split in splits):
         if cfg.get(key) is None:
             continue
         evaluators = cfg[key]
         evaluators = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
         if not any(e.get('type') == 'DistillFidelity' for e in evaluators):
-            evaluators.append(dict(type='DistillFidelity'))
+            single = any(e.get('type') in SINGLE_LABEL_EVALUATORS for e in evaluators)
+            mode = 'single_label' if single else 'multi_label'
+            evaluators.append(dict(type='DistillFidelity', mode=mode))
         cfg[key] = evaluators
 
 

@@ -21,9 +21,13 @@ intra-class study (:mod:`mlkd.apis.intra_class`) is one.
   depends on where the work dir is.
 * Before anything trains every stored result of the call is read: one of the same identity is
   reused, one of another identity is refused (:class:`~mlkd.apis.runs.StaleResultError`, naming
-  the keys that differ) unless ``overwrite``, which trains that run again. Whether a run read test
-  is not part of its identity, so a result without the test score that its run now needs is
-  refused the same way.
+  the keys that differ) unless ``overwrite``, which trains that run again.
+* Whether a run read test is not part of its identity. A result of the same identity without the
+  test score its run now needs (stored by a call that read val only: the call that chose a
+  setting) is completed from its stored checkpoint without training (:func:`test_stored_run`):
+  the settings are chosen on val, frozen, and test is then read once on the same networks. Its
+  val is evaluated again and must equal the stored one (the checkpoint is the one that made the
+  result); a result whose checkpoint is gone is refused, or trained again with ``overwrite``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from mmengine.config import Config
 
 from mlkd.apis.runs import (
     StaleResultError,
+    evaluate_checkpoint,
     load_finished_run,
     save_finished_run,
     set_run_seed,
@@ -49,7 +54,14 @@ from mlkd.utils.fingerprint import fingerprint
 from mlkd.utils.output_policy import check_outputs
 from mlkd.utils.run_logs import read_diagnostic_series
 
-__all__ = ['Study', 'StudyRequestError', 'StudyRun', 'run_identities', 'run_study']
+__all__ = [
+    'Study',
+    'StudyRequestError',
+    'StudyRun',
+    'run_identities',
+    'run_study',
+    'test_stored_run',
+]
 
 
 class StudyRequestError(ValueError):
@@ -200,6 +212,48 @@ def train_run(job: dict, needs: dict, live_progress: bool) -> dict:
     return result
 
 
+#: How far a stored val score and the same checkpoint's val score evaluated again may differ (the
+#: evaluation is deterministic; the stored value went through a float32 log scalar).
+VAL_TOLERANCE = 1e-4
+
+
+def test_stored_run(job: dict, needs: dict, live_progress: bool) -> dict:
+    """Task: complete a stored val-only result of a run (``job['stored']``) with its test scores,
+    evaluated on its stored checkpoint (no training), and store it again. ``job`` and ``needs`` as
+    for :func:`train_run`; the distiller of a distilled run is built on its teacher run's
+    checkpoint, so that its test fidelity is against that teacher.
+
+    Raises:
+        StaleResultError: the checkpoint's val score evaluated again is not the stored one (the
+            checkpoint is not the one that made the result), naming the file and both values.
+    """
+    study, name, seed, stored = job['study'], job['name'], job['seed'], job['stored']
+    run = study.runs[name]
+    cfg = study.run_config(
+        name, seed, job['work_dir'], epochs=job['epochs'], options=job['options']
+    )
+    if run.teacher is not None:
+        cfg.model.teacher_ckpt = needs[('run', run.teacher, seed)]['checkpoint']
+    label = f'[seed {seed}] {name}'
+    evaluated = evaluate_checkpoint(
+        cfg, stored['checkpoint'], label, verbose=job['verbose'], metrics=study.metrics
+    )
+    path = result_path(job['work_dir'], seed, name)
+    for key, value in stored['val'].items():
+        if abs(evaluated['val'][key] - value) > VAL_TOLERANCE:
+            raise StaleResultError(
+                f'{label}: {stored["checkpoint"]} evaluates to val {key} '
+                f'{evaluated["val"][key]:.4f}, but {path} stores {value:.4f}: the checkpoint is '
+                'not the one that made the result; --overwrite trains the run again'
+            )
+    result = dict(stored, test=evaluated['test'], test_from_checkpoint=True)
+    fidelity = evaluated.get('fidelity', {}).get('test')
+    if fidelity:
+        result['fidelity'] = dict(result.get('fidelity', {}), test=fidelity)
+    save_finished_run(path, result, job['identity'])
+    return result
+
+
 def _teacher_task(study: Study, name: str, seed: int) -> tuple:
     """The key of the task training the teacher run of ``name`` for ``seed`` (none: empty)."""
     teacher = study.runs[name].teacher
@@ -213,7 +267,8 @@ def _report(seed: int, name: str) -> Callable[[dict, float], str]:
             for split in ('val', 'test')
             for key, value in result.get(split, {}).items()
         )
-        return f'[seed {seed}] {name}: {scores}  ({result["cpu_seconds"]:.0f} s CPU)'
+        how = 'test read on its checkpoint; ' if result.get('test_from_checkpoint') else ''
+        return f'[seed {seed}] {name}: {scores}  ({how}{result["cpu_seconds"]:.0f} s CPU)'
 
     return report
 
@@ -276,25 +331,31 @@ def run_study(
     Raises:
         StudyRequestError: a call that cannot run as asked (nothing trained).
         StaleResultError: a stored result of another identity, or without the test score its
-            run now needs, without ``overwrite`` (nothing trained).
+            run now needs and without its checkpoint, without ``overwrite`` (nothing trained);
+            a checkpoint whose val score is not its stored result's (:func:`test_stored_run`).
         OutputExistsError: one of ``outputs`` exists, without ``overwrite`` (nothing trained).
     """
     names = list(study.runs if runs is None else runs)
     seeds = list(seeds)
     check_study_request(study, seeds, names, jobs)
     identities = run_identities(study, names, seeds, work_dir, epochs=epochs, options=options)
-    finished = {}
+    finished, untested = {}, {}
     for (name, seed), identity in identities.items():  # every stored result, before training
         path = result_path(work_dir, seed, name)
         what = f'{study.name}, run {name} of seed {seed}'
         result = load_finished_run(path, identity, what=what, overwrite=overwrite)
-        # Whether a run read test is not part of its identity: a val-only result cannot serve.
+        # Whether a run read test is not part of its identity (module doc).
         if result is not None and study.runs[name].test and 'test' not in result:
+            checkpoint = result.get('checkpoint')
+            if checkpoint is not None and osp.isfile(checkpoint):
+                untested[(name, seed)] = result
+                log(f'[seed {seed}] {name}: reads test on the checkpoint of {path}')
+                continue
             if not overwrite:
                 raise StaleResultError(
-                    f'{what}: {path} has no test score (stored by a call that read val only); '
-                    'read val only (--val-only), read test in a work dir of its own, or '
-                    '--overwrite trains it again'
+                    f'{what}: {path} has no test score (stored by a call that read val only) '
+                    f'and its checkpoint {checkpoint!r} is gone; read val only (--val-only), '
+                    'or --overwrite trains it again'
                 )
             result = None
         if result is not None:
@@ -304,7 +365,7 @@ def run_study(
     tasks = [
         Task(
             ('run', name, seed),
-            train_run,
+            train_run if (name, seed) not in untested else test_stored_run,
             dict(
                 study=study,
                 name=name,
@@ -315,6 +376,7 @@ def run_study(
                 identity=identities[(name, seed)],
                 verbose=verbose,
                 overwrite=overwrite,
+                stored=untested.get((name, seed)),
             ),
             after=_teacher_task(study, name, seed),
             name=f'[seed {seed}] {name}',

@@ -2,12 +2,14 @@
 included) and what it refuses before training (the runs themselves:
 tests/tools/analysis_tools/test_intra_class_study.py, the intra-class study as a user runs it)."""
 
+import dataclasses
 import json
 import os.path as osp
 
 import pytest
-from conftest import config_path
+from conftest import TINY_TOOL_DATA, config_path, parsed_cfg_options
 
+from mlkd.apis.intra_class import IN_PROCESS_LOADERS
 from mlkd.apis.runs import StaleResultError, save_finished_run
 from mlkd.apis.study import (
     Study,
@@ -22,6 +24,11 @@ from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import fingerprint
 
 MULTIDIGITS = config_path('intra_class', 'multidigits')
+#: One epoch of 64 training mosaics, 32 val and 32 test mosaics (seconds per run).
+TINY_DATA = [
+    *TINY_TOOL_DATA,
+    *(f'{split}_dataloader.dataset.serialize_data=False' for split in ('train', 'val', 'test')),
+]
 
 
 def _study(tmp_path, teacher_lr: float = 2e-3) -> Study:
@@ -86,12 +93,67 @@ def test_stored_results_are_reused_for_their_identity_only(tmp_path):
     assert 'run teacher of seed 0' in str(error.value) and '--overwrite' in str(error.value)
     assert open(result_path(work, 0, 'teacher')).read() == before
     assert not osp.exists(osp.join(work, 'seed0', 'teacher', 'mlkd_run_config.json'))
-    # The same identity stored without a test score (a val-only call) cannot serve a run that
-    # reads test: refused before anything trains.
+    # The same identity stored without a test score (a val-only call) and without its checkpoint
+    # cannot serve a run that reads test: refused before anything trains.
     identity = identities[('student', 0)]
     save_finished_run(result_path(work, 0, 'student'), dict(val={'accuracy/top1': 50.0}), identity)
     with pytest.raises(StaleResultError, match='run student of seed 0: .* has no test score'):
         run_study(study, work, seeds=[0], log=lines.append)
+
+
+def test_a_val_only_result_reads_test_on_its_checkpoint_as_its_training_would_have(tmp_path):
+    """Choose on val, freeze, read test on the same networks: a call that reads test completes
+    the val-only results of the same identities from their checkpoints, without training, with
+    the test scores (and a distilled run's fidelity to its own teacher) that training with test
+    gives; a checkpoint that is not the one that made its result is refused."""
+    evaluators = [
+        dict(type='Accuracy', topk=(1,)),
+        dict(type='DistillFidelity', mode='single_label'),
+    ]
+    kd = StudyRun(
+        osp.join(MULTIDIGITS, 'kd.py'),
+        teacher='teacher',
+        options=dict(val_evaluator=evaluators, test_evaluator=evaluators),
+    )
+    study = dataclasses.replace(  # the shipped teacher config (_study's is for identities only)
+        _study(tmp_path),
+        runs=dict(
+            _study(tmp_path).runs, teacher=StudyRun(osp.join(MULTIDIGITS, 'teacher.py')), kd=kd
+        ),
+        # No loader worker processes: forked from this test process, persistent ones would outlive
+        # the test holding its pipes (the tool server's stdin among them).
+        options=IN_PROCESS_LOADERS,
+    )
+    val_only = dataclasses.replace(
+        study, runs={n: dataclasses.replace(r, test=False) for n, r in study.runs.items()}
+    )
+    call = dict(seeds=[0], epochs=1, options=parsed_cfg_options(*TINY_DATA), log=print)
+    chosen, work = str(tmp_path / 'chosen'), str(tmp_path / 'fresh')
+    run_study(val_only, chosen, **call)
+    lines = []
+    completed = run_study(study, chosen, **dict(call, log=lines.append))[0]
+    trained = run_study(study, work, **call)[0]
+    assert not any('epoch 1/1' in line for line in lines)  # nothing trained
+    assert sum('reads test on the checkpoint of' in line for line in lines) == 3
+    for name in study.runs:
+        assert completed[name]['test_from_checkpoint'] is True
+        for key in ('val', 'test'):
+            assert completed[name][key] == pytest.approx(trained[name][key], abs=1e-6), name
+        assert completed[name]['cpu_seconds'] > 0  # the training's, kept
+    assert set(completed['kd']['fidelity']) == {'val', 'test'}
+    for key, value in trained['kd']['fidelity']['test'].items():
+        assert completed['kd']['fidelity']['test'][key] == pytest.approx(value, abs=1e-6), key
+    # Stored: a later call reuses it as it is.
+    assert json.load(open(result_path(chosen, 0, 'kd')))['test'] == completed['kd']['test']
+    # A checkpoint that does not give its result's val score is refused, naming both.
+    path = result_path(val_only_dir := str(tmp_path / 'other'), 0, 'student')
+    run_study(val_only, val_only_dir, **dict(call, runs=['student']))
+    stored = json.load(open(path))
+    stored['val']['accuracy/top1'] += 1.0
+    with open(path, 'w') as file:
+        json.dump(stored, file)
+    with pytest.raises(StaleResultError, match='is not the one that made the result'):
+        run_study(study, val_only_dir, **dict(call, runs=['student']))
 
 
 def test_requests_that_cannot_run_are_refused_before_anything(tmp_path):

@@ -11,7 +11,12 @@ per arm and the paired differences (same seed) with a 95 % Student-t interval
 (:mod:`mlkd.apis.intra_class`). Every run stores its result in
 ``<work-dir>/seed<S>/<run>/result.json`` with the fingerprint of its config (a distilled run's
 with its teacher's); a stored result is reused only for the same config, and one of another config
-is refused before anything trains (``--overwrite`` trains it again).
+is refused before anything trains (``--overwrite`` trains it again). A call that reads test in
+the work dir of a ``--val-only`` call evaluates test on those runs' checkpoints (their val is
+evaluated again and must be the stored one) and trains only what is missing: choose on val,
+freeze, then read test once on the same networks. ``--fidelity`` also measures on test every
+student's fidelity to both teachers of its seed (top-1 agreement, KL; the student alone included)
+and writes ``intra_class_fidelity.{md,json}``.
 
     OMP_NUM_THREADS=1 python tools/analysis_tools/intra_class_study.py \
         --seeds 0 1 2 --work-dir work_dirs/intra_class_study --out-dir configs/intra_class
@@ -65,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         '--epochs',
         type=int,
         help="train every run for this many epochs instead of the configs' (10 on "
-        'MultiDigits, 12 on DigitObjects; for trying the tool out, the study uses the configs)',
+        'MultiDigits, 24 on DigitObjects; for trying the tool out, the study uses the configs)',
     )
     parser.add_argument(
         '--search-rkd-weights',
@@ -76,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(1 = the paper's distance 25, angle 50) on every seed, read val only, and write "
         'intra_class_rkd_search.md / .csv / .png / .json (the weight of the highest mean val '
         'top-1 is the chosen one)',
+    )
+    parser.add_argument(
+        '--fidelity',
+        action='store_true',
+        help="also measure on test each student's fidelity to both teachers of its seed (top-1 "
+        'agreement, KL; the student alone too) and write intra_class_fidelity.md / .json',
     )
     parser.add_argument(
         '--diagnostics-interval',
@@ -120,6 +131,8 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
         overwrite=args.overwrite,
         verbose=args.verbose,
     )
+    if args.fidelity and args.search_rkd_weights:
+        parser.error('--fidelity measures the study, not the search: drop --search-rkd-weights')
     try:
         if args.search_rkd_weights:
             return run_rkd_search(
@@ -130,7 +143,13 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
                 val_only=args.val_only,
                 **common,
             )
-        return run_intra_class_study(args.work_dir, args.out_dir, val_only=args.val_only, **common)
+        return run_intra_class_study(
+            args.work_dir,
+            args.out_dir,
+            val_only=args.val_only,
+            fidelity=args.fidelity,
+            **common,
+        )
     except StudyRequestError as error:
         parser.error(str(error))
     except StaleResultError as error:

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import os.path as osp
+import re
 
 import pytest
 from conftest import TINY_TOOL_DATA, assert_png, parsed_cfg_options, run_tool
@@ -19,6 +20,7 @@ from mlkd.apis.study import result_path, run_identities
 from mlkd.utils.run_logs import dumped_config_path
 
 TOOL = 'tools/analysis_tools/intra_class_study.py'
+CONFIGS = 'configs/intra_class/multidigits'
 #: One epoch of 64 training mosaics (two iterations), 32 val and 32 test mosaics; the datasets
 #: skip mmengine's serialisation (its gc.collect is a third of such a run's time).
 TINY_DATA = [
@@ -156,9 +158,10 @@ def test_study_tables_from_the_results_of_a_finished_call(tmp_path):
     assert_png(str(tmp_path / 'out' / 'intra_class_study.png'))
 
 
-def test_a_val_only_call_writes_val_alone_and_its_runs_cannot_serve_a_test_read(tmp_path):
+def test_val_only_writes_val_alone_and_runs_without_checkpoints_cannot_serve_test(tmp_path):
     """--val-only (choosing a regime): tables of val alone, in files of their own; a read of test
-    in the same work dir is refused before anything trains (those runs never saw test)."""
+    in the same work dir is refused before anything trains where the runs' checkpoints are gone
+    (here: results written by the test; with checkpoints, test is read on them, below)."""
     work, out = str(tmp_path / 'work'), str(tmp_path / 'out')
     _finished_study(work, [0, 1, 2], val_only=True)
     argv = ['--seeds', '0', '1', '2', '--work-dir', work, '--out-dir', out, *TINY]
@@ -173,6 +176,52 @@ def test_a_val_only_call_writes_val_alone_and_its_runs_cannot_serve_a_test_read(
     proc = intra_class_study(*argv, expect=1)
     assert 'has no test score' in proc.stderr and 'epoch 1/1' not in proc.stdout
     assert not osp.exists(tmp_path / 'out' / 'intra_class_study.md')
+
+
+def test_test_is_read_on_the_val_only_runs_and_every_student_scored_against_both_teachers(
+    tmp_path,
+):
+    """Choose on val (--val-only), then read test in the same work dir: nothing trains, every
+    run's test comes from its checkpoint; --fidelity scores each student against both teachers,
+    equal to tools/test.py --teacher for the student alone (another code path)."""
+    work, out = str(tmp_path / 'work'), str(tmp_path / 'out')
+    argv = ['--seeds', '0', '1', '--work-dir', work, '--out-dir', out, *TINY]
+    intra_class_study(*argv, '--val-only')
+    proc = intra_class_study(*argv, '--fidelity')
+    assert 'epoch 1/1' not in proc.stdout
+    assert proc.stdout.count('reads test on the checkpoint of') == 14
+    table = (tmp_path / 'out' / 'intra_class_study.md').read_text(encoding='utf-8')
+    assert 'test top-1 (%)' in table
+    scores = _load(osp.join(out, 'intra_class_fidelity.json'))
+    assert set(scores) == {'0', '1'}
+    assert set(scores['0']) == {'student', 'kd', 'ours', 'kd_rkd', 'ours_rkd'}
+    fidelity = (tmp_path / 'out' / 'intra_class_fidelity.md').read_text(encoding='utf-8')
+    assert '| KD ← plain teacher | plain teacher |' in fidelity
+    for seed in (0, 1):
+        for teacher in ('teacher', 'teacher_intra_class'):
+            values = scores[str(seed)]['student'][teacher]
+            assert 0.0 <= values['fidelity/top1_agreement'] <= 100.0
+            stored = _load(result_path(work, seed, teacher))
+            plain = _load(result_path(work, seed, 'student'))
+            proc = run_tool(
+                'tools/test.py',
+                osp.join(CONFIGS, 'student.py'),
+                plain['checkpoint'],
+                '--teacher',
+                osp.join(CONFIGS, 'teacher.py'),
+                stored['checkpoint'],
+                '--work-dir',
+                str(tmp_path / f'test_{seed}_{teacher}'),
+                '--cfg-options',
+                *TINY_DATA,
+            )
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            for key, value in values.items():
+                logged = re.search(rf'{key}: ([-\d.]+)', proc.stdout + proc.stderr)
+                assert logged and float(logged.group(1)) == pytest.approx(value, abs=1e-3), key
+    # --fidelity reads test: not with --val-only.
+    proc = intra_class_study(*argv, '--val-only', '--fidelity', expect=2)
+    assert '--fidelity reads test' in proc.stderr
 
 
 def test_requests_that_cannot_run_are_refused(tmp_path):
