@@ -78,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
             stages = args.stages or [
                 s for s in results if s not in args.baselines and not s.startswith('teacher')
             ]
+            if not stages:
+                raise ValueError(
+                    f'no stage to compare with {args.baselines} (the default leaves out the '
+                    f'baselines and teacher*; stages of {args.results}: {list(results)}); name '
+                    'them with --stages'
+                )
             rows = [
                 row
                 for baseline in args.baselines

@@ -1,0 +1,110 @@
+"""Train configs on their own for several seeds, val only or val and test; write their results.
+
+    OMP_NUM_THREADS=1 python tools/analysis_tools/study.py configs/ranking/single_positive/*.py \
+        --seeds 0 1 2 3 4 --val-only --jobs 2 \
+        --work-dir work_dirs/single_positive --out work_dirs/single_positive/results_val.json
+    python tools/analysis_tools/demo_paired.py work_dirs/single_positive/results_val.json \
+        --split val --baselines an --out work_dirs/single_positive/val_vs_an
+
+Each config is one run per seed, named by its file's stem (no teacher: a comparison of task
+losses, of single-positive losses). Every run stores its result in
+``<work-dir>/seed<S>/<run>/result.json`` with the fingerprint of its config; a stored result is
+reused only for the same config, one of another config is refused before anything trains
+(``--overwrite`` trains it again). ``--val-only`` reads val only: the calls that choose a regime
+or a setting. A later call without it in the same work dir reads test on those runs'
+checkpoints (their val evaluated again must equal the stored one) and trains only what is
+missing: choose on val, freeze, read test once on the same networks (:mod:`mlkd.apis.study`).
+
+``--out`` is written in the format of ``tools/demo.py``'s ``results.json`` (each run's per-seed
+val and test metrics, CPU time, config fingerprint, and the commit), which
+``tools/analysis_tools/demo_paired.py`` compares: paired differences against a baseline run and
+claims "A beats B", on ``--split val`` or test. The table of every run (mean ± std) is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from mlkd.utils.cli import add_cfg_options_argument
+from mlkd.utils.output_policy import add_overwrite_argument
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('configs', nargs='+', help='one run per config, named by its file stem')
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
+    parser.add_argument('--work-dir', required=True, help="the runs' folders and results")
+    parser.add_argument('--out', required=True, help='the results JSON (demo_paired.py reads it)')
+    parser.add_argument(
+        '--val-only',
+        action='store_true',
+        help='no run reads test (choosing a regime or a setting); a later call without it reads '
+        'test on the same checkpoints',
+    )
+    parser.add_argument(
+        '--metrics',
+        nargs='+',
+        help="the evaluator keys every run reports (default: mAP and the F1s, MultiLabelMetric's; "
+        'accuracy/top1 for a single-label config)',
+    )
+    parser.add_argument(
+        '--epochs',
+        type=int,
+        help="train every run for this many epochs instead of the configs' (for trying it out)",
+    )
+    add_cfg_options_argument(parser, help='config overrides applied to every run')
+    parser.add_argument(
+        '--jobs',
+        type=int,
+        default=1,
+        help='runs trained side by side, one process and one thread each; every run gives the '
+        'same result whatever the number',
+    )
+    parser.add_argument('--verbose', action='store_true', help='show the training logs')
+    add_overwrite_argument(
+        parser,
+        help='replace --out, and train again the runs whose stored result was made by another '
+        'config',
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """The results as written to ``--out``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from mlkd.apis.benchmark import git_commit  # after --help
+    from mlkd.apis.config_study import config_study, render_results, study_results
+    from mlkd.apis.runs import METRICS, StaleResultError
+    from mlkd.apis.study import StudyRequestError, run_study
+    from mlkd.utils.output_policy import open_output
+
+    try:
+        metrics = args.metrics or METRICS
+        study = config_study(args.configs, test=not args.val_only, metrics=metrics)
+        runs = run_study(
+            study,
+            args.work_dir,
+            seeds=args.seeds,
+            epochs=args.epochs,
+            options=args.cfg_options,
+            jobs=args.jobs,
+            overwrite=args.overwrite,
+            verbose=args.verbose,
+            outputs=[args.out],
+        )
+    except StudyRequestError as error:
+        parser.error(str(error))
+    except StaleResultError as error:
+        raise SystemExit(f'study.py: {error}') from None
+    saved = study_results(runs, args.seeds, git_commit())
+    with open_output(args.out, overwrite=args.overwrite) as file:
+        json.dump(saved, file, indent=1)
+    print(render_results(saved, study.metrics), flush=True)
+    print(f'wrote {args.out}', flush=True)
+    return saved
+
+
+if __name__ == '__main__':
+    main()
