@@ -50,7 +50,7 @@ import os
 
 import mlkd  # noqa: F401
 from mlkd.apis import BENCHMARKS, BenchmarkRequestError, ProtocolError, run_benchmark
-from mlkd.utils.cli import add_cfg_options_argument
+from mlkd.utils.cli import add_cfg_options_argument, add_jobs_arguments
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -101,15 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cfg_options_argument(
         parser, help='config overrides applied to every stage (e.g. a shorter run)'
     )
-    parser.add_argument(
-        '--jobs',
-        type=int,
-        default=os.cpu_count() or 1,
-        help='stages trained side by side, one process and one thread each '
-        '(default: the number of CPU cores); every stage gives the same result '
-        'whatever the number',
-    )
-    parser.add_argument('--verbose', action='store_true', help='show the training logs')
+    add_jobs_arguments(parser, default=os.cpu_count() or 1, what='stages')  # all cores
     return parser
 
 

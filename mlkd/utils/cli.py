@@ -170,6 +170,36 @@ def add_cfg_options_argument(parser: argparse.ArgumentParser, help: str | None =
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={}, help=help)
 
 
+def add_jobs_arguments(
+    parser: argparse.ArgumentParser, default: int = 1, what: str = 'runs'
+) -> None:
+    """Add what the tools that train many runs share: ``--jobs`` (``what`` trained side by side,
+    each in a worker process on one thread, hence the same numbers whatever the count) and
+    ``--verbose`` (the training logs)."""
+    parser.add_argument(
+        '--jobs',
+        type=int,
+        default=default,
+        help=f'{what} trained side by side, one process and one thread each (default: {default}); '
+        f'each gives the same result whatever the number',
+    )
+    parser.add_argument('--verbose', action='store_true', help='show the training logs')
+
+
+def study_call_arguments(args: argparse.Namespace) -> dict:
+    """The keyword arguments of :func:`~mlkd.apis.study.run_study` that a study tool's command
+    line gives (``--seeds``, ``--epochs``, ``--cfg-options``, ``--jobs``, ``--overwrite``,
+    ``--verbose``)."""
+    return dict(
+        seeds=args.seeds,
+        epochs=args.epochs,
+        options=args.cfg_options,
+        jobs=args.jobs,
+        overwrite=args.overwrite,
+        verbose=args.verbose,
+    )
+
+
 #: How ``--launcher`` may start the processes of a run (mmengine's launchers).
 LAUNCHERS = ('none', 'pytorch', 'slurm')
 

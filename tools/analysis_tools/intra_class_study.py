@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import argparse
 
-from mlkd.utils.cli import add_cfg_options_argument
+from mlkd.utils.cli import add_cfg_options_argument, add_jobs_arguments, study_call_arguments
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -98,14 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         parser,
         help='config overrides applied to every run (e.g. less data, for trying the tool out)',
     )
-    parser.add_argument(
-        '--jobs',
-        type=int,
-        default=1,
-        help='runs trained side by side, one process and one thread each; every run gives the '
-        'same result whatever the number',
-    )
-    parser.add_argument('--verbose', action='store_true', help='show the training logs')
+    add_jobs_arguments(parser)
     add_overwrite_argument(
         parser,
         help='replace the tables, CSV, JSON and chart, and train again the runs whose stored '
@@ -122,15 +115,7 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
     from mlkd.apis.runs import StaleResultError
     from mlkd.apis.study import StudyRequestError
 
-    common = dict(
-        seeds=args.seeds,
-        data=args.data,
-        epochs=args.epochs,
-        options=args.cfg_options,
-        jobs=args.jobs,
-        overwrite=args.overwrite,
-        verbose=args.verbose,
-    )
+    common = dict(study_call_arguments(args), data=args.data)
     if args.fidelity and args.search_rkd_weights:
         parser.error('--fidelity measures the study, not the search: drop --search-rkd-weights')
     try:

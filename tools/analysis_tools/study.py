@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mlkd.utils.cli import add_cfg_options_argument
+from mlkd.utils.cli import add_cfg_options_argument, add_jobs_arguments, study_call_arguments
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -54,14 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="train every run for this many epochs instead of the configs' (for trying it out)",
     )
     add_cfg_options_argument(parser, help='config overrides applied to every run')
-    parser.add_argument(
-        '--jobs',
-        type=int,
-        default=1,
-        help='runs trained side by side, one process and one thread each; every run gives the '
-        'same result whatever the number',
-    )
-    parser.add_argument('--verbose', action='store_true', help='show the training logs')
+    add_jobs_arguments(parser)
     add_overwrite_argument(
         parser,
         help='replace --out, and train again the runs whose stored result was made by another '
@@ -83,17 +76,8 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         metrics = args.metrics or METRICS
         study = config_study(args.configs, test=not args.val_only, metrics=metrics)
-        runs = run_study(
-            study,
-            args.work_dir,
-            seeds=args.seeds,
-            epochs=args.epochs,
-            options=args.cfg_options,
-            jobs=args.jobs,
-            overwrite=args.overwrite,
-            verbose=args.verbose,
-            outputs=[args.out],
-        )
+        call = study_call_arguments(args)
+        runs = run_study(study, args.work_dir, outputs=[args.out], **call)
     except StudyRequestError as error:
         parser.error(str(error))
     except StaleResultError as error:
