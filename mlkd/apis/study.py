@@ -24,7 +24,7 @@ intra-class study (:mod:`mlkd.apis.intra_class`) is one.
   the keys that differ) unless ``overwrite``, which trains that run again.
 * Whether a run read test is not part of its identity. A result of the same identity without the
   test score its run now needs (stored by a call that read val only: the call that chose a
-  setting) is completed from its stored checkpoint without training (:func:`test_stored_run`):
+  setting) is completed from its stored checkpoint without training (:func:`read_test_on_checkpoint`):
   the settings are chosen on val, frozen, and test is then read once on the same networks. Its
   val is evaluated again and must equal the stored one (the checkpoint is the one that made the
   result); a result whose checkpoint is gone is refused, or trained again with ``overwrite``.
@@ -60,7 +60,7 @@ __all__ = [
     'StudyRun',
     'run_identities',
     'run_study',
-    'test_stored_run',
+    'read_test_on_checkpoint',
 ]
 
 
@@ -217,7 +217,7 @@ def train_run(job: dict, needs: dict, live_progress: bool) -> dict:
 VAL_TOLERANCE = 1e-4
 
 
-def test_stored_run(job: dict, needs: dict, live_progress: bool) -> dict:
+def read_test_on_checkpoint(job: dict, needs: dict, live_progress: bool) -> dict:
     """Task: complete a stored val-only result of a run (``job['stored']``) with its test scores,
     evaluated on its stored checkpoint (no training), and store it again. ``job`` and ``needs`` as
     for :func:`train_run`; the distiller of a distilled run is built on its teacher run's
@@ -332,7 +332,7 @@ def run_study(
         StudyRequestError: a call that cannot run as asked (nothing trained).
         StaleResultError: a stored result of another identity, or without the test score its
             run now needs and without its checkpoint, without ``overwrite`` (nothing trained);
-            a checkpoint whose val score is not its stored result's (:func:`test_stored_run`).
+            a checkpoint whose val score is not its stored result's (:func:`read_test_on_checkpoint`).
         OutputExistsError: one of ``outputs`` exists, without ``overwrite`` (nothing trained).
     """
     names = list(study.runs if runs is None else runs)
@@ -365,7 +365,7 @@ def run_study(
     tasks = [
         Task(
             ('run', name, seed),
-            train_run if (name, seed) not in untested else test_stored_run,
+            train_run if (name, seed) not in untested else read_test_on_checkpoint,
             dict(
                 study=study,
                 name=name,
