@@ -166,11 +166,13 @@ def summarize(
 ) -> tuple[list[dict], list[dict]]:
     """Per-arm rows (``arm``, ``run`` and the per-seed values of each split) and paired rows
     (``comparison`` and, per split, the mean difference and its interval) from
-    ``results[str(seed)][run][split]`` (top-1, %) for each of ``splits``."""
+    ``results[str(seed)][run][split]`` (top-1, %) for each of ``splits``; the arms the results
+    hold (a call of some runs: those), and the pairs of two of them."""
     keys = [str(s) for s in seeds]
+    ran = [run for run in RUNS if run in results[keys[0]]]
     arms = [
         {'arm': LABELS[run], 'run': run, **{s: [results[k][run][s] for k in keys] for s in splits}}
-        for run in RUNS
+        for run in ran
     ]
     pairs = [
         {
@@ -183,6 +185,7 @@ def summarize(
             },
         }
         for label, treated, control in PAIRS
+        if treated in ran and control in ran
     ]
     return arms, pairs
 
@@ -234,8 +237,9 @@ def run_intra_class_study(
     to both teachers (:func:`study_fidelity`), written to ``intra_class_fidelity.{md,json}``.
 
     Args:
-        call: the keyword arguments of :func:`~mlkd.apis.study.run_study` (``epochs``,
-            ``options``, ``jobs``, ``overwrite``, ``verbose``, ``log``).
+        call: the keyword arguments of :func:`~mlkd.apis.study.run_study` (``runs``: some arms
+            only, with their teachers, and the tables of those; ``epochs``, ``options``,
+            ``jobs``, ``overwrite``, ``verbose``, ``log``).
 
     Returns:
         :func:`summarize`'s arms and pairs.
@@ -247,6 +251,8 @@ def run_intra_class_study(
     """
     if fidelity and val_only:
         raise StudyRequestError('--fidelity reads test: it cannot go with --val-only')
+    if fidelity and call.get('runs') is not None:
+        raise StudyRequestError('--fidelity measures every arm: it cannot go with --runs')
     study = intra_class_study(data, test=not val_only)
     outputs_name = f'{STUDY_NAME}_val' if val_only else STUDY_NAME
     extra = output_files(out_dir, FIDELITY_NAME, ('md', 'json')) if fidelity else {}

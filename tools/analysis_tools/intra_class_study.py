@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         'top-1 is the chosen one)',
     )
     parser.add_argument(
+        '--runs',
+        nargs='+',
+        metavar='RUN',
+        help='train (or reuse) only these arms of the study, with the teacher runs they need, '
+        'and table them (teacher, teacher_intra_class, student, kd, ours, kd_rkd, ours_rkd; '
+        "e.g. the positive control's teacher student kd)",
+    )
+    parser.add_argument(
         '--fidelity',
         action='store_true',
         help="also measure on test each student's fidelity to both teachers of its seed (top-1 "
@@ -118,6 +126,8 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
     common = dict(study_call_arguments(args), data=args.data)
     if args.fidelity and args.search_rkd_weights:
         parser.error('--fidelity measures the study, not the search: drop --search-rkd-weights')
+    if args.runs and args.search_rkd_weights:
+        parser.error('--runs chooses arms of the study, not of the search')
     try:
         if args.search_rkd_weights:
             return run_rkd_search(
@@ -133,6 +143,7 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
             args.out_dir,
             val_only=args.val_only,
             fidelity=args.fidelity,
+            runs=args.runs,
             **common,
         )
     except StudyRequestError as error:

@@ -5,10 +5,12 @@
 # uncertain), the structure a teacher's soft labels can carry. Balanced classes (Zipf exponent 0;
 # the scene topics are unused), complete labels, easy objects of 14-22 px (hard ones as in
 # DigitScenes: 6-8 px or faint) placed freely. Top-1 / top-5
-# accuracy; 10,000 training images, 2,000 val, 5,000 test (disjoint scan pools).
+# accuracy; 20,000 training images, 2,000 val, 5,000 test (disjoint scan pools). The training
+# size is the intra-class study's candidate 3 (configs/intra_class/README.md, "Study on
+# DigitObjects": fallback 2 of step 1; candidates 1-2 trained on 10,000).
 _base_ = ['./digit_scenes.py']
 num_classes = 100
-num_train_samples = 10000
+num_train_samples = 20000
 objects = dict(
     num_colours=10,
     max_objects=1,

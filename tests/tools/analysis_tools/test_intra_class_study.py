@@ -224,6 +224,22 @@ def test_test_is_read_on_the_val_only_runs_and_every_student_scored_against_both
     assert '--fidelity reads test' in proc.stderr
 
 
+def test_some_arms_are_trained_and_tabled_alone(tmp_path):
+    """--runs: the positive control's arms (what step 1 of a candidate trains first) — their
+    table holds them and the one pair of two of them; an arm without its teacher is refused."""
+    work, out = str(tmp_path / 'work'), str(tmp_path / 'out')
+    _finished_study(work, [0, 1, 2], val_only=True)
+    argv = ['--seeds', '0', '1', '2', '--work-dir', work, '--out-dir', out, *TINY, '--val-only']
+    proc = intra_class_study(*argv, '--runs', 'teacher', 'student', 'kd')
+    assert proc.stdout.count(': reused ') == 9 and 'epoch 1/1' not in proc.stdout
+    table = (tmp_path / 'out' / 'intra_class_study_val.md').read_text(encoding='utf-8')
+    arms = [line.split(' | ')[0] for line in table.splitlines() if line.startswith('| ')]
+    assert arms[1:4] == ['| plain teacher', '| student alone', '| KD ← plain teacher']
+    assert 'intra-class' not in table and '| KD ← plain teacher − student alone |' in table
+    proc = intra_class_study(*argv, '--runs', 'kd', '--overwrite', expect=2)
+    assert "run 'kd' needs its teacher run 'teacher'" in proc.stderr
+
+
 def test_requests_that_cannot_run_are_refused(tmp_path):
     out = str(tmp_path / 'out')
     for seeds in (['0'], ['1', '1']):
@@ -231,6 +247,8 @@ def test_requests_that_cannot_run_are_refused(tmp_path):
         assert 'at least two distinct seeds' in proc.stderr
     proc = intra_class_study('--search-rkd-weights', '1', '1', '--out-dir', out, expect=2)
     assert 'distinct positive weights' in proc.stderr
+    proc = intra_class_study('--runs', 'teacher', '--fidelity', '--out-dir', out, expect=2)
+    assert '--fidelity measures every arm' in proc.stderr
     proc = intra_class_study('--data', 'cifar', '--out-dir', out, expect=2)
     assert "--data: one of ['digit_objects', 'multidigits'], got 'cifar'" in proc.stderr
     assert not osp.exists(out)
