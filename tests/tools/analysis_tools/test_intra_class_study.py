@@ -197,7 +197,7 @@ def test_test_is_read_on_the_val_only_runs_and_every_student_scored_against_both
     assert set(scores['0']) == {'student', 'kd', 'ours', 'kd_rkd', 'ours_rkd'}
     fidelity = (tmp_path / 'out' / 'intra_class_fidelity.md').read_text(encoding='utf-8')
     assert '| KD ← plain teacher | plain teacher |' in fidelity
-    for seed in (0, 1):
+    for seed in (0,):  # one seed: each tools/test.py call is a few seconds
         for teacher in ('teacher', 'teacher_intra_class'):
             values = scores[str(seed)]['student'][teacher]
             assert 0.0 <= values['fidelity/top1_agreement'] <= 100.0
