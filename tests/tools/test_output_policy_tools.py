@@ -121,6 +121,9 @@ CASES = {
         'analysis_tools/intra_class_study --out-dir {o} --work-dir {o}/runs',
         '{o}/intra_class_study.md',
     ),
+    'study': _case(
+        'analysis_tools/study {config} --work-dir {o}/runs --out {o}/r.json', '{o}/r.json'
+    ),
     'pretrain': _case(
         'pretrain --names multiglyphs_student_backbone --work-dir {o}',
         '{o}/multiglyphs_student_backbone.pth',
