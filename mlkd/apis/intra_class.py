@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mlkd.apis.intra_class_report import (
+    FIDELITY_COLUMNS,
     SPLITS,
     write_fidelity_outputs,
     write_search_outputs,
@@ -67,7 +68,7 @@ METRIC = 'accuracy/top1'
 #: ``kd_rkd_paper_weight.py``).
 CONFIG_FOLDERS = {
     'multidigits': 'mlkd::intra_class/multidigits',  # 10 classes, 1,000 training images
-    'digit_objects': 'mlkd::intra_class/digit_objects',  # 100 classes, 10,000 training images
+    'digit_objects': 'mlkd::intra_class/digit_objects',  # 100 classes, 20,000 training images
 }
 #: How the tables and charts name each data.
 DATA_NAMES = {'multidigits': 'MultiDigits', 'digit_objects': 'DigitObjects'}
@@ -276,8 +277,8 @@ def run_intra_class_study(
 FIDELITY_TEACHERS = {'teacher': 'kd', 'teacher_intra_class': 'ours'}
 FIDELITY_STUDENTS = ('student', 'kd', 'ours', 'kd_rkd', 'ours_rkd')
 FIDELITY_NAME = 'intra_class_fidelity'
-#: The keys of the single-label fidelity (``DistillFidelity``).
-FIDELITY_KEYS = ('fidelity/top1_agreement', 'fidelity/kl')
+#: The keys of the single-label fidelity (``DistillFidelity``) the study reports.
+FIDELITY_KEYS = tuple(FIDELITY_COLUMNS)
 
 
 def study_fidelity(

@@ -13,11 +13,23 @@ from collections.abc import Callable, Sequence
 from mlkd.utils.output_policy import open_output, save_figure
 from mlkd.utils.tables import format_mean_std, mean_std, render_table, write_csv
 
-__all__ = ['SPLITS', 'write_fidelity_outputs', 'write_search_outputs', 'write_study_outputs']
+__all__ = [
+    'FIDELITY_COLUMNS',
+    'SPLITS',
+    'write_fidelity_outputs',
+    'write_search_outputs',
+    'write_study_outputs',
+]
 
 #: The splits a study may report, in table order, with their colour in the charts.
 SPLIT_COLORS = {'val': 'tab:gray', 'test': 'tab:red'}
 SPLITS = tuple(SPLIT_COLORS)
+#: The single-label fidelity keys a study reports (``DistillFidelity``): their column, the column
+#: of their paired difference from the student alone, and their decimals in its table.
+FIDELITY_COLUMNS = {
+    'fidelity/top1_agreement': ('top-1 agreement (%)', 'agreement − student alone', 2),
+    'fidelity/kl': ('KL (nats)', 'KL − student alone', 3),
+}
 #: The search's term keys in plotting order (:data:`mlkd.apis.intra_class.TERM_KEYS`).
 TERM_COLORS = {
     'loss_cls': 'tab:blue',
@@ -36,8 +48,9 @@ def _pyplot():
     return plt
 
 
-def _interval(values: tuple[float, float, float]) -> str:
-    return f'{values[0]:+.2f} [{values[1]:+.2f}, {values[2]:+.2f}]'
+def _interval(values: tuple[float, float, float], digits: int = 2) -> str:
+    mean, low, high = (f'{value:+.{digits}f}' for value in values)
+    return f'{mean} [{low}, {high}]'
 
 
 def _seeds(seeds: Sequence[int]) -> str:
@@ -149,29 +162,25 @@ def write_study_outputs(
 
 
 def render_fidelity(rows: list[dict], seeds: Sequence[int]) -> str:
-    """The fidelity Markdown: per student and teacher the top-1 agreement and KL(teacher ‖
-    student) (mean ± std over seeds), and a distilled student's paired difference from the
-    student alone to the same teacher."""
-    agreement, kl = 'fidelity/top1_agreement', 'fidelity/kl'
+    """The fidelity Markdown: per student and teacher each of :data:`FIDELITY_COLUMNS` (mean ±
+    std over seeds), and a distilled student's paired difference from the student alone to the
+    same teacher."""
     table = render_table(
         [
             'student',
             'teacher',
-            'top-1 agreement (%)',
-            'KL (nats)',
-            'agreement − student alone',
-            'KL − student alone',
+            *(name for name, _, _ in FIDELITY_COLUMNS.values()),
+            *(paired for _, paired, _ in FIDELITY_COLUMNS.values()),
         ],
         [
             [
                 row['student'],
                 row['teacher'],
-                format_mean_std(row['values'][agreement]),
-                format_mean_std(row['values'][kl], digits=3),
-                '-' if row['paired'] is None else _interval(row['paired'][agreement]),
-                '-'
-                if row['paired'] is None
-                else '{:+.3f} [{:+.3f}, {:+.3f}]'.format(*row['paired'][kl]),
+                *(format_mean_std(row['values'][k], d) for k, (*_, d) in FIDELITY_COLUMNS.items()),
+                *(
+                    '-' if row['paired'] is None else _interval(row['paired'][k], d)
+                    for k, (*_, d) in FIDELITY_COLUMNS.items()
+                ),
             ]
             for row in rows
         ],
