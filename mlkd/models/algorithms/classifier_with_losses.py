@@ -25,9 +25,9 @@ class ClassifierWithLosses(RoutedAlgorithm):
     the network has a backbone output / neck), any tap given in ``taps``, connector outputs,
     ``gt`` (``[B, C]``, 1 / 0 / -1), ``gt_full``, ``sample_idx`` (``[B]``), ``crop_box`` /
     ``flip`` (the random crop of each sample, :func:`~.base.crop_geometry`), ``data_samples``, and
-    ``class_maps`` (``[B, C, h, w]``: the linear head applied as a 1×1 convolution to the last
-    feature map, so that its spatial mean is ``logits``; needs a ``GlobalAveragePooling`` neck and a
-    head with a linear ``fc``);
+    ``class_maps`` (``[B, C, h, w]``, the logits per position that the network pools into
+    ``logits``: a head's own maps, :class:`~mlkd.models.heads.ClassMapHead` with ``neck=None``, or
+    the linear head of a ``GlobalAveragePooling`` neck applied as a 1×1 convolution);
     ``inputs=dict(arg='name')`` in a loss config maps other argument names (e.g. an mmpretrain
     loss's ``cls_score`` / ``label``). Results log as ``loss_<name>``, the task loss as
     ``loss_cls``.
@@ -86,27 +86,42 @@ class ClassifierWithLosses(RoutedAlgorithm):
             self._class_map_layer()  # fails at build time if the network has no such layer
             self._recorded[('', '')]['feats'] = self._tap_paths['']['feats']
 
-    def _class_map_layer(self) -> nn.Linear:
-        """The head's linear layer, checked to commute with the neck's pooling."""
+    def _class_map_layer(self) -> nn.Linear | None:
+        """The head's linear layer where maps come from a pooled neck; ``None`` for a map head.
+
+        A head with its own ``class_maps`` (:class:`~mlkd.models.heads.ClassMapHead`) reads the
+        backbone's maps, so the network must have no neck; otherwise the neck must be a
+        ``GlobalAveragePooling`` (which commutes with the head's linear ``fc``).
+        """
         neck = getattr(self.classifier, 'neck', None)
-        fc = getattr(getattr(self.classifier, 'head', None), 'fc', None)
+        head = getattr(self.classifier, 'head', None)
+        if callable(getattr(head, 'class_maps', None)):
+            if neck is not None:
+                raise ValueError(
+                    f'`class_maps`: head {type(head).__name__} makes its maps from the backbone '
+                    f'output, but the classifier has neck {type(neck).__name__}; use neck=None'
+                )
+            return None
+        fc = getattr(head, 'fc', None)
         if type(neck).__name__ != 'GlobalAveragePooling' or not isinstance(fc, nn.Linear):
             raise ValueError(
-                '`class_maps` needs a classifier whose neck is '
-                'GlobalAveragePooling and '
-                f'whose head has a linear `fc`; got neck {type(neck).__name__} and '
-                f'head.fc {type(fc).__name__}'
+                '`class_maps` needs a head with a `class_maps` method (e.g. ClassMapHead) or a '
+                'classifier whose neck is GlobalAveragePooling and whose head has a linear `fc`; '
+                f'got neck {type(neck).__name__} and head {type(head).__name__}'
             )
         return fc
 
     def class_maps(self, feats: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
-        """``[B, C, h, w]`` logits per position: the head's ``fc`` as a 1×1 conv on the last stage.
+        """``[B, C, h, w]`` logits per position, pooled by the network into its logits.
 
-        Average pooling and the linear layer commute, so ``class_maps.mean((2, 3)) == logits``.
+        From the head's own ``class_maps``, or the head's ``fc`` as a 1×1 conv on the last stage
+        (average pooling and the linear layer commute, so ``class_maps.mean((2, 3)) == logits``).
         """
+        fc = self._class_map_layer()
+        if fc is None:
+            return self.classifier.head.class_maps(feats)
         if isinstance(feats, (tuple, list)):
             feats = feats[-1]
-        fc = self._class_map_layer()
         return F.conv2d(feats, fc.weight[:, :, None, None], fc.bias)
 
     def networks(self) -> dict:

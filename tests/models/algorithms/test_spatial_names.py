@@ -46,6 +46,45 @@ def test_class_maps_need_a_pooling_neck_and_a_linear_head():
         )
 
 
+def _map_head_classifier(neck=None):
+    return dict(
+        type='ImageClassifier',
+        backbone=dict(
+            type='ResNet_CIFAR', depth=18, stem_channels=16, base_channels=16, out_indices=(3,)
+        ),
+        neck=neck,
+        head=dict(type='ClassMapHead', num_classes=10, in_channels=128, pooling='max'),
+    )
+
+
+def test_class_maps_of_a_map_head_are_the_maps_it_pools():
+    model = build_model(
+        dict(
+            type='ClassifierWithLosses',
+            classifier=_map_head_classifier(),
+            probe_input_size=(32, 32),
+            losses=dict(scl=dict(type='SpatialConsistencyLoss', num_samples=4)),
+        )
+    )
+    model.eval()
+    x = torch.randn(3, 3, 32, 32)
+    maps = model.class_maps(model.classifier.backbone(x))
+    assert maps.shape == (3, 10, 4, 4)
+    torch.testing.assert_close(maps.flatten(2).amax(2), model(x, mode='tensor'))
+
+
+def test_a_map_head_behind_a_neck_is_refused():
+    with pytest.raises(ValueError, match='neck=None'):
+        build_model(
+            dict(
+                type='ClassifierWithLosses',
+                classifier=_map_head_classifier(neck=dict(type='GlobalAveragePooling')),
+                probe_input_size=(32, 32),
+                losses=dict(scl=dict(type='SpatialConsistencyLoss', num_samples=4)),
+            )
+        )
+
+
 def test_crop_geometry_normalises_by_the_original_size():
     cropped = DataSample(
         metainfo=dict(
