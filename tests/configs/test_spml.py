@@ -201,7 +201,17 @@ def test_results_tool_averages_test_metrics_over_seeds(tmp_path):
     assert osp.getsize(tmp_path / 'results.png') > 1000
 
 
-def test_scl_diagnostics_tool_reads_a_store_against_the_digit_cells(tmp_path):
+# The network's class maps either average-pooled behind a neck (the config's) or max-pooled by a
+# ClassMapHead without one.
+MAP_HEAD = {
+    '+model.classifier.neck': None,  # the classifier comes by cfg_path: no neck key to check
+    'model.classifier.head.type': 'ClassMapHead',
+    'model.classifier.head.pooling': 'max',
+}
+
+
+@pytest.mark.parametrize('head_options', [{}, MAP_HEAD], ids=['pooling_neck', 'map_head'])
+def test_scl_diagnostics_tool_reads_a_store_against_the_digit_cells(tmp_path, head_options):
     """A checkpoint whose store holds 1 exactly in the cells of each digit's class and 0 elsewhere:
     the tool must report in-cell 1, elsewhere 0, absent 0, every cell known, and the loss terms
     with their gradients."""
@@ -212,9 +222,10 @@ def test_scl_diagnostics_tool_reads_a_store_against_the_digit_cells(tmp_path):
 
     config = config_path('spml', 'scl_multidigits.py')
     options = ['train_dataloader.dataset.num_samples=16', 'model.losses.scl.num_samples=16']
+    options += [f'{key}={value}' for key, value in head_options.items()]
     from mlkd.models.losses import SpatialConsistencyLoss
 
-    cfg = load_config(config, {})
+    cfg = load_config(config, head_options)
     cfg.train_dataloader.dataset.num_samples = cfg.model.losses.scl.num_samples = 16
     init_default_scope('mlkd')
     model = MODELS.build(dict(cfg.model, data_preprocessor=cfg.data_preprocessor))

@@ -191,9 +191,10 @@ def diagnose(cfg, checkpoint: str, args, train_set, whole_set, cell_labels: np.n
             items = [whole_set[i] for i in range(start, min(start + 100, args.num_images))]
             data = model.data_preprocessor(pseudo_collate(items), False)
             feats = model.classifier.backbone(data['inputs'])
-            class_maps = model.class_maps(feats)
-            maps.append(torch.sigmoid(class_maps))
-            scores.append(torch.sigmoid(class_maps.mean((2, 3))))
+            maps.append(torch.sigmoid(model.class_maps(feats)))
+            # the network's own pooling (mean, max...) of its maps, through its neck if any
+            neck = model.classifier.neck if model.classifier.with_neck else None
+            scores.append(torch.sigmoid(model.classifier.head(neck(feats) if neck else feats)))
     maps, scores = torch.cat(maps), torch.cat(scores)
     where = cell_masks(cell_labels[: len(maps)], maps.shape[1], maps.shape[-1])
     row.update(localisation_stats(maps, where, 'map'))
@@ -204,7 +205,7 @@ def diagnose(cfg, checkpoint: str, args, train_set, whole_set, cell_labels: np.n
         refresh_store(model, whole_set, store)
     # Loss terms on training batches (train mode: BatchNorm on batch statistics, as in training).
     model.train()
-    head = model._class_map_layer()
+    head = model._class_map_layer() or model.classifier.head.fc  # the maps' linear layer
     backbone = model.classifier.backbone
     layer = backbone.get_submodule(last_parameterised_layer(backbone))
     params = {'head': list(head.parameters()), 'backbone': list(layer.parameters())}

@@ -41,7 +41,8 @@ POOLINGS = ('avg', 'max', 'lse')
 
 
 def pool_class_maps(class_maps: Tensor, pooling: str, lse_sharpness: float = 1.0) -> Tensor:
-    """Logits ``[B, C]`` from class maps ``[B, C, h, w]`` by ``'avg'``, ``'max'`` or ``'lse'``."""
+    """Logits ``[B, C]`` from class maps ``[B, C, h, w]`` by ``'avg'``, ``'max'`` or ``'lse'``
+    (``lse_sharpness`` ``r``: finite, > 0)."""
     flat = class_maps.flatten(2)
     if pooling == 'avg':
         return flat.mean(2)
@@ -49,6 +50,8 @@ def pool_class_maps(class_maps: Tensor, pooling: str, lse_sharpness: float = 1.0
         return flat.amax(2)
     if pooling == 'lse':
         r = lse_sharpness
+        if not 0 < r < math.inf:
+            raise ValueError(f'lse_sharpness must be finite and > 0, got {r}')
         return (torch.logsumexp(r * flat, dim=2) - math.log(flat.shape[2])) / r
     raise ValueError(f'pooling must be one of {POOLINGS}, got {pooling!r}')
 
@@ -95,14 +98,17 @@ class ClassMapHead(MultiLabelClsHead):
         )
         if pooling not in POOLINGS:
             raise ValueError(f'ClassMapHead: pooling must be one of {POOLINGS}, got {pooling!r}')
-        if not lse_sharpness > 0:
-            raise ValueError(f'ClassMapHead: lse_sharpness must be > 0, got {lse_sharpness}')
+        if not 0 < lse_sharpness < math.inf:
+            raise ValueError(
+                f'ClassMapHead: lse_sharpness must be finite and > 0, got {lse_sharpness}'
+            )
         self.num_classes, self.in_channels = int(num_classes), int(in_channels)
         self.pooling, self.lse_sharpness = pooling, float(lse_sharpness)
         self.fc = nn.Linear(self.in_channels, self.num_classes)
 
     def pre_logits(self, feats: Sequence[Tensor] | Tensor) -> Tensor:
-        """The last stage's feature map ``[B, F, h, w]``."""
+        """The last stage's feature map ``[B, F, h, w]``: spatial, not a pooled embedding (a tool
+        that wants one vector per image pools it itself)."""
         last = feats[-1] if isinstance(feats, (tuple, list)) else feats
         if last.dim() != 4 or last.shape[1] != self.in_channels:
             raise ValueError(
