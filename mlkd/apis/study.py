@@ -17,8 +17,10 @@ intra-class study (:mod:`mlkd.apis.intra_class`) is one.
 * Its result is stored in ``result.json`` beside it, keyed by the
   :func:`~mlkd.utils.fingerprint.fingerprint` of the run's *identity*: its resolved config, in
   which a distilled run's teacher checkpoint is replaced by the fingerprint of the teacher run's
-  identity. A changed teacher config thus changes its students' identities too, and no identity
-  depends on where the work dir is.
+  identity, and every network the model names by config path (``student``, ``teacher``,
+  ``classifier``) by the model that file resolves to. A changed teacher config thus changes its
+  students' identities too, an edited student file its KD runs', and no identity depends on
+  where the work dir is.
 * Before anything trains every stored result of the call is read: one of the same identity is
   reused, one of another identity is refused (:class:`~mlkd.apis.runs.StaleResultError`, naming
   the keys that differ) unless ``overwrite``, which trains that run again.
@@ -49,10 +51,14 @@ from mlkd.apis.runs import (
     train_and_evaluate,
 )
 from mlkd.apis.tasks import Task, run_tasks
+from mlkd.models.builder import resolved_network_config
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import fingerprint
 from mlkd.utils.output_policy import check_outputs
 from mlkd.utils.run_logs import read_diagnostic_series
+
+#: The model keys that name a network (a model dict, a config path or ``dict(cfg_path=...)``).
+NETWORK_KEYS = ('student', 'teacher', 'classifier')
 
 __all__ = [
     'Study',
@@ -175,6 +181,12 @@ def run_identities(
             identity = study.run_config(
                 name, seed, work_dir, epochs=epochs, options=options
             ).to_dict()
+            # Networks given by config path: their resolved models, so that editing the
+            # referenced file (a student's width) changes every identity built on it.
+            model = identity.get('model', {})
+            for role in NETWORK_KEYS:
+                if isinstance(model.get(role), (str, dict)):
+                    model[role] = resolved_network_config(model[role], role)
             teacher = study.runs[name].teacher
             if teacher is not None:
                 digest = fingerprint(identities[(teacher, seed)])

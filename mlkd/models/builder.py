@@ -52,6 +52,14 @@ def network_taps(cfg: dict | str, extra: Mapping[str, str] | None, role: str) ->
     return {**declared, **dict(extra or {})}
 
 
+def resolved_network_config(cfg: dict | str, role: str) -> dict:
+    """The model dict a network spec builds: a model dict as it is, a config path's ``model``, or
+    ``dict(cfg_path=..., **overrides)``'s model with the overrides merged. What a run's identity
+    must hold so that an edit of the referenced file changes it."""
+    base = _network_config(cfg, role)
+    return base.model.to_dict() if base is not None else cfg
+
+
 def _network_config(cfg: dict | str, role: str) -> Config | None:
     """The config a network given by path (or ``dict(cfg_path=..., **overrides)``) comes from,
     its model updated by the overrides; ``None`` for a model dict."""

@@ -72,6 +72,40 @@ def test_a_changed_teacher_makes_its_students_results_stale(tmp_path):
     assert elsewhere == {key: value for key, value in before.items() if key[1] == 0}
 
 
+def test_a_changed_student_file_makes_the_distilled_results_stale(tmp_path):
+    """A distiller names its student by config path; editing that file (not the KD config) must
+    change the KD run's identity, or a stored KD result of the old student would be reused."""
+
+    def kd_digest(folder, width):
+        folder.mkdir(parents=True)
+        student = folder / 'student.py'
+        student.write_text(
+            f'_base_ = [{osp.join(MULTIDIGITS, "student.py")!r}]\n'
+            f'model = dict(backbone=dict(stem_channels={width}, base_channels={width}), '
+            f'head=dict(in_channels={8 * width}))\n'
+        )
+        kd = folder / 'kd.py'
+        kd.write_text(
+            f'_base_ = [{osp.join(MULTIDIGITS, "kd.py")!r}]\nmodel = dict(student={str(student)!r})\n'
+        )
+        study = Study(
+            'a test study',
+            {
+                'teacher': StudyRun(osp.join(MULTIDIGITS, 'teacher.py')),
+                'kd': StudyRun(str(kd), teacher='teacher'),
+            },
+            metrics=('accuracy/top1',),
+        )
+        return _digests(study, str(tmp_path / 'work'))
+
+    # the same folder name for both, so that only the student file's content differs
+    narrow = kd_digest(tmp_path / 'a' / 'run', 4)
+    (tmp_path / 'a').rename(tmp_path / 'old')
+    wide = kd_digest(tmp_path / 'a' / 'run', 8)
+    assert narrow[('teacher', 0)] == wide[('teacher', 0)]
+    assert narrow[('kd', 0)] != wide[('kd', 0)]
+
+
 def test_stored_results_are_reused_for_their_identity_only(tmp_path):
     study, work = _study(tmp_path), str(tmp_path / 'work')
     identities = run_identities(study, list(study.runs), [0], work)
