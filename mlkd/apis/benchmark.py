@@ -25,7 +25,8 @@ The protocol of a call:
 
 A result's protocol is the code's commit and each stage's
 :func:`~mlkd.utils.fingerprint.fingerprint` (its resolved config, with the checkpoint given as
-teacher; the repository and the work dir written as ``<repo>`` / ``<work-dir>``, so the digests do
+teacher and the networks named by config path resolved to the models they build,
+:func:`~mlkd.models.builder.with_networks_resolved`; the repository and the work dir written as ``<repo>`` / ``<work-dir>``, so the digests do
 not depend on where they are). Before anything trains, results of another protocol in the work dir
 are refused, and so are the finished stages of this one unless ``resume`` (reuse them) or
 ``overwrite`` (train them again) says what to do.
@@ -52,6 +53,7 @@ from mlkd.apis.runs import (
 )
 from mlkd.apis.tasks import Task, run_tasks
 from mlkd.apis.teacher_cache import fill_teacher_cache
+from mlkd.models.builder import with_networks_resolved
 from mlkd.models.distillers.teacher_settings import (
     is_distiller_config,
     reading_every_output,
@@ -219,7 +221,7 @@ def protocol_of(
         )
         if given_teacher is not None and (name in benchmark.teacher_stages or is_distilled(cfg)):
             cfg.given_checkpoint = osp.abspath(given_teacher)
-        configs[name] = fingerprint(cfg, places=places)
+        configs[name] = fingerprint(with_networks_resolved(cfg), places=places)
     return dict(commit=git_commit(), configs=configs)
 
 

@@ -51,14 +51,11 @@ from mlkd.apis.runs import (
     train_and_evaluate,
 )
 from mlkd.apis.tasks import Task, run_tasks
-from mlkd.models.builder import resolved_network_config
+from mlkd.models.builder import with_networks_resolved
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import fingerprint
 from mlkd.utils.output_policy import check_outputs
 from mlkd.utils.run_logs import read_diagnostic_series
-
-#: The model keys that name a network (a model dict, a config path or ``dict(cfg_path=...)``).
-NETWORK_KEYS = ('student', 'teacher', 'classifier')
 
 __all__ = [
     'Study',
@@ -178,15 +175,9 @@ def run_identities(
     identities: dict[tuple[str, int], dict] = {}
     for seed in seeds:
         for name in names:
-            identity = study.run_config(
-                name, seed, work_dir, epochs=epochs, options=options
-            ).to_dict()
-            # Networks given by config path: their resolved models, so that editing the
-            # referenced file (a student's width) changes every identity built on it.
-            model = identity.get('model', {})
-            for role in NETWORK_KEYS:
-                if isinstance(model.get(role), (str, dict)):
-                    model[role] = resolved_network_config(model[role], role)
+            identity = with_networks_resolved(
+                study.run_config(name, seed, work_dir, epochs=epochs, options=options)
+            )
             teacher = study.runs[name].teacher
             if teacher is not None:
                 digest = fingerprint(identities[(teacher, seed)])

@@ -3,6 +3,7 @@ the taps its config declares."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 
 from mmengine.config import Config
@@ -58,6 +59,25 @@ def resolved_network_config(cfg: dict | str, role: str) -> dict:
     must hold so that an edit of the referenced file changes it."""
     base = _network_config(cfg, role)
     return base.model.to_dict() if base is not None else cfg
+
+
+#: Model keys that may name a network by config path (a distiller's student and teacher, a
+#: single-network wrapper's classifier).
+NETWORK_KEYS = ('student', 'teacher', 'classifier')
+
+
+def with_networks_resolved(cfg: Config | Mapping) -> dict:
+    """``cfg`` as a plain dict whose ``model`` networks named by config path (:data:`NETWORK_KEYS`)
+    are replaced by the models they build (:func:`resolved_network_config`): what a run's
+    fingerprint must cover, so that editing a referenced file (a student's width) changes the
+    identity of every run built on it, not only of the run that is that file."""
+    resolved = cfg.to_dict() if isinstance(cfg, Config) else copy.deepcopy(dict(cfg))
+    model = resolved.get('model')
+    if isinstance(model, dict):
+        for role in NETWORK_KEYS:
+            if isinstance(model.get(role), (str, dict)):
+                model[role] = resolved_network_config(model[role], role)
+    return resolved
 
 
 def _network_config(cfg: dict | str, role: str) -> Config | None:

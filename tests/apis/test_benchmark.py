@@ -19,6 +19,7 @@ from mlkd.apis.benchmark import (
     fill_seed_cache,
     plan_tasks,
     protocol_of,
+    repository_root,
     run_benchmark,
 )
 from mlkd.apis.benchmark_report import metric_label, results_table, validate_results
@@ -92,6 +93,31 @@ def test_protocol_does_not_depend_on_where_the_work_dir_is(tmp_path, monkeypatch
     assert one == two
     longer = protocol_of(DEMO, ['student', 'KD'], {'train_cfg.max_epochs': 3}, 'b')
     assert longer['configs']['KD'] != protocol_of(DEMO, ['KD'], {}, 'b')['configs']['KD']
+
+
+def test_protocol_covers_the_student_file_a_distilled_stage_names(tmp_path):
+    """The demo's KD config names its student by path: editing that file (not the KD config)
+    must change the KD stage's protocol, or results of the old student would pass the check of a
+    dirty tree (whose commit reads the same before and after the edit)."""
+    demo = osp.join(repository_root(), 'configs', 'demo')
+
+    def kd_digest(dropout: float) -> str:
+        folder = tmp_path / 'configs'
+        folder.mkdir(exist_ok=True)
+        student = folder / 'student.py'
+        student.write_text(
+            f'_base_ = [{osp.join(demo, "student.py")!r}]\n'
+            f'model = dict(head=dict(dropout={dropout}))\n'
+        )
+        kd = folder / 'kd.py'
+        kd.write_text(
+            f'_base_ = [{osp.join(demo, "kd.py")!r}]\nmodel = dict(student={str(student)!r})\n'
+        )
+        benchmark = Benchmark('test', {'KD': str(kd)}, ('KD',))
+        return protocol_of(benchmark, ['KD'], {}, str(tmp_path / 'work'))['configs']['KD']
+
+    assert kd_digest(0.0) != kd_digest(0.5)
+    assert kd_digest(0.0) == kd_digest(0.0)
 
 
 def test_finished_stages_are_neither_retrained_nor_overwritten_silently(tmp_path, no_training):

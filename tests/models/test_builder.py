@@ -1,4 +1,5 @@
-"""network_taps: the taps a network's config declares, and those a distillation config adds."""
+"""network_taps: the taps a network's config declares, and those a distillation config adds;
+with_networks_resolved: the networks a run's config names by path, as the models they build."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from conftest import config_path
 from mmengine.config import Config
 
-from mlkd.models.builder import network_taps
+from mlkd.models.builder import network_taps, with_networks_resolved
 
 
 def _taps_file(name: str) -> dict[str, str]:
@@ -56,3 +57,20 @@ def test_a_config_without_a_model_is_refused_naming_it():
     path = config_path('_base_', 'taps', 'resnet.py')
     with pytest.raises(ValueError, match='teacher: config .*resnet.py.* defines no `model`'):
         network_taps(path, None, 'teacher')
+
+
+def test_networks_named_by_path_are_resolved_and_the_given_config_is_left_alone():
+    resnet = config_path('_base_', 'models', 'resnet18_ml.py')
+    given = dict(cfg_path=resnet, head=dict(num_classes=3))
+    model_dict = dict(type='ImageClassifier', backbone=dict(type='ResNet', depth=18))
+    cfg = Config(dict(model=dict(student=resnet, teacher=given, classifier=model_dict), seed=1))
+    resolved = with_networks_resolved(cfg)
+    expected = Config.fromfile(resnet).model.to_dict()
+    assert resolved['model']['student'] == expected
+    assert resolved['model']['teacher'] == {
+        **expected,
+        'head': {**expected['head'], 'num_classes': 3},
+    }
+    assert resolved['model']['classifier'] == model_dict
+    assert resolved['seed'] == 1
+    assert cfg.model.student == resnet and cfg.model.teacher.cfg_path == resnet
