@@ -3,13 +3,7 @@
 #   bash tools/dist_test.sh CONFIG CHECKPOINT GPUS [test.py args]
 # Multi-node: NNODES, NODE_RANK, MASTER_ADDR and PORT from the environment.
 set -euo pipefail
-if [ $# -lt 3 ]; then
-    echo "usage: bash $0 CONFIG CHECKPOINT GPUS [test.py args]" >&2
-    exit 2
-fi
+[ $# -ge 3 ] || { echo "usage: bash $0 CONFIG CHECKPOINT GPUS [test.py args]" >&2; exit 2; }
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-CONFIG=$1
-CHECKPOINT=$2
-GPUS=$3
-shift 3
-exec bash "$DIR/dist_run.sh" "$DIR/test.py" "$GPUS" "$CONFIG" "$CHECKPOINT" "$@"
+# dist_run.sh SCRIPT GPUS SCRIPT_ARGS...: CONFIG CHECKPOINT, then the user's test.py arguments.
+exec bash "$DIR/dist_run.sh" "$DIR/test.py" "$3" "$1" "$2" "${@:4}"
