@@ -62,21 +62,30 @@ def resolved_network_config(cfg: dict | str, role: str) -> dict:
 
 
 #: Model keys that may name a network by config path (a distiller's student and teacher, a
-#: single-network wrapper's classifier).
+#: single-network wrapper's classifier); a multi-teacher distiller's are ``teachers.<name>.network``.
 NETWORK_KEYS = ('student', 'teacher', 'classifier')
 
 
 def with_networks_resolved(cfg: Config | Mapping) -> dict:
-    """``cfg`` as a plain dict whose ``model`` networks named by config path (:data:`NETWORK_KEYS`)
-    are replaced by the models they build (:func:`resolved_network_config`): what a run's
-    fingerprint must cover, so that editing a referenced file (a student's width) changes the
-    identity of every run built on it, not only of the run that is that file."""
+    """``cfg`` as a plain dict whose ``model`` networks named by config path (:data:`NETWORK_KEYS`
+    and every ``model.teachers.<name>.network``) are replaced by the models they build
+    (:func:`resolved_network_config`): what a run's fingerprint must cover, so that editing a
+    referenced file (a student's width) changes the identity of every run built on it, not only
+    of the run that is that file."""
     resolved = cfg.to_dict() if isinstance(cfg, Config) else copy.deepcopy(dict(cfg))
     model = resolved.get('model')
-    if isinstance(model, dict):
-        for role in NETWORK_KEYS:
-            if isinstance(model.get(role), (str, dict)):
-                model[role] = resolved_network_config(model[role], role)
+    if not isinstance(model, dict):
+        return resolved
+    places = [(model, role, role) for role in NETWORK_KEYS]
+    if isinstance(model.get('teachers'), dict):
+        places += [
+            (entry, 'network', f'model.teachers.{name}.network')
+            for name, entry in model['teachers'].items()
+            if isinstance(entry, dict)
+        ]
+    for holder, key, role in places:
+        if isinstance(holder.get(key), (str, dict)):
+            holder[key] = resolved_network_config(holder[key], role)
     return resolved
 
 

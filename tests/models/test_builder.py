@@ -74,3 +74,14 @@ def test_networks_named_by_path_are_resolved_and_the_given_config_is_left_alone(
     assert resolved['model']['classifier'] == model_dict
     assert resolved['seed'] == 1
     assert cfg.model.student == resnet and cfg.model.teacher.cfg_path == resnet
+
+
+def test_the_networks_of_a_multi_teacher_distiller_are_resolved():
+    resnet = config_path('_base_', 'models', 'resnet18_ml.py')
+    teachers = dict(low=dict(network=resnet, ckpt='low.pth'), high=dict(ckpt='high.pth'))
+    resolved = with_networks_resolved(dict(model=dict(teachers=teachers)))
+    assert resolved['model']['teachers']['low'] == dict(
+        network=Config.fromfile(resnet).model.to_dict(), ckpt='low.pth'
+    )
+    assert resolved['model']['teachers']['high'] == dict(ckpt='high.pth')
+    assert teachers['low']['network'] == resnet  # the given config is left alone
