@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> dict:
     from mlkd.apis.study import StudyRequestError, run_study
     from mlkd.utils.output_policy import open_output
 
+    # The code the call's runs train with: read before they start (a commit made while they run
+    # is not theirs).
+    commit = git_commit()
     try:
         metrics = args.metrics or METRICS
         study = config_study(args.configs, test=not args.val_only, metrics=metrics)
@@ -82,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error(str(error))
     except StaleResultError as error:
         raise SystemExit(f'study.py: {error}') from None
-    saved = study_results(runs, args.seeds, git_commit())
+    saved = study_results(runs, args.seeds, commit)
     with open_output(args.out, overwrite=args.overwrite) as file:
         json.dump(saved, file, indent=1)
     print(render_results(saved, study.metrics), flush=True)

@@ -49,3 +49,26 @@ def test_val_only_then_test_on_the_same_checkpoints_then_paired(tmp_path):
     proc = study(CONFIGS[0], CONFIGS[0], '--work-dir', work, '--out', 'x.json', expect=2)
     assert "configs of the same file name ['student']" in proc.stderr
     assert not osp.exists('x.json')
+
+
+def test_the_results_name_the_commit_the_runs_started_on(tmp_path, monkeypatch):
+    """A commit made while the runs train (hours, for a study) is not the code they ran: the
+    results name the commit read before the first run."""
+    from conftest import load_tool
+
+    from mlkd.apis.runs import METRICS
+
+    head = {'commit': 'a' * 40}
+    monkeypatch.setattr('mlkd.apis.benchmark.git_commit', lambda: head['commit'])
+
+    def run_study(study, work_dir, **call):  # the runs, without training; a commit meanwhile
+        head['commit'] = 'b' * 40
+        result = dict(val=dict.fromkeys(METRICS, 1.0), config_sha256='0' * 64, cpu_seconds=1.0)
+        return {seed: {name: dict(result) for name in study.runs} for seed in call['seeds']}
+
+    monkeypatch.setattr('mlkd.apis.study.run_study', run_study)
+    out = str(tmp_path / 'results.json')
+    args = [*CONFIGS, '--seeds', '0', '--val-only', '--work-dir', str(tmp_path), '--out', out]
+    load_tool('analysis_tools/study').main(args)
+    with open(out) as file:
+        assert json.load(file)['protocol']['commit'] == 'a' * 40
