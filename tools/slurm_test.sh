@@ -2,7 +2,8 @@
 # Evaluation on a slurm cluster: one task per GPU.
 #   [GPUS=8 GPUS_PER_NODE=8 CPUS_PER_TASK=5 SRUN_ARGS=...] bash tools/slurm_test.sh PARTITION JOB CONFIG CHECKPOINT [test.py args]
 set -euo pipefail
-[ $# -ge 4 ] || { echo "usage: bash $0 PARTITION JOB_NAME CONFIG CHECKPOINT [test.py args]" >&2; exit 2; }
+usage="usage: bash $0 PARTITION JOB_NAME CONFIG CHECKPOINT [test.py args]"
+[ $# -ge 4 ] || { echo "$usage" >&2; exit 2; }
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # slurm_run.sh SCRIPT PARTITION JOB_NAME SCRIPT_ARGS...: CONFIG CHECKPOINT, the user's args.
 exec bash "$DIR/slurm_run.sh" "$DIR/test.py" "$1" "$2" "$3" "$4" "${@:5}"

@@ -27,9 +27,9 @@ A result's protocol is the code's commit and each stage's
 :func:`~mlkd.utils.fingerprint.fingerprint` (its resolved config, with the checkpoint given as
 teacher and the networks named by config path resolved to the models they build,
 :func:`~mlkd.models.builder.with_networks_resolved`; the repository and the work dir written as
-``<repo>`` / ``<work-dir>``, so the digests do not depend on where they are). Before anything trains, results of another protocol in the work dir
-are refused, and so are the finished stages of this one unless ``resume`` (reuse them) or
-``overwrite`` (train them again) says what to do.
+``<repo>`` / ``<work-dir>``, so the digests do not depend on where they are). Before anything
+trains, results of another protocol in the work dir are refused, and so are the finished stages of
+this one unless ``resume`` (reuse them) or ``overwrite`` (train them again) says what to do.
 """
 
 from __future__ import annotations

@@ -62,7 +62,8 @@ def resolved_network_config(cfg: dict | str, role: str) -> dict:
 
 
 #: Model keys that may name a network by config path (a distiller's student and teacher, a
-#: single-network wrapper's classifier); a multi-teacher distiller's are ``teachers.<name>.network``.
+#: single-network wrapper's classifier); a multi-teacher distiller's are
+#: ``teachers.<name>.network``.
 NETWORK_KEYS = ('student', 'teacher', 'classifier')
 
 

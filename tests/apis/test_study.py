@@ -86,7 +86,8 @@ def test_a_changed_student_file_makes_the_distilled_results_stale(tmp_path):
         )
         kd = folder / 'kd.py'
         kd.write_text(
-            f'_base_ = [{osp.join(MULTIDIGITS, "kd.py")!r}]\nmodel = dict(student={str(student)!r})\n'
+            f'_base_ = [{osp.join(MULTIDIGITS, "kd.py")!r}]\n'
+            f'model = dict(student={str(student)!r})\n'
         )
         study = Study(
             'a test study',

@@ -1,8 +1,9 @@
 # The single-positive study on the ranking benchmark's data (the SCL paper's setting; Cole et al.,
 # CVPR 2021): the benchmark's plain student (configs/ranking/student.py, its MultiGlyphs-pretrained
 # w16 backbone) with a class-map head instead of its ML-Decoder head (SCL reads class activation
-# maps: a linear layer at every position, its maps pooled per class by log-sum-exp) under ClassifierWithLosses,
-# every training image with ONE observed positive, drawn from its complete labels once per seed;
+# maps: a linear layer at every position, its maps pooled per class by log-sum-exp) under
+# ClassifierWithLosses, every training image with ONE observed positive, drawn from its complete
+# labels once per seed;
 # its other classes are unobserved. Validation and test keep the complete label sets. The head's
 # own loss is off (task_loss_weight=0): the leaf's single-positive loss is the objective.
 # Candidate regime 4, not yet chosen on val (docs/benchmarks/single_positive.md, amendment 3).
