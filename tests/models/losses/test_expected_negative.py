@@ -134,6 +134,30 @@ def test_the_left_out_classes_are_the_highest_running_averages():
     assert expected.tolist() == [[False, False, True, False, True]]
 
 
+@pytest.mark.parametrize('expected_positives', [2.9, 1.5, 1.9, 31.5, 2.79])
+def test_floor_is_the_reading_where_k_counts_the_single_annotated_positive(expected_positives):
+    # docs/methods.md: with one annotated positive, k_rounding='floor' leaves out round(K) - 1
+    # classes, so K positives in all escape the negative term (Table K.1's K and the study's)
+    num_classes = 40
+    scores = torch.linspace(1, 0, num_classes)[None]
+    gt = torch.full((1, num_classes), -1.0)
+    gt[0, 0] = 1
+    counts = {}
+    for rounding in ('round', 'floor'):
+        loss = ExpectedNegativeLoss(
+            num_samples=1,
+            num_classes=num_classes,
+            expected_positives=expected_positives,
+            k_rounding=rounding,
+            momentum=0.0,
+        )
+        loss(torch.logit(scores.clamp(1e-4, 1 - 1e-4)), gt, sample_idx=torch.tensor([0]))
+        negatives = loss.expected_negatives(gt, torch.tensor([0]))
+        counts[rounding] = num_classes - 1 - int(negatives.sum())  # left out besides the positive
+    assert counts['round'] == round(expected_positives)
+    assert counts['floor'] == round(expected_positives) - 1
+
+
 def test_value_gradient_and_extremes_stay_finite():
     loss = ExpectedNegativeLoss(num_samples=N, num_classes=C, expected_positives=2.9)
     logits, gt, idx = _batch(0)

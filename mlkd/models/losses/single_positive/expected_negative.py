@@ -13,7 +13,10 @@ every open choice a switch (defaults first):
   image (COCO 2.9, VOC 1.5, NUS-WIDE 1.9, CUB 31.5);
 * ``en_mode='per_image_topk'`` (above) or ``'global_quota'``: the ``round(K)·N_seen`` highest scores
   of non-annotated classes over all images seen so far are left out (a fractional K then acts
-  globally); ``k_rounding``: ``'round'``, ``'floor'`` or ``'ceil'``;
+  globally); ``k_rounding``: ``'round'``, ``'floor'`` or ``'ceil'``. Whether K counts the
+  annotated positive is open too: ``'round'`` leaves ``round(K)`` classes out *besides* it (K + 1
+  escape the negative term); with one annotated positive and the fractional parts of Table K.1
+  (.9, .5, .9, .5), ``'floor'`` is exactly the other reading, ``round(K) − 1``;
 * before an image's first visit there is no ``s_n``: ``unseen='assume_negative'`` (every
   non-annotated class is a negative, AN) or ``'ignore'`` (only the positives count);
 * ``normaliser='all'``: ``Σ M / (B·C)`` as the other single-positive losses (Cole et al.'s
