@@ -16,6 +16,7 @@ from .benchmark import (
 )
 from .demo import BENCHMARKS, DEMO, MULTI_TEACHER
 from .deployment import OnnxCheckError, OnnxExport, calibrate_thresholds, export_onnx
+from .expected_negatives import expected_negative_report, negative_set_quality, quality_table
 from .inference import (
     ImageDecodeError,
     ImageLabeler,
@@ -75,11 +76,14 @@ __all__ = [
     'TeacherCacheWriter',
     'evaluate',
     'evaluate_checkpoint',
+    'expected_negative_report',
     'fill_teacher_cache',
     'fingerprint',
     'load_finished_run',
+    'negative_set_quality',
     'prepare_training',
     'protocol_of',
+    'quality_table',
     'run_benchmark',
     'run_intra_class_study',
     'run_rkd_search',

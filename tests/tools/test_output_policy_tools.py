@@ -84,6 +84,10 @@ CASES = {
         'analysis_tools/scl_diagnostics {config} {checkpoint} --out {o}/scl.md',
         onto_input='{config}',
     ),
+    'expected_negative_stats': _case(
+        'analysis_tools/expected_negative_stats {config} {checkpoint} --out {o}/en.md',
+        onto_input='{checkpoint}',
+    ),
     'linear_probe': _case(
         'analysis_tools/linear_probe {config} {checkpoint} --dataset imagefolder --data-root {runs}'
         ' --out-dir {o} --save-features',
