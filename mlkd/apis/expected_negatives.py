@@ -11,6 +11,8 @@ against AN, which takes every non-annotated class for a negative.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 from mmengine.config import Config
@@ -89,12 +91,16 @@ def negative_set_quality(
     }
 
 
-def expected_negative_report(cfg: Config, checkpoint: str) -> dict[str, dict[str, float]]:
-    """:func:`negative_set_quality` of every ``ExpectedNegativeLoss`` of ``cfg.model.losses``,
-    from the state saved in ``checkpoint``, on ``cfg``'s training set (labels only).
+def expected_negative_report(
+    cfg: Config, checkpoints: Sequence[str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """``{checkpoint: {loss name: negative_set_quality(...)}}`` for every ``ExpectedNegativeLoss``
+    of ``cfg.model.losses``, from the state saved in each checkpoint, on ``cfg``'s training set
+    (its labels only, read once).
 
     Raises:
-        ValueError: naming the config when it has no EN loss, or the checkpoint key missing.
+        ValueError: naming the config when it has no EN loss, or the checkpoint and the key it
+            lacks.
     """
     losses = {
         name: loss_cfg
@@ -106,18 +112,21 @@ def expected_negative_report(cfg: Config, checkpoint: str) -> dict[str, dict[str
     dataset_cfg = cfg.train_dataloader.dataset.copy()
     dataset_cfg['pipeline'] = []  # labels only: no image is decoded or augmented
     observed, complete, sample_idx = label_matrices(DATASETS.build(dataset_cfg))
-    state_dict = load_local_checkpoint(checkpoint, map_location='cpu')['state_dict']
     report = {}
-    for name, loss_cfg in losses.items():
-        prefix = f'losses.{name}.'
-        state = {k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix)}
-        if 'scores' not in state:
-            raise ValueError(f'{checkpoint}: no {prefix}scores in its state_dict')
-        loss = MODELS.build(dict(loss_cfg, num_classes=observed.shape[1]))
-        loss.load_state_dict(state)
-        # observed_negatives=False: every 0 target is unobserved, as the single-positive data say
-        negatives = loss.expected_negatives(observed.float(), sample_idx)
-        report[name] = negative_set_quality(negatives, observed, complete, loss.seen[sample_idx])
+    for checkpoint in checkpoints:
+        state_dict = load_local_checkpoint(checkpoint, map_location='cpu')['state_dict']
+        report[checkpoint] = {}
+        for name, loss_cfg in losses.items():
+            prefix = f'losses.{name}.'
+            state = {k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix)}
+            if 'scores' not in state:
+                raise ValueError(f'{checkpoint}: no {prefix}scores in its state_dict')
+            loss = MODELS.build(dict(loss_cfg, num_classes=observed.shape[1]))
+            loss.load_state_dict(state)
+            # observed_negatives=False: every 0 target is unobserved, as single-positive data say
+            negatives = loss.expected_negatives(observed.float(), sample_idx)
+            seen = loss.seen[sample_idx]
+            report[checkpoint][name] = negative_set_quality(negatives, observed, complete, seen)
     return report
 
 

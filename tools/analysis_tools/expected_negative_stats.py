@@ -37,10 +37,11 @@ def main(argv=None) -> None:
     if args.out:
         check_output(args.out, **policy)  # before the work, not after
     cfg = load_config(args.config, args.cfg_options)
-    rows = {}
-    for checkpoint in args.checkpoints:
-        for loss, values in expected_negative_report(cfg, checkpoint).items():
-            rows[f'{checkpoint} ({loss})'] = values
+    rows = {
+        f'{checkpoint} ({loss})': values
+        for checkpoint, losses in expected_negative_report(cfg, args.checkpoints).items()
+        for loss, values in losses.items()
+    }
     table = quality_table(rows)
     print(table, end='')
     if args.out:
