@@ -123,8 +123,8 @@ def expected_negative_report(
                 raise ValueError(f'{checkpoint}: no {prefix}scores in its state_dict')
             loss = MODELS.build(dict(loss_cfg, num_classes=observed.shape[1]))
             loss.load_state_dict(state)
-            # observed_negatives=False: every 0 target is unobserved, as single-positive data say
-            negatives = loss.expected_negatives(observed.float(), sample_idx)
+            # 1 annotated, -1 unobserved: the same under either setting of observed_negatives
+            negatives = loss.expected_negatives(observed.float() * 2 - 1, sample_idx)
             seen = loss.seen[sample_idx]
             report[checkpoint][name] = negative_set_quality(negatives, observed, complete, seen)
     return report

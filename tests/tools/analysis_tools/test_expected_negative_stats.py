@@ -7,15 +7,13 @@ import torch
 from conftest import config_path, run_tool
 from mmengine.config import Config
 
-from mlkd.apis.expected_negatives import label_matrices
+from mlkd.apis.expected_negatives import QUALITY_KEYS, expected_negative_report, label_matrices
 from mlkd.registry import DATASETS
 
 EN_CONFIG = config_path('ranking', 'single_positive', 'en.py')
 NUM_SAMPLES = 40
-SMALL = [
-    f'train_dataloader.dataset.num_samples={NUM_SAMPLES}',
-    f'model.losses.en.num_samples={NUM_SAMPLES}',
-]
+SMALL_KEYS = ('train_dataloader.dataset.num_samples', 'model.losses.en.num_samples')
+SMALL = [f'{key}={NUM_SAMPLES}' for key in SMALL_KEYS]
 
 
 def planted_checkpoint(path, scores: torch.Tensor, seen: torch.Tensor) -> str:
@@ -73,6 +71,12 @@ def test_tool_on_the_shipped_en_config_equals_a_loop(tmp_path):
     ]
     assert measured == pytest.approx(expected, abs=5e-4)  # the table rounds to 3 decimals
     assert hits > 0 and noisy > 0  # the planted state makes neither count trivial
+
+    # a config that reads 0 targets as annotated negatives: the same sets (the data have none)
+    cfg.merge_from_dict({'model.losses.en.observed_negatives': True})
+    cfg.merge_from_dict(dict.fromkeys(SMALL_KEYS, NUM_SAMPLES))
+    values = expected_negative_report(cfg, [checkpoint])[checkpoint]['en']
+    assert [values[key] for key in QUALITY_KEYS] == pytest.approx(expected)
 
 
 def test_a_config_without_en_and_a_checkpoint_without_state_are_named(tmp_path):
