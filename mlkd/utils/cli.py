@@ -170,6 +170,17 @@ def add_cfg_options_argument(parser: argparse.ArgumentParser, help: str | None =
     parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={}, help=help)
 
 
+def add_checkpoint_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add what the tools that tabulate a run's checkpoints share: ``config``, ``checkpoints``
+    (one or more), ``--out`` (a Markdown copy of the table) and ``--overwrite``."""
+    from mlkd.utils.output_policy import add_overwrite_argument
+
+    parser.add_argument('config')
+    parser.add_argument('checkpoints', nargs='+')
+    parser.add_argument('--out', help='also write the table to this Markdown file')
+    add_overwrite_argument(parser)
+
+
 def add_jobs_arguments(
     parser: argparse.ArgumentParser, default: int = 1, what: str = 'runs'
 ) -> None:

@@ -17,16 +17,13 @@ from __future__ import annotations
 import argparse
 
 from mlkd.apis import expected_negative_report, quality_table
-from mlkd.utils.cli import add_cfg_options_argument, load_config
-from mlkd.utils.output_policy import add_overwrite_argument, check_output, write_text
+from mlkd.utils.cli import add_cfg_options_argument, add_checkpoint_table_arguments, load_config
+from mlkd.utils.output_policy import check_output, write_text
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('config')
-    parser.add_argument('checkpoints', nargs='+')
-    parser.add_argument('--out', help='also write the table to this Markdown file')
-    add_overwrite_argument(parser)
+    add_checkpoint_table_arguments(parser)
     add_cfg_options_argument(parser)
     return parser.parse_args(argv)
 

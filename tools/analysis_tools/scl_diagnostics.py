@@ -43,16 +43,13 @@ import mlkd  # noqa: F401
 from mlkd.engine.hooks.loss_diagnostics import last_parameterised_layer
 from mlkd.registry import DATASETS, MODELS
 from mlkd.utils.checkpoint import load_local_checkpoint
-from mlkd.utils.cli import add_cfg_options_argument, load_config
-from mlkd.utils.output_policy import add_overwrite_argument, check_output, write_text
+from mlkd.utils.cli import add_cfg_options_argument, add_checkpoint_table_arguments, load_config
+from mlkd.utils.output_policy import check_output, write_text
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('config')
-    parser.add_argument('checkpoints', nargs='+')
-    parser.add_argument('--out', help='also write the table to this Markdown file')
-    add_overwrite_argument(parser)
+    add_checkpoint_table_arguments(parser)
     parser.add_argument('--num-batches', type=int, default=4)
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument(
