@@ -4,11 +4,11 @@ scores the global batch with the same negatives, writes the same bank rows, and 
 gradient is the single-process one."""
 
 import os
-import socket
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from conftest import free_port
 from torch import nn
 
 from mlkd.models.algorithms import LossRouter
@@ -65,12 +65,6 @@ def _worker(rank, port, out_dir):
     dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 def test_crd_banks_and_rkd_relations_equal_the_concatenated_batch(tmp_path):
     x, teacher, sample_idx, net = _data()
     single = _run(net, x, teacher, sample_idx)
@@ -79,7 +73,7 @@ def test_crd_banks_and_rkd_relations_equal_the_concatenated_batch(tmp_path):
     assert not torch.allclose(fresh.memory_s[sample_idx], single['memory_s'][sample_idx])
     # fork: the workers inherit the imported modules.
     mp.start_processes(
-        _worker, args=(_free_port(), str(tmp_path)), nprocs=2, join=True, start_method='fork'
+        _worker, args=(free_port(), str(tmp_path)), nprocs=2, join=True, start_method='fork'
     )
     for rank in range(2):
         result = torch.load(tmp_path / f'rank{rank}.pt', weights_only=True)
