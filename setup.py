@@ -101,7 +101,9 @@ setup(
     license='Apache-2.0',
     python_requires='>=3.11',  # add_note (error notes naming a failing sample); README, ruff
     license_files=['LICENSE', 'NOTICE'],
-    packages=find_packages(include=['mlkd', 'mlkd.*']),
+    # mlkd/weights holds data only (no __init__.py): named here so that setuptools installs it as
+    # a data package instead of warning that it found an importable folder it was not given.
+    packages=find_packages(include=['mlkd', 'mlkd.*']) + ['mlkd.weights'],
     include_package_data=True,
     package_data={
         'mlkd': [
@@ -110,9 +112,8 @@ setup(
             '.mim/configs/**/*.py',
             '.mim/tools/**/*.py',
             '.mim/tools/*.sh',
-            'weights/*.pth',
-            'weights/manifest.json',
-        ]
+        ],
+        'mlkd.weights': ['*.pth', 'manifest.json'],
     },
     entry_points={'console_scripts': ['mlkd = mlkd.cli:main']},
     install_requires=runtime_requirements(),

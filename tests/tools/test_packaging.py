@@ -129,6 +129,10 @@ def test_installed_package_carries_configs_tools_and_a_model_index(venv):
     )
     assert sorted(listed) == expected
     assert all(osp.isfile(osp.join(mim, config)) for config in listed)
+    shipped = sorted(os.listdir(osp.join(REPO, 'mlkd', 'weights')))
+    assert 'manifest.json' in shipped and any(name.endswith('.pth') for name in shipped)
+    installed = osp.join(venv['site'], 'mlkd', 'weights')
+    assert sorted(os.listdir(installed)) == shipped
 
 
 def test_installed_distribution_carries_the_license_and_no_test_code(venv):
