@@ -52,21 +52,33 @@ def config_study(
 
 
 def study_results(
-    runs: Mapping[int, Mapping[str, dict]], seeds: Sequence[int], commit: str
+    runs: Mapping[int, Mapping[str, dict]],
+    seeds: Sequence[int],
+    commit: str,
+    names: Sequence[str] | None = None,
 ) -> dict:
     """``run_study``'s ``{seed: {run: result}}`` as a benchmark's ``results.json``:
     ``{'results': {run: [result with 'seed', per seed]}, 'seeds', 'stages', 'protocol':
     {'commit', 'configs': {run: [fingerprint per seed]}}}`` (each result keeps its own
-    ``config_sha256``)."""
-    names = list(runs[seeds[0]])
-    results = {name: [dict(runs[seed][name], seed=seed) for seed in seeds] for name in names}
+    ``config_sha256``).
+
+    ``names``: the runs (default: those of the first seed). Where a run of a seed is missing (a
+    call that trained nothing, ``run_study(train=False)``), its list skips that seed and
+    ``protocol['missing']`` names it (``'run of seed S'``): a partial file, to continue from
+    (``run_study(reuse=...)``), not to compare."""
+    names = list(runs[seeds[0]] if names is None else names)
+    results = {
+        name: [dict(runs[seed][name], seed=seed) for seed in seeds if name in runs[seed]]
+        for name in names
+    }
     configs = {name: [r['config_sha256'] for r in results[name]] for name in names}
-    return dict(
-        protocol=dict(commit=commit, configs=configs),
-        results=results,
-        seeds=list(seeds),
-        stages=names,
-    )
+    protocol = dict(commit=commit, configs=configs)
+    missing = [
+        f'{name} of seed {seed}' for seed in seeds for name in names if name not in runs[seed]
+    ]
+    if missing:
+        protocol['missing'] = missing
+    return dict(protocol=protocol, results=results, seeds=list(seeds), stages=names)
 
 
 def render_results(saved: Mapping, metrics: Sequence[str] = METRICS) -> str:
@@ -88,4 +100,6 @@ def render_results(saved: Mapping, metrics: Sequence[str] = METRICS) -> str:
         for name, runs in results.items()
     ]
     seeds = ', '.join(map(str, saved['seeds']))
-    return f'{render_table(header, rows)}\n\nMean ± sample std over seeds {seeds}.\n'
+    missing = saved['protocol'].get('missing', [])
+    partial = f' Partial: {len(missing)} runs not stored ({", ".join(missing)}).' if missing else ''
+    return f'{render_table(header, rows)}\n\nMean ± sample std over seeds {seeds}.{partial}\n'

@@ -30,6 +30,11 @@ intra-class study (:mod:`mlkd.apis.intra_class`) is one.
   the settings are chosen on val, frozen, and test is then read once on the same networks. Its
   val is evaluated again and must equal the stored one (the checkpoint is the one that made the
   result); a result whose checkpoint is gone is refused, or trained again with ``overwrite``.
+* Results made elsewhere (another machine, another work dir, a call that was stopped) are taken
+  from results files in the format of :func:`~mlkd.apis.config_study.study_results` (``reuse``):
+  an entry of the same run, seed and identity fingerprint is stored in this work dir as if it had
+  trained here; its checkpoint stays where it was made. With ``train=False`` nothing trains: the
+  call returns what is stored, so a stopped study can be written out and continued elsewhere.
 """
 
 from __future__ import annotations
@@ -58,17 +63,23 @@ from mlkd.utils.output_policy import check_outputs
 from mlkd.utils.run_logs import read_diagnostic_series
 
 __all__ = [
+    'ResultsFileError',
     'Study',
     'StudyRequestError',
     'StudyRun',
     'run_identities',
     'run_study',
     'read_test_on_checkpoint',
+    'take_results',
 ]
 
 
 class StudyRequestError(ValueError):
     """A study call that cannot run as asked (seeds, runs, jobs); nothing was trained."""
+
+
+class ResultsFileError(ValueError):
+    """A results file to take runs from is not one (:func:`take_results`)."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +226,48 @@ def train_run(job: dict, needs: dict, live_progress: bool) -> dict:
     return result
 
 
+def take_results(
+    source: str,
+    results: Mapping,
+    identities: Mapping[tuple[str, int], Mapping],
+    work_dir: str,
+    *,
+    log: Callable[[str], None],
+) -> int:
+    """Store in ``work_dir`` each run of ``results`` (a results file's content, in the format of
+    :func:`~mlkd.apis.config_study.study_results`, read from ``source``) whose run name, seed and
+    ``config_sha256`` are those of one of ``identities`` (``{(run, seed): identity}``) and that
+    ``work_dir`` does not hold yet. A run of another identity is left, and logged: it was made by
+    another config. Returns how many runs were stored.
+
+    Raises:
+        ResultsFileError: ``results`` is not in that format, naming ``source``.
+    """
+    runs = results.get('results') if isinstance(results, Mapping) else None
+    if not isinstance(runs, Mapping):
+        raise ResultsFileError(f'{source}: not a study results file (no "results" mapping)')
+    taken = 0
+    for name, entries in runs.items():
+        for entry in entries:
+            if not isinstance(entry, Mapping) or 'seed' not in entry:
+                raise ResultsFileError(f'{source}: run {name!r} has an entry without a seed')
+            identity = identities.get((name, entry['seed']))
+            if identity is None:
+                continue  # a run or seed this call does not ask for
+            what = f'[seed {entry["seed"]}] {name}'
+            if entry.get('config_sha256') != fingerprint(identity):
+                log(f'{what}: not taken from {source} (made by another config)')
+                continue
+            path = result_path(work_dir, entry['seed'], name)
+            if osp.isfile(path):
+                continue  # stored here already; checked like every stored result
+            stored = {k: v for k, v in entry.items() if k not in ('config_sha256', 'config_values')}
+            save_finished_run(path, stored, identity)
+            log(f'{what}: taken from {source}')
+            taken += 1
+    return taken
+
+
 #: How far a stored val score and the same checkpoint's val score evaluated again may differ (the
 #: evaluation is deterministic; the stored value went through a float32 log scalar).
 VAL_TOLERANCE = 1e-4
@@ -309,6 +362,8 @@ def run_study(
     overwrite: bool = False,
     verbose: bool = False,
     outputs: Sequence[str] = (),
+    reuse: Mapping[str, Mapping] | None = None,
+    train: bool = True,
     log: Callable[[str], None] = lambda line: print(line, flush=True),
 ) -> dict[int, dict[str, dict]]:
     """Train ``runs`` (default: all) of ``study`` for ``seeds`` in ``work_dir``, reusing the
@@ -325,11 +380,15 @@ def run_study(
         outputs: the files the caller writes from the results: refused before any training where
             they exist, unless ``overwrite`` (checked after the stored results, so that a stale
             result is what a call is refused for first).
+        reuse: results made elsewhere, ``{file name: results}`` in the format of
+            :func:`~mlkd.apis.config_study.study_results` (:func:`take_results`).
+        train: ``False``: train and evaluate nothing, return what is stored.
 
     Returns:
         ``{seed: {run: result}}``; a result is :func:`~mlkd.apis.runs.train_and_evaluate`'s
         (``val``, ``test``, ``seconds``, ``cpu_seconds``, ``checkpoint``, ...) with ``seed`` and
-        ``config_sha256`` (the fingerprint of its identity).
+        ``config_sha256`` (the fingerprint of its identity). With ``train=False`` the runs not
+        stored are left out (a seed none of whose runs is stored maps to ``{}``).
 
     Raises:
         StudyRequestError: a call that cannot run as asked (nothing trained).
@@ -342,6 +401,8 @@ def run_study(
     seeds = list(seeds)
     check_study_request(study, seeds, names, jobs)
     identities = run_identities(study, names, seeds, work_dir, epochs=epochs, options=options)
+    for source, results in (reuse or {}).items():
+        take_results(source, results, identities, work_dir, log=log)
     finished, untested = {}, {}
     for (name, seed), identity in identities.items():  # every stored result, before training
         path = result_path(work_dir, seed, name)
@@ -365,6 +426,13 @@ def run_study(
             finished[('run', name, seed)] = result
             log(f'[seed {seed}] {name}: reused {path}')
     check_outputs(outputs, overwrite=overwrite)
+    if not train:
+        return {
+            seed: {
+                name: finished[key] for name in names if (key := ('run', name, seed)) in finished
+            }
+            for seed in seeds
+        }
     tasks = [
         Task(
             ('run', name, seed),

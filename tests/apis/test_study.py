@@ -12,6 +12,7 @@ from conftest import TINY_TOOL_DATA, config_path, parsed_cfg_options
 from mlkd.apis.intra_class import IN_PROCESS_LOADERS
 from mlkd.apis.runs import StaleResultError, save_finished_run
 from mlkd.apis.study import (
+    ResultsFileError,
     Study,
     StudyRequestError,
     StudyRun,
@@ -19,6 +20,7 @@ from mlkd.apis.study import (
     run_identities,
     run_study,
     shorten_schedule,
+    take_results,
 )
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import fingerprint
@@ -232,3 +234,41 @@ def test_stored_identity_names_the_teacher_by_its_digest(tmp_path):
     kd = json.load(open(result_path(work, 0, 'kd')))
     teacher = json.load(open(result_path(work, 0, 'teacher')))
     assert teacher['config_sha256'] in kd['config_values']['model.teacher_ckpt']
+
+
+def test_results_made_elsewhere_are_taken_for_their_identity_only(tmp_path):
+    """An entry of a results file is stored in the work dir only for the same run, seed and
+    identity; one of another config is logged and left; a run stored here already stays; a run
+    or seed the call does not ask for is ignored."""
+    study, work = _study(tmp_path), str(tmp_path / 'work')
+    identities = run_identities(study, list(study.runs), [0], work)
+
+    def entry(name, seed=0, **changes):
+        scores = dict(val={'accuracy/top1': 50.0}, test={'accuracy/top1': 49.0})
+        result = dict(scores, seed=seed, checkpoint='elsewhere.pth')
+        return {**result, 'config_sha256': fingerprint(identities[(name, 0)]), **changes}
+
+    here = result_path(work, 0, 'student')
+    scores = dict(val={'accuracy/top1': 1.0}, test={'accuracy/top1': 1.0})
+    save_finished_run(here, scores, identities[('student', 0)])
+    results = dict(
+        results=dict(
+            teacher=[entry('teacher'), entry('teacher', seed=7)],
+            kd=[entry('kd', config_sha256='0' * 64)],
+            student=[entry('student')],
+            other=[entry('teacher')],
+        )
+    )
+    lines = []
+    assert take_results('a.json', results, identities, work, log=lines.append) == 1
+    assert lines == [
+        '[seed 0] teacher: taken from a.json',
+        '[seed 0] kd: not taken from a.json (made by another config)',
+    ]
+    assert not osp.exists(result_path(work, 0, 'kd'))
+    assert json.load(open(here))['val'] == {'accuracy/top1': 1.0}
+    stored = run_study(study, work, seeds=[0], train=False, log=lines.append)[0]
+    assert stored['teacher']['val'] == {'accuracy/top1': 50.0} and 'kd' not in stored
+    for bad in ([], {'results': {'kd': [{'val': {}}]}}):
+        with pytest.raises(ResultsFileError, match='b.json'):
+            take_results('b.json', bad, identities, work, log=lines.append)

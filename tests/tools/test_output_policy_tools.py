@@ -126,7 +126,9 @@ CASES = {
         '{o}/intra_class_study.md',
     ),
     'study': _case(
-        'analysis_tools/study {config} --work-dir {o}/runs --out {o}/r.json', '{o}/r.json'
+        'analysis_tools/study {config} --work-dir {o}/runs --out {o}/r.json',
+        '{o}/r.json',
+        onto_input='{config} --work-dir {o}/runs --reuse {results} --out {results}',
     ),
     'pretrain': _case(
         'pretrain --names multiglyphs_student_backbone --work-dir {o}',

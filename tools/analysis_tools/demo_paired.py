@@ -66,7 +66,14 @@ def main(argv: list[str] | None = None) -> int:
     policy = dict(overwrite=args.overwrite, inputs=[args.results])
     check_outputs([args.out + '.md', args.out + '.png'], **policy)
     with open(args.results, encoding='utf-8') as f:
-        results = json.load(f)['results']
+        saved = json.load(f)
+    missing = saved.get('protocol', {}).get('missing')
+    if missing:
+        parser.error(
+            f'{args.results} is a partial study results file ({len(missing)} runs not stored, '
+            f'e.g. {missing[0]}): finish it (study.py --reuse {args.results}) before comparing'
+        )
+    results = saved['results']
     try:
         if args.claims:
             pairs = [tuple(claim.split(':')) for claim in args.claims]

@@ -19,6 +19,13 @@ missing: choose on val, freeze, read test once on the same networks (:mod:`mlkd.
 val and test metrics, CPU time, config fingerprint, and the commit), which
 ``tools/analysis_tools/demo_paired.py`` compares: paired differences against a baseline run and
 claims "A beats B", on ``--split val`` or test. The table of every run (mean ± std) is printed.
+
+A study can be split over machines or calls: ``--reuse`` takes the runs of results files written
+by ``--out`` elsewhere (same config and seed, by fingerprint) instead of training them, and
+``--stored-only`` trains nothing and writes what the work dir holds, a partial file naming the
+runs it lacks (``protocol.missing``; ``demo_paired.py`` refuses it) that a later call, on
+another machine, continues with ``--reuse``. The checkpoints stay where they were made: a call
+that reads test on runs taken that way trains them again (``--overwrite``) or is refused.
 """
 
 from __future__ import annotations
@@ -53,6 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help="train every run for this many epochs instead of the configs' (for trying it out)",
     )
+    parser.add_argument(
+        '--reuse',
+        nargs='+',
+        default=[],
+        metavar='RESULTS',
+        help='results files written by --out of other calls (another machine, a stopped call): '
+        'their runs of the same config and seed are taken instead of trained',
+    )
+    parser.add_argument(
+        '--stored-only',
+        action='store_true',
+        help='train nothing: write --out from the runs stored in --work-dir (and --reuse), a '
+        'partial file naming those not stored',
+    )
     add_cfg_options_argument(parser, help='config overrides applied to every run')
     add_jobs_arguments(parser)
     add_overwrite_argument(
@@ -63,6 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def read_results_file(path: str) -> dict:
+    """A ``--reuse`` file's content; a file that is missing or not JSON ends the call, naming it."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            return json.load(f)
+    except OSError as error:
+        raise SystemExit(f'study.py: --reuse {path}: {error.strerror}') from None
+    except json.JSONDecodeError as error:
+        raise SystemExit(f'study.py: --reuse {path}: not a JSON file ({error})') from None
+
+
 def main(argv: list[str] | None = None) -> dict:
     """The results as written to ``--out``."""
     parser = build_parser()
@@ -70,9 +102,10 @@ def main(argv: list[str] | None = None) -> dict:
     from mlkd.apis.benchmark import git_commit  # after --help
     from mlkd.apis.config_study import config_study, render_results, study_results
     from mlkd.apis.runs import METRICS, StaleResultError
-    from mlkd.apis.study import StudyRequestError, run_study
-    from mlkd.utils.output_policy import open_output
+    from mlkd.apis.study import ResultsFileError, StudyRequestError, run_study
+    from mlkd.utils.output_policy import check_output, open_output
 
+    check_output(args.out, inputs=args.reuse, overwrite=True)  # an input, even with --overwrite
     # The code the call's runs train with: read before they start (a commit made while they run
     # is not theirs).
     commit = git_commit()
@@ -80,13 +113,25 @@ def main(argv: list[str] | None = None) -> dict:
         metrics = args.metrics or METRICS
         study = config_study(args.configs, test=not args.val_only, metrics=metrics)
         call = study_call_arguments(args)
-        runs = run_study(study, args.work_dir, outputs=[args.out], **call)
+        reuse = {path: read_results_file(path) for path in args.reuse}
+        runs = run_study(
+            study,
+            args.work_dir,
+            outputs=[args.out],
+            reuse=reuse,
+            train=not args.stored_only,
+            **call,
+        )
     except StudyRequestError as error:
         parser.error(str(error))
-    except StaleResultError as error:
+    except (StaleResultError, ResultsFileError) as error:
         raise SystemExit(f'study.py: {error}') from None
-    saved = study_results(runs, args.seeds, commit)
-    with open_output(args.out, overwrite=args.overwrite) as file:
+    saved = study_results(runs, args.seeds, commit, names=list(study.runs))
+    if reuse:  # the commits the taken runs were made on, beside this call's
+        saved['protocol']['reused'] = {
+            path: (results.get('protocol') or {}).get('commit') for path, results in reuse.items()
+        }
+    with open_output(args.out, overwrite=args.overwrite, inputs=args.reuse) as file:
         json.dump(saved, file, indent=1)
     print(render_results(saved, study.metrics), flush=True)
     print(f'wrote {args.out}', flush=True)

@@ -72,3 +72,47 @@ def test_the_results_name_the_commit_the_runs_started_on(tmp_path, monkeypatch):
     load_tool('analysis_tools/study').main(args)
     with open(out) as file:
         assert json.load(file)['protocol']['commit'] == 'a' * 40
+
+
+def test_a_study_split_over_two_machines_is_written_out_partial_then_continued(tmp_path):
+    """Seed 0 trained in one work dir (a machine whose session ended); ``--stored-only`` writes
+    what it holds, naming the runs it lacks; another work dir (the next machine) takes those runs
+    with ``--reuse`` and trains only seed 1."""
+    first, second = str(tmp_path / 'first'), str(tmp_path / 'second')
+    partial, full = str(tmp_path / 'partial.json'), str(tmp_path / 'full.json')
+
+    def call(*args, seeds=('0', '1'), **kwargs):
+        argv = [*CONFIGS, '--seeds', *seeds, '--val-only', *args]
+        return study(*argv, '--cfg-options', *SMALL_TOOL_RUN, **kwargs)
+
+    call('--work-dir', first, '--out', str(tmp_path / 'seed0.json'), seeds=('0',))
+    proc = call('--stored-only', '--work-dir', first, '--out', partial)
+    assert 'epoch 1/1' not in proc.stdout and 'Partial: 2 runs not stored' in proc.stdout
+    written = json.load(open(partial))
+    assert written['protocol']['missing'] == ['student of seed 1', 'teacher of seed 1']
+    assert [[r['seed'] for r in runs] for runs in written['results'].values()] == [[0], [0]]
+    paired = [partial, '--split', 'val', '--out', str(tmp_path / 'p')]
+    proc = run_tool('tools/analysis_tools/demo_paired.py', *paired)
+    assert proc.returncode == 2 and 'partial study results file' in proc.stderr
+
+    proc = call('--work-dir', second, '--reuse', partial, '--out', full)
+    assert proc.stdout.count('taken from') == 2 and '[seed 0] student: taken from' in proc.stdout
+    assert '[seed 1] student: val mAP' in proc.stdout  # trained here
+    assert '[seed 0] student: val mAP' not in proc.stdout
+    done = json.load(open(full))
+    assert 'missing' not in done['protocol']
+    assert done['protocol']['reused'] == {partial: written['protocol']['commit']}
+    for name in ('student', 'teacher'):
+        assert done['results'][name][0]['val'] == written['results'][name][0]['val']
+        assert [r['seed'] for r in done['results'][name]] == [0, 1]
+
+    # A --reuse file that is not JSON, or not a results file: refused, named, nothing written.
+    for content, error in (
+        ('{', 'bad.json: not a JSON file'),
+        ('{"runs": []}', 'bad.json: not a study results file'),
+    ):
+        (tmp_path / 'bad.json').write_text(content)
+        args = ['--reuse', str(tmp_path / 'bad.json'), '--out', str(tmp_path / 'x.json')]
+        proc = call('--work-dir', second, *args, seeds=('0',), expect=1)
+        assert error in proc.stderr
+        assert not osp.exists(tmp_path / 'x.json')
