@@ -65,10 +65,13 @@ def main(argv: list[str] | None = None) -> None:
     prepare_distributed(cfg, args.launcher)
     # runner_type (MLKDRunner), else mmengine's Runner
     runner, _ = evaluate(cfg, args.checkpoint, teacher=args.teacher)
-    finish_distributed()
-    if runner.rank == 0:
+    rank, table = runner.rank, None
+    if rank == 0:
         classes = runner.test_dataloader.dataset.metainfo.get('classes')
         table = per_class_ap_table(runner.test_evaluator, classes)
+    del runner  # its model wrapper holds the process group, which finish_distributed destroys
+    finish_distributed()
+    if rank == 0:
         if table:
             print(table)
         if args.out:

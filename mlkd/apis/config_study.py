@@ -62,11 +62,13 @@ def study_results(
     {'commit', 'configs': {run: [fingerprint per seed]}}}`` (each result keeps its own
     ``config_sha256``).
 
-    ``names``: the runs (default: those of the first seed). Where a run of a seed is missing (a
-    call that trained nothing, ``run_study(train=False)``), its list skips that seed and
+    ``names``: the runs (default: every run of any seed, in the order first met). Where a run of
+    a seed is missing (a call that trained nothing, ``run_study(stored_only=True)``), its list
+    skips that seed and
     ``protocol['missing']`` names it (``'run of seed S'``): a partial file, to continue from
     (``run_study(reuse=...)``), not to compare."""
-    names = list(runs[seeds[0]] if names is None else names)
+    if names is None:
+        names = list(dict.fromkeys(name for seed in seeds for name in runs[seed]))
     results = {
         name: [dict(runs[seed][name], seed=seed) for seed in seeds if name in runs[seed]]
         for name in names
@@ -78,7 +80,7 @@ def study_results(
     ]
     if missing:
         protocol['missing'] = missing
-    return dict(protocol=protocol, results=results, seeds=list(seeds), stages=names)
+    return dict(protocol=protocol, results=results, seeds=list(seeds), stages=list(names))
 
 
 def render_results(saved: Mapping, metrics: Sequence[str] = METRICS) -> str:

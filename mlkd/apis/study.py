@@ -32,14 +32,18 @@ intra-class study (:mod:`mlkd.apis.intra_class`) is one.
   result); a result whose checkpoint is gone is refused, or trained again with ``overwrite``.
 * Results made elsewhere (another machine, another work dir, a call that was stopped) are taken
   from results files in the format of :func:`~mlkd.apis.config_study.study_results` (``reuse``):
-  an entry of the same run, seed and identity fingerprint is stored in this work dir as if it had
-  trained here; its checkpoint stays where it was made. With ``train=False`` nothing trains: the
-  call returns what is stored, so a stopped study can be written out and continued elsewhere.
+  an entry of the same run, seed and identity fingerprint is stored in this work dir, once the
+  call is not refused, as if it had trained here, but without a checkpoint (``checkpoint`` None;
+  where it was is kept in ``taken_from``): its checkpoint is on the machine that made it. So it
+  cannot serve a call that reads test where it read val only, nor teach a run trained here; both
+  are refused before anything trains. With ``stored_only`` nothing trains: the call returns what
+  is stored, so a stopped study can be written out and continued elsewhere.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os.path as osp
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +73,7 @@ __all__ = [
     'StudyRun',
     'run_identities',
     'run_study',
+    'read_results_file',
     'read_test_on_checkpoint',
     'take_results',
 ]
@@ -226,45 +231,83 @@ def train_run(job: dict, needs: dict, live_progress: bool) -> dict:
     return result
 
 
+def read_results_file(path: str) -> Any:
+    """The content of a results file to take runs from.
+
+    Raises:
+        ResultsFileError: it cannot be read or is not JSON, naming it.
+    """
+    try:
+        with open(path, encoding='utf-8') as f:
+            return json.load(f)
+    except OSError as error:
+        raise ResultsFileError(f'{path}: {error.strerror}') from None
+    except json.JSONDecodeError as error:
+        raise ResultsFileError(f'{path}: not a JSON file ({error})') from None
+
+
+def _checked_entries(source: str, results: Any) -> list[tuple[str, dict]]:
+    """``(run, entry)`` of every entry of a results file's content; refuses a file that is not
+    in :func:`~mlkd.apis.config_study.study_results`'s format, naming the run and index."""
+    runs = results.get('results') if isinstance(results, Mapping) else None
+    if not isinstance(runs, Mapping):
+        raise ResultsFileError(f'{source}: not a study results file (no "results" mapping)')
+    checked = []
+    for name, entries in runs.items():
+        if not isinstance(entries, list):
+            raise ResultsFileError(f'{source}: results.{name} is not a list of runs')
+        for index, entry in enumerate(entries):
+            where = f'{source}: results.{name}[{index}]'
+            if not isinstance(entry, Mapping):
+                raise ResultsFileError(f'{where} is not a mapping')
+            missing = [k for k in ('seed', 'val', 'cpu_seconds', 'config_sha256') if k not in entry]
+            if missing or not isinstance(entry['seed'], int):
+                raise ResultsFileError(f'{where} lacks {missing or "an integer seed"}')
+            checked.append((name, dict(entry)))
+    return checked
+
+
 def take_results(
     source: str,
-    results: Mapping,
+    results: Any,
     identities: Mapping[tuple[str, int], Mapping],
     work_dir: str,
     *,
     log: Callable[[str], None],
-) -> int:
-    """Store in ``work_dir`` each run of ``results`` (a results file's content, in the format of
-    :func:`~mlkd.apis.config_study.study_results`, read from ``source``) whose run name, seed and
+) -> dict[tuple[str, int], dict]:
+    """The runs of ``results`` (a results file's content, in the format of
+    :func:`~mlkd.apis.config_study.study_results`, read from ``source``) to store in
+    ``work_dir``: ``{(run, seed): result}`` for each entry whose run name, seed and
     ``config_sha256`` are those of one of ``identities`` (``{(run, seed): identity}``) and that
-    ``work_dir`` does not hold yet. A run of another identity is left, and logged: it was made by
-    another config. Returns how many runs were stored.
+    ``work_dir`` does not hold yet. A result has no checkpoint (``None``; the file's path and
+    commit and the checkpoint's path elsewhere are in ``taken_from``). An entry of another
+    fingerprint is left and logged, naming both fingerprints; how many entries were taken of how
+    many is logged. Nothing is written.
 
     Raises:
-        ResultsFileError: ``results`` is not in that format, naming ``source``.
+        ResultsFileError: ``results`` is not in that format, naming ``source``, run and index.
     """
-    runs = results.get('results') if isinstance(results, Mapping) else None
-    if not isinstance(runs, Mapping):
-        raise ResultsFileError(f'{source}: not a study results file (no "results" mapping)')
-    taken = 0
-    for name, entries in runs.items():
-        for entry in entries:
-            if not isinstance(entry, Mapping) or 'seed' not in entry:
-                raise ResultsFileError(f'{source}: run {name!r} has an entry without a seed')
-            identity = identities.get((name, entry['seed']))
-            if identity is None:
-                continue  # a run or seed this call does not ask for
-            what = f'[seed {entry["seed"]}] {name}'
-            if entry.get('config_sha256') != fingerprint(identity):
-                log(f'{what}: not taken from {source} (made by another config)')
-                continue
-            path = result_path(work_dir, entry['seed'], name)
-            if osp.isfile(path):
-                continue  # stored here already; checked like every stored result
-            stored = {k: v for k, v in entry.items() if k not in ('config_sha256', 'config_values')}
-            save_finished_run(path, stored, identity)
-            log(f'{what}: taken from {source}')
-            taken += 1
+    entries = _checked_entries(source, results)
+    commit = (results.get('protocol') or {}).get('commit')
+    taken = {}
+    for name, entry in entries:
+        seed = entry['seed']
+        identity = identities.get((name, seed))
+        if identity is None:
+            continue  # a run or seed this call does not ask for
+        expected = fingerprint(identity)
+        if entry['config_sha256'] != expected:
+            log(
+                f'[seed {seed}] {name}: not taken from {source}: made by another config '
+                f"(fingerprint {entry['config_sha256'][:12]}, this call's {expected[:12]})"
+            )
+            continue
+        if osp.isfile(result_path(work_dir, seed, name)):
+            continue  # stored here already; checked like every stored result
+        stored = {k: v for k, v in entry.items() if k != 'config_values'}
+        elsewhere = dict(file=source, commit=commit, checkpoint=stored.get('checkpoint'))
+        taken[(name, seed)] = dict(stored, checkpoint=None, taken_from=elsewhere)
+    log(f'{source}: {len(taken)} of {len(entries)} runs taken')
     return taken
 
 
@@ -329,6 +372,34 @@ def _report(seed: int, name: str) -> Callable[[dict, float], str]:
     return report
 
 
+def check_teachers_here(
+    study: Study, names: Sequence[str], seeds: Sequence[int], finished: Mapping[tuple, dict]
+) -> None:
+    """Refuse, before anything trains, a run to train whose teacher run is finished but whose
+    checkpoint is not here (a run taken from elsewhere, or a deleted checkpoint): it would have
+    no teacher to distil from.
+
+    Raises:
+        StaleResultError: naming the run, the seed and where the teacher's checkpoint was.
+    """
+    for seed in seeds:
+        for name in names:
+            teacher = study.runs[name].teacher
+            if teacher is None or ('run', name, seed) in finished:
+                continue
+            result = finished.get(('run', teacher, seed))
+            if result is not None and not osp.isfile(result.get('checkpoint') or ''):
+                elsewhere = result.get('taken_from', {})
+                where = elsewhere.get('checkpoint') or result.get('checkpoint')
+                source = f' (taken from {elsewhere["file"]})' if elsewhere else ''
+                raise StaleResultError(
+                    f'{study.name}, run {name} of seed {seed}: its teacher run {teacher} is '
+                    f'finished{source} but its checkpoint {where!r} is not on this machine; take '
+                    f'{name} from a results file too, or train {teacher} here (without that '
+                    'file, its stored result.json deleted)'
+                )
+
+
 def check_study_request(
     study: Study, seeds: Sequence[int], names: Sequence[str], jobs: int
 ) -> None:
@@ -362,8 +433,8 @@ def run_study(
     overwrite: bool = False,
     verbose: bool = False,
     outputs: Sequence[str] = (),
-    reuse: Mapping[str, Mapping] | None = None,
-    train: bool = True,
+    reuse: Mapping[str, Any] | None = None,
+    stored_only: bool = False,
     log: Callable[[str], None] = lambda line: print(line, flush=True),
 ) -> dict[int, dict[str, dict]]:
     """Train ``runs`` (default: all) of ``study`` for ``seeds`` in ``work_dir``, reusing the
@@ -380,59 +451,82 @@ def run_study(
         outputs: the files the caller writes from the results: refused before any training where
             they exist, unless ``overwrite`` (checked after the stored results, so that a stale
             result is what a call is refused for first).
-        reuse: results made elsewhere, ``{file name: results}`` in the format of
-            :func:`~mlkd.apis.config_study.study_results` (:func:`take_results`).
-        train: ``False``: train and evaluate nothing, return what is stored.
+        reuse: results made elsewhere, ``{file name: its content}`` in the format of
+            :func:`~mlkd.apis.config_study.study_results` (:func:`take_results`), stored in
+            ``work_dir`` once nothing refuses the call (returned only, with ``stored_only``).
+        stored_only: train and evaluate nothing, return what is stored (a run without the test
+            score it needs is left out, logged).
 
     Returns:
         ``{seed: {run: result}}``; a result is :func:`~mlkd.apis.runs.train_and_evaluate`'s
         (``val``, ``test``, ``seconds``, ``cpu_seconds``, ``checkpoint``, ...) with ``seed`` and
-        ``config_sha256`` (the fingerprint of its identity). With ``train=False`` the runs not
+        ``config_sha256`` (the fingerprint of its identity). With ``stored_only`` the runs not
         stored are left out (a seed none of whose runs is stored maps to ``{}``).
 
     Raises:
         StudyRequestError: a call that cannot run as asked (nothing trained).
         StaleResultError: a stored result of another identity, or without the test score its
             run now needs and without its checkpoint, without ``overwrite`` (nothing trained);
-            a checkpoint whose val score is not its stored result's (:func:`read_test_on_checkpoint`).
+            a checkpoint whose val score is not its stored result's (:func:`read_test_on_checkpoint`);
+            a run to train whose teacher run's checkpoint is not here (taken from elsewhere, or
+            deleted).
+        ResultsFileError: a file of ``reuse`` is not a results file (nothing stored or trained).
         OutputExistsError: one of ``outputs`` exists, without ``overwrite`` (nothing trained).
     """
     names = list(study.runs if runs is None else runs)
     seeds = list(seeds)
     check_study_request(study, seeds, names, jobs)
     identities = run_identities(study, names, seeds, work_dir, epochs=epochs, options=options)
+    taken = {}
     for source, results in (reuse or {}).items():
-        take_results(source, results, identities, work_dir, log=log)
+        for key, result in take_results(source, results, identities, work_dir, log=log).items():
+            taken.setdefault(key, result)  # the first file that has a run gives it
     finished, untested = {}, {}
     for (name, seed), identity in identities.items():  # every stored result, before training
         path = result_path(work_dir, seed, name)
         what = f'{study.name}, run {name} of seed {seed}'
         result = load_finished_run(path, identity, what=what, overwrite=overwrite)
+        if result is None and (name, seed) in taken:
+            result, path = taken[(name, seed)], taken[(name, seed)]['taken_from']['file']
         # Whether a run read test is not part of its identity (module doc).
         if result is not None and study.runs[name].test and 'test' not in result:
             checkpoint = result.get('checkpoint')
+            if stored_only:
+                log(f'[seed {seed}] {name}: {path} has no test score; left out (stored only)')
+                continue
             if checkpoint is not None and osp.isfile(checkpoint):
                 untested[(name, seed)] = result
                 log(f'[seed {seed}] {name}: reads test on the checkpoint of {path}')
                 continue
             if not overwrite:
+                gone = (
+                    'is on the machine that made it'
+                    if 'taken_from' in result
+                    else f'{checkpoint!r} is gone'
+                )
                 raise StaleResultError(
                     f'{what}: {path} has no test score (stored by a call that read val only) '
-                    f'and its checkpoint {checkpoint!r} is gone; read val only (--val-only), '
+                    f'and its checkpoint {gone}; read val only (--val-only), '
                     'or --overwrite trains it again'
                 )
             result = None
         if result is not None:
             finished[('run', name, seed)] = result
-            log(f'[seed {seed}] {name}: reused {path}')
+            if (name, seed) not in taken:
+                log(f'[seed {seed}] {name}: reused {path}')
     check_outputs(outputs, overwrite=overwrite)
-    if not train:
+    if stored_only:
         return {
             seed: {
                 name: finished[key] for name in names if (key := ('run', name, seed)) in finished
             }
             for seed in seeds
         }
+    check_teachers_here(study, names, seeds, finished)
+    for (name, seed), result in taken.items():  # nothing refuses the call any more
+        if ('run', name, seed) in finished:
+            save_finished_run(result_path(work_dir, seed, name), result, identities[(name, seed)])
+            log(f'[seed {seed}] {name}: taken from {result["taken_from"]["file"]}')
     tasks = [
         Task(
             ('run', name, seed),

@@ -237,38 +237,73 @@ def test_stored_identity_names_the_teacher_by_its_digest(tmp_path):
 
 
 def test_results_made_elsewhere_are_taken_for_their_identity_only(tmp_path):
-    """An entry of a results file is stored in the work dir only for the same run, seed and
-    identity; one of another config is logged and left; a run stored here already stays; a run
-    or seed the call does not ask for is ignored."""
+    """An entry of a results file is taken only for the same run, seed and identity, without its
+    checkpoint; one of another config is logged and left; a run stored here already stays; a
+    run or seed the call does not ask for is ignored; nothing is written by a refused call."""
     study, work = _study(tmp_path), str(tmp_path / 'work')
     identities = run_identities(study, list(study.runs), [0], work)
 
     def entry(name, seed=0, **changes):
         scores = dict(val={'accuracy/top1': 50.0}, test={'accuracy/top1': 49.0})
-        result = dict(scores, seed=seed, checkpoint='elsewhere.pth')
+        result = dict(scores, seed=seed, checkpoint='elsewhere.pth', cpu_seconds=1.0)
         return {**result, 'config_sha256': fingerprint(identities[(name, 0)]), **changes}
 
     here = result_path(work, 0, 'student')
     scores = dict(val={'accuracy/top1': 1.0}, test={'accuracy/top1': 1.0})
     save_finished_run(here, scores, identities[('student', 0)])
     results = dict(
+        protocol=dict(commit='c' * 40),
         results=dict(
             teacher=[entry('teacher'), entry('teacher', seed=7)],
             kd=[entry('kd', config_sha256='0' * 64)],
             student=[entry('student')],
             other=[entry('teacher')],
-        )
+        ),
     )
     lines = []
-    assert take_results('a.json', results, identities, work, log=lines.append) == 1
-    assert lines == [
-        '[seed 0] teacher: taken from a.json',
-        '[seed 0] kd: not taken from a.json (made by another config)',
-    ]
-    assert not osp.exists(result_path(work, 0, 'kd'))
-    assert json.load(open(here))['val'] == {'accuracy/top1': 1.0}
-    stored = run_study(study, work, seeds=[0], train=False, log=lines.append)[0]
-    assert stored['teacher']['val'] == {'accuracy/top1': 50.0} and 'kd' not in stored
-    for bad in ([], {'results': {'kd': [{'val': {}}]}}):
-        with pytest.raises(ResultsFileError, match='b.json'):
-            take_results('b.json', bad, identities, work, log=lines.append)
+    taken = take_results('a.json', results, identities, work, log=lines.append)
+    assert list(taken) == [('teacher', 0)]
+    assert taken[('teacher', 0)]['checkpoint'] is None
+    assert taken[('teacher', 0)]['taken_from'] == dict(
+        file='a.json', commit='c' * 40, checkpoint='elsewhere.pth'
+    )
+    assert lines[0].startswith('[seed 0] kd: not taken from a.json: made by another config')
+    assert lines[1:] == ['a.json: 1 of 5 runs taken']
+    assert not osp.exists(result_path(work, 0, 'teacher'))  # take_results writes nothing
+
+    # KD would train here from a teacher whose checkpoint is elsewhere: refused, nothing stored.
+    with pytest.raises(
+        StaleResultError,
+        match=r'run kd of seed 0: its teacher run teacher is '
+        r'finished \(taken from a.json\) but its checkpoint',
+    ):
+        run_study(study, work, seeds=[0], reuse={'a.json': results}, log=lines.append)
+    assert not osp.exists(result_path(work, 0, 'teacher'))
+    stored = run_study(
+        study, work, seeds=[0], reuse={'a.json': results}, stored_only=True, log=lines.append
+    )[0]
+    assert set(stored) == {'teacher', 'student'}  # kd neither stored nor taken
+    assert stored['student']['val'] == {'accuracy/top1': 1.0}  # the run stored here stays
+
+    # Taken without the test score this call needs: its checkpoint is elsewhere, so refused;
+    # left out of a stored-only call.
+    without_test = {k: v for k, v in entry('teacher').items() if k != 'test'}
+    val_only = dict(results, results=dict(teacher=[without_test]))
+    with pytest.raises(StaleResultError, match='its checkpoint is on the machine that made it'):
+        run_study(study, work, seeds=[0], reuse={'b.json': val_only}, log=lines.append)
+    stored = run_study(
+        study, work, seeds=[0], reuse={'b.json': val_only}, stored_only=True, log=lines.append
+    )[0]
+    assert 'teacher' not in stored and 'b.json has no test score; left out' in lines[-2]
+
+    for bad, error in (
+        ([], 'not a study results file'),
+        ({'results': {'kd': 3}}, r'results.kd is not a list'),
+        ({'results': {'kd': [{'val': {}}]}}, r"results.kd\[0\] lacks \['seed'"),
+        (
+            {'results': {'kd': [{**entry('kd'), 'seed': '0'}]}},
+            r'results.kd\[0\] lacks an integer seed',
+        ),
+    ):
+        with pytest.raises(ResultsFileError, match=f'c.json: {error}'):
+            take_results('c.json', bad, identities, work, log=lines.append)

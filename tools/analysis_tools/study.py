@@ -24,8 +24,9 @@ A study can be split over machines or calls: ``--reuse`` takes the runs of resul
 by ``--out`` elsewhere (same config and seed, by fingerprint) instead of training them, and
 ``--stored-only`` trains nothing and writes what the work dir holds, a partial file naming the
 runs it lacks (``protocol.missing``; ``demo_paired.py`` refuses it) that a later call, on
-another machine, continues with ``--reuse``. The checkpoints stay where they were made: a call
-that reads test on runs taken that way trains them again (``--overwrite``) or is refused.
+another machine, continues with ``--reuse``. The checkpoints stay where they were made, so a
+run taken that way never has one here: a later call that reads test on it is refused (or, with
+``--overwrite``, trains it again), as is a distilled run to train whose teacher was taken.
 """
 
 from __future__ import annotations
@@ -65,8 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
         nargs='+',
         default=[],
         metavar='RESULTS',
-        help='results files written by --out of other calls (another machine, a stopped call): '
-        'their runs of the same config and seed are taken instead of trained',
+        help='(after the configs) results files written by --out of other calls (another '
+        'machine, a stopped call): their runs of the same config and seed are taken instead of '
+        'trained, without their checkpoints',
     )
     parser.add_argument(
         '--stored-only',
@@ -84,17 +86,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def read_results_file(path: str) -> dict:
-    """A ``--reuse`` file's content; a file that is missing or not JSON ends the call, naming it."""
-    try:
-        with open(path, encoding='utf-8') as f:
-            return json.load(f)
-    except OSError as error:
-        raise SystemExit(f'study.py: --reuse {path}: {error.strerror}') from None
-    except json.JSONDecodeError as error:
-        raise SystemExit(f'study.py: --reuse {path}: not a JSON file ({error})') from None
-
-
 def main(argv: list[str] | None = None) -> dict:
     """The results as written to ``--out``."""
     parser = build_parser()
@@ -102,7 +93,12 @@ def main(argv: list[str] | None = None) -> dict:
     from mlkd.apis.benchmark import git_commit  # after --help
     from mlkd.apis.config_study import config_study, render_results, study_results
     from mlkd.apis.runs import METRICS, StaleResultError
-    from mlkd.apis.study import ResultsFileError, StudyRequestError, run_study
+    from mlkd.apis.study import (
+        ResultsFileError,
+        StudyRequestError,
+        read_results_file,
+        run_study,
+    )
     from mlkd.utils.output_policy import check_output, open_output
 
     check_output(args.out, inputs=args.reuse, overwrite=True)  # an input, even with --overwrite
@@ -119,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict:
             args.work_dir,
             outputs=[args.out],
             reuse=reuse,
-            train=not args.stored_only,
+            stored_only=args.stored_only,
             **call,
         )
     except StudyRequestError as error:
@@ -127,10 +123,12 @@ def main(argv: list[str] | None = None) -> dict:
     except (StaleResultError, ResultsFileError) as error:
         raise SystemExit(f'study.py: {error}') from None
     saved = study_results(runs, args.seeds, commit, names=list(study.runs))
-    if reuse:  # the commits the taken runs were made on, beside this call's
-        saved['protocol']['reused'] = {
-            path: (results.get('protocol') or {}).get('commit') for path, results in reuse.items()
-        }
+    # The files runs were taken from and the commits they were made on, beside this call's.
+    sources = [
+        r['taken_from'] for by_run in runs.values() for r in by_run.values() if 'taken_from' in r
+    ]
+    if sources:
+        saved['protocol']['reused'] = {source['file']: source['commit'] for source in sources}
     with open_output(args.out, overwrite=args.overwrite, inputs=args.reuse) as file:
         json.dump(saved, file, indent=1)
     print(render_results(saved, study.metrics), flush=True)

@@ -106,6 +106,12 @@ def test_a_study_split_over_two_machines_is_written_out_partial_then_continued(t
         assert done['results'][name][0]['val'] == written['results'][name][0]['val']
         assert [r['seed'] for r in done['results'][name]] == [0, 1]
 
+    # Test cannot be read on the taken runs: their checkpoints are on the first machine.
+    argv = [*CONFIGS, '--seeds', '0', '1', '--work-dir', second, '--out', str(tmp_path / 't.json')]
+    proc = study(*argv, '--cfg-options', *SMALL_TOOL_RUN, expect=1)
+    assert 'run student of seed 0:' in proc.stderr
+    assert 'its checkpoint is on the machine that made it' in proc.stderr
+
     # A --reuse file that is not JSON, or not a results file: refused, named, nothing written.
     for content, error in (
         ('{', 'bad.json: not a JSON file'),
