@@ -103,5 +103,11 @@ def render_results(saved: Mapping, metrics: Sequence[str] = METRICS) -> str:
     ]
     seeds = ', '.join(map(str, saved['seeds']))
     missing = saved['protocol'].get('missing', [])
-    partial = f' Partial: {len(missing)} runs not stored ({", ".join(missing)}).' if missing else ''
+    more = f', and {len(missing) - 5} more' if len(missing) > 5 else ''
+    partial = (
+        f' Partial, each run over its stored seeds: {len(missing)} runs not stored '
+        f'({", ".join(missing[:5])}{more}).'
+        if missing
+        else ''
+    )
     return f'{render_table(header, rows)}\n\nMean ± sample std over seeds {seeds}.{partial}\n'

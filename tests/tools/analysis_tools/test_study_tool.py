@@ -87,7 +87,10 @@ def test_a_study_split_over_two_machines_is_written_out_partial_then_continued(t
 
     call('--work-dir', first, '--out', str(tmp_path / 'seed0.json'), seeds=('0',))
     proc = call('--stored-only', '--work-dir', first, '--out', partial)
-    assert 'epoch 1/1' not in proc.stdout and 'Partial: 2 runs not stored' in proc.stdout
+    assert (
+        'epoch 1/1' not in proc.stdout
+        and '2 runs not stored (student of seed 1, teacher of seed 1)' in proc.stdout
+    )
     written = json.load(open(partial))
     assert written['protocol']['missing'] == ['student of seed 1', 'teacher of seed 1']
     assert [[r['seed'] for r in runs] for runs in written['results'].values()] == [[0], [0]]
