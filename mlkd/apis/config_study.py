@@ -64,9 +64,8 @@ def study_results(
 
     ``names``: the runs (default: every run of any seed, in the order first met). Where a run of
     a seed is missing (a call that trained nothing, ``run_study(stored_only=True)``), its list
-    skips that seed and
-    ``protocol['missing']`` names it (``'run of seed S'``): a partial file, to continue from
-    (``run_study(reuse=...)``), not to compare."""
+    skips that seed and ``protocol['missing']`` names it (``'run of seed S'``): a partial file,
+    to continue from (``run_study(reuse=...)``), not to compare."""
     if names is None:
         names = list(dict.fromkeys(name for seed in seeds for name in runs[seed]))
     results = {
