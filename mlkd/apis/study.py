@@ -267,6 +267,16 @@ def _checked_entries(source: str, results: Any) -> list[tuple[str, dict]]:
     return checked
 
 
+def _stored_fingerprint(path: str) -> str | None:
+    """The ``config_sha256`` of the result stored at ``path``; ``None`` where there is none (or
+    the file is not a readable result, which :func:`~mlkd.apis.runs.load_finished_run` names)."""
+    try:
+        with open(path, encoding='utf-8') as file:
+            return json.load(file).get('config_sha256')
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def take_results(
     source: str,
     results: Any,
@@ -278,8 +288,9 @@ def take_results(
     """The runs of ``results`` (a results file's content, in the format of
     :func:`~mlkd.apis.config_study.study_results`, read from ``source``) to store in
     ``work_dir``: ``{(run, seed): result}`` for each entry whose run name, seed and
-    ``config_sha256`` are those of one of ``identities`` (``{(run, seed): identity}``) and that
-    ``work_dir`` does not hold yet. A result has no checkpoint (``None``; the file's path and
+    ``config_sha256`` are those of one of ``identities`` (``{(run, seed): identity}``) and whose
+    result ``work_dir`` does not hold yet (it may hold a stale one, which ``run_study`` refuses,
+    or replaces by the taken one with ``overwrite``). A result has no checkpoint (``None``; the file's path and
     commit and the checkpoint's path elsewhere are in ``taken_from``). An entry of another
     fingerprint is left and logged, naming both fingerprints; how many entries were taken of how
     many is logged. Nothing is written.
@@ -302,8 +313,8 @@ def take_results(
                 f"(fingerprint {entry['config_sha256'][:12]}, this call's {expected[:12]})"
             )
             continue
-        if osp.isfile(result_path(work_dir, seed, name)):
-            continue  # stored here already; checked like every stored result
+        if _stored_fingerprint(result_path(work_dir, seed, name)) == expected:
+            continue  # stored here already; one of another identity is stale (run_study)
         stored = {k: v for k, v in entry.items() if k != 'config_values'}
         elsewhere = dict(file=source, commit=commit, checkpoint=stored.get('checkpoint'))
         taken[(name, seed)] = dict(stored, checkpoint=None, taken_from=elsewhere)
@@ -453,7 +464,8 @@ def run_study(
             result is what a call is refused for first).
         reuse: results made elsewhere, ``{file name: its content}`` in the format of
             :func:`~mlkd.apis.config_study.study_results` (:func:`take_results`), stored in
-            ``work_dir`` once nothing refuses the call (returned only, with ``stored_only``).
+            ``work_dir`` once nothing refuses the call (returned only, with ``stored_only``); with
+            ``overwrite`` a taken run replaces a stale one stored here rather than training it.
         stored_only: train and evaluate nothing, return what is stored (a run without the test
             score it needs is left out, logged).
 

@@ -222,7 +222,9 @@ class MLKDRunner(Runner):
         by_epoch: bool = True,
         backend_args: dict | None = None,
     ) -> None:
-        """mmengine's ``Runner.save_checkpoint``, writing a local file atomically."""
+        """mmengine's ``Runner.save_checkpoint``, writing a local file atomically. Its whole
+        signature, not ``**kwargs``: mmengine's CheckpointHook passes ``file_client_args`` by
+        position."""
         if file_client_args is None and backend_args is None and '://' not in str(out_dir):
             backend_args = dict(backend=ATOMIC_LOCAL_BACKEND)
         super().save_checkpoint(

@@ -296,6 +296,25 @@ def test_results_made_elsewhere_are_taken_for_their_identity_only(tmp_path):
     )[0]
     assert 'teacher' not in stored and 'b.json has no test score; left out' in lines[-2]
 
+    # A stale result here (made by another identity) is refused without --overwrite and replaced
+    # by the taken one with it: taken, not trained again.
+    save_finished_run(result_path(work, 0, 'teacher'), scores, identities[('student', 0)])
+    assert ('teacher', 0) in take_results('a.json', results, identities, work, log=lines.append)
+    with pytest.raises(StaleResultError, match='run teacher of seed 0'):
+        run_study(study, work, seeds=[0], runs=['teacher'], reuse={'a.json': results})
+    replaced = run_study(
+        study,
+        work,
+        seeds=[0],
+        runs=['teacher'],
+        reuse={'a.json': results},
+        overwrite=True,
+        log=lines.append,
+    )[0]['teacher']
+    assert replaced['val'] == {'accuracy/top1': 50.0} and replaced['taken_from']['file'] == 'a.json'
+    with open(result_path(work, 0, 'teacher'), encoding='utf-8') as file:
+        assert json.load(file)['taken_from']['file'] == 'a.json'
+
     for bad, error in (
         ([], 'not a study results file'),
         ({'results': {'kd': 3}}, r'results.kd is not a list'),
