@@ -292,15 +292,12 @@ def evaluate(
     return runner, {split: loops[split]() for split in splits}
 
 
-def last_checkpoint(runner: Runner, work_dir: str) -> str | None:
-    """The checkpoint ``runner`` saved last (``CheckpointHook``'s, by epoch or by iteration),
-    written from ``work_dir`` (the config's spelling of the runner's work dir); ``None`` when it
+def last_checkpoint(runner: Runner) -> str | None:
+    """The checkpoint ``runner`` saved last (``CheckpointHook``'s, by epoch or by iteration), as
+    an absolute path (a result that names it stays right from any directory); ``None`` when it
     saved none."""
     path = runner.message_hub.get_info('last_ckpt')
-    if path is None:
-        return None
-    inside = osp.relpath(path, runner.work_dir)
-    return path if inside.startswith(os.pardir) else osp.join(work_dir, inside)
+    return None if path is None else osp.abspath(path)
 
 
 def train_and_evaluate(
@@ -331,6 +328,10 @@ def train_and_evaluate(
         'cpu_seconds': CPU time of this process (all threads; on a shared machine the wall time
         grows with the load, the CPU time much less), 'checkpoint': path of the last checkpoint
         (``None`` if none was saved)}``.
+
+    Raises:
+        MetricsNotLoggedError: one of ``metrics`` is not logged by the last validation (after
+            training; the checkpoint stays, no result is made).
     """
     cfg = cfg.copy()
     prepare_training(cfg, overwrite=overwrite)
@@ -349,9 +350,11 @@ def train_and_evaluate(
         scalars = runner.message_hub.log_scalars
         missing = [key for key in metrics if f'val/{key}' not in scalars]
         if missing:
-            raise RuntimeError(
-                f'{label}: final validation metrics {missing} were not logged '
-                f'(is val_interval a divisor of max_epochs in {cfg.filename}?)'
+            logged = sorted(key[len('val/') :] for key in scalars if key.startswith('val/'))
+            raise MetricsNotLoggedError(
+                f'{label}: the final validation logged no {missing} (it logged {logged}); '
+                'check the metric names asked for (--metrics), and that val_interval divides '
+                f'max_epochs in {cfg.filename}'
             )
         result = {'val': {key: float(scalars[f'val/{key}'].current()) for key in metrics}}
         fidelity = {'val': fidelity_of(scalars, 'val/')}
@@ -363,7 +366,7 @@ def train_and_evaluate(
             result['fidelity'] = fidelity
     result['seconds'] = time.perf_counter() - start
     result['cpu_seconds'] = time.process_time() - cpu_start
-    result['checkpoint'] = last_checkpoint(runner, cfg.work_dir)
+    result['checkpoint'] = last_checkpoint(runner)
     return result
 
 
@@ -397,6 +400,11 @@ def evaluate_checkpoint(
     if any(fidelity.values()):
         result['fidelity'] = fidelity
     return dict(result, seconds=None, checkpoint=checkpoint)
+
+
+class MetricsNotLoggedError(RuntimeError):
+    """A run's final validation did not log a metric its caller reports (a misspelled name, or
+    no validation at the last epoch)."""
 
 
 class StaleResultError(RuntimeError):

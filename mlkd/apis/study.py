@@ -36,8 +36,14 @@ intra-class study (:mod:`mlkd.apis.intra_class`) is one.
   call is not refused, as if it had trained here, but without a checkpoint (``checkpoint`` None;
   where it was is kept in ``taken_from``): its checkpoint is on the machine that made it. So it
   cannot serve a call that reads test where it read val only, nor teach a run trained here; both
-  are refused before anything trains. With ``stored_only`` nothing trains: the call returns what
-  is stored, so a stopped study can be written out and continued elsewhere.
+  are refused before anything trains. A result stored here is preferred; where it cannot serve
+  (none, stale under ``overwrite``, or val only without its checkpoint) a taken one holding every
+  metric of the study, with a test score where the run reads test, whatever the order of the
+  files. With ``stored_only`` nothing trains: the call returns what is stored, so a stopped study
+  can be written out and continued elsewhere.
+* A stored result without one of the study's metrics is refused (trained again with
+  ``overwrite``); so is, before anything trains, the folder of a run to train that holds a run
+  of another config. Each result trained records the ``commit`` it trained on.
 """
 
 from __future__ import annotations
@@ -71,6 +77,8 @@ __all__ = [
     'Study',
     'StudyRequestError',
     'StudyRun',
+    'check_work_dirs',
+    'missing_metrics',
     'run_identities',
     'run_study',
     'read_results_file',
@@ -204,10 +212,11 @@ def run_identities(
 
 def train_run(job: dict, needs: dict, live_progress: bool) -> dict:
     """Task: train one run of one seed, evaluate its last weights and store its ``result.json``
-    with the fingerprint of its identity. ``job``: ``study``, ``name``, ``seed``, ``work_dir``,
-    ``epochs``, ``options``, ``identity``, ``verbose``, ``overwrite``; ``needs``: the teacher
-    run's result (its ``checkpoint``). A run with ``LossDiagnosticsHook`` also stores its
-    per-term records (:func:`~mlkd.utils.run_logs.read_diagnostic_series`) as ``diagnostics``."""
+    with the fingerprint of its identity and the commit it trained on. ``job``: ``study``,
+    ``name``, ``seed``, ``work_dir``, ``epochs``, ``options``, ``identity``, ``verbose``,
+    ``overwrite``, ``commit``; ``needs``: the teacher run's result (its ``checkpoint``). A run
+    with ``LossDiagnosticsHook`` also stores its per-term records
+    (:func:`~mlkd.utils.run_logs.read_diagnostic_series`) as ``diagnostics``."""
     study, name, seed = job['study'], job['name'], job['seed']
     run = study.runs[name]
     cfg = study.run_config(
@@ -226,7 +235,7 @@ def train_run(job: dict, needs: dict, live_progress: bool) -> dict:
     )
     if any(hook.get('type') == 'LossDiagnosticsHook' for hook in cfg.get('custom_hooks', [])):
         result['diagnostics'] = read_diagnostic_series(cfg.work_dir)
-    result.update(seed=seed, config_sha256=fingerprint(job['identity']))
+    result.update(seed=seed, commit=job['commit'], config_sha256=fingerprint(job['identity']))
     save_finished_run(result_path(job['work_dir'], seed, name), result, job['identity'])
     return result
 
@@ -261,39 +270,40 @@ def _checked_entries(source: str, results: Any) -> list[tuple[str, dict]]:
             if not isinstance(entry, Mapping):
                 raise ResultsFileError(f'{where} is not a mapping')
             missing = [k for k in ('seed', 'val', 'cpu_seconds', 'config_sha256') if k not in entry]
-            if missing or not isinstance(entry['seed'], int):
-                raise ResultsFileError(f'{where} lacks {missing or "an integer seed"}')
+            if missing:
+                raise ResultsFileError(f'{where} lacks {missing}')
+            wrong = [
+                what
+                for what, fits in (
+                    ('an integer seed', isinstance(entry['seed'], int)),
+                    ('a config_sha256 string', isinstance(entry['config_sha256'], str)),
+                    ('val scores (a mapping)', isinstance(entry['val'], Mapping)),
+                    ('test scores (a mapping)', isinstance(entry.get('test', {}), Mapping)),
+                )
+                if not fits
+            ]
+            if wrong:
+                raise ResultsFileError(f'{where} lacks {" and ".join(wrong)}')
             checked.append((name, dict(entry)))
     return checked
-
-
-def _stored_fingerprint(path: str) -> str | None:
-    """The ``config_sha256`` of the result stored at ``path``; ``None`` where there is none (or
-    the file is not a readable result, which :func:`~mlkd.apis.runs.load_finished_run` names)."""
-    try:
-        with open(path, encoding='utf-8') as file:
-            return json.load(file).get('config_sha256')
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def take_results(
     source: str,
     results: Any,
     identities: Mapping[tuple[str, int], Mapping],
-    work_dir: str,
     *,
     log: Callable[[str], None],
 ) -> dict[tuple[str, int], dict]:
     """The runs of ``results`` (a results file's content, in the format of
-    :func:`~mlkd.apis.config_study.study_results`, read from ``source``) to store in
-    ``work_dir``: ``{(run, seed): result}`` for each entry whose run name, seed and
-    ``config_sha256`` are those of one of ``identities`` (``{(run, seed): identity}``) and whose
-    result ``work_dir`` does not hold yet (it may hold a stale one, which ``run_study`` refuses,
-    or replaces by the taken one with ``overwrite``). A result has no checkpoint (``None``; the file's path and
-    commit and the checkpoint's path elsewhere are in ``taken_from``). An entry of another
-    fingerprint is left and logged, naming both fingerprints; how many entries were taken of how
-    many is logged. Nothing is written.
+    :func:`~mlkd.apis.config_study.study_results`, read from ``source``) that a call may take:
+    ``{(run, seed): result}`` for each entry whose run name, seed and ``config_sha256`` are those
+    of one of ``identities`` (``{(run, seed): identity}``); :func:`run_study` chooses between them
+    and what its work dir stores. A result has no checkpoint (``None``); ``taken_from`` says where
+    it was read (``file``), the commit that trained it (the entry's ``commit``, else the file's)
+    and where its checkpoint is (an entry taken already keeps its first ``taken_from``'s). An
+    entry of another fingerprint is left and logged, naming both fingerprints; how many entries
+    match of how many is logged. Nothing is written.
 
     Raises:
         ResultsFileError: ``results`` is not in that format, naming ``source``, run and index.
@@ -313,12 +323,15 @@ def take_results(
                 f"(fingerprint {entry['config_sha256'][:12]}, this call's {expected[:12]})"
             )
             continue
-        if _stored_fingerprint(result_path(work_dir, seed, name)) == expected:
-            continue  # stored here already; one of another identity is stale (run_study)
-        stored = {k: v for k, v in entry.items() if k != 'config_values'}
-        elsewhere = dict(file=source, commit=commit, checkpoint=stored.get('checkpoint'))
+        origin = entry.get('taken_from') or {}  # an entry taken already, by the call that wrote it
+        stored = {k: v for k, v in entry.items() if k not in ('config_values', 'taken_from')}
+        elsewhere = dict(
+            file=source,
+            commit=entry.get('commit') or origin.get('commit') or commit,
+            checkpoint=origin.get('checkpoint') or entry.get('checkpoint'),
+        )
         taken[(name, seed)] = dict(stored, checkpoint=None, taken_from=elsewhere)
-    log(f'{source}: {len(taken)} of {len(entries)} runs taken')
+    log(f'{source}: {len(taken)} of {len(entries)} runs match this call')
     return taken
 
 
@@ -349,7 +362,8 @@ def read_test_on_checkpoint(job: dict, needs: dict, live_progress: bool) -> dict
         cfg, stored['checkpoint'], label, verbose=job['verbose'], metrics=study.metrics
     )
     path = result_path(job['work_dir'], seed, name)
-    for key, value in stored['val'].items():
+    for key in study.metrics:  # run_study checked that the stored result holds them
+        value = stored['val'][key]
         if abs(evaluated['val'][key] - value) > VAL_TOLERANCE:
             raise StaleResultError(
                 f'{label}: {stored["checkpoint"]} evaluates to val {key} '
@@ -411,6 +425,51 @@ def check_teachers_here(
                 )
 
 
+def missing_metrics(result: Mapping, metrics: Sequence[str]) -> list[str]:
+    """The ``split/metric`` of ``metrics`` a stored result lacks, on each split it holds."""
+    return [
+        f'{split}/{metric}'
+        for split in ('val', 'test')
+        if split in result
+        for metric in metrics
+        if metric not in result[split]
+    ]
+
+
+def _checkpoint_here(result: Mapping) -> bool:
+    return osp.isfile(result.get('checkpoint') or '')
+
+
+def check_work_dirs(
+    study: Study,
+    keys: Sequence[tuple[str, int]],
+    finished: Mapping[tuple, dict],
+    work_dir: str,
+    *,
+    epochs: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> None:
+    """Refuse, before anything trains, a run of ``keys`` (``(run, seed)``) whose folder holds a
+    run of another config (:func:`~mlkd.utils.work_dir.check_work_dir`): a run without a teacher,
+    or whose teacher run is finished (its checkpoint is part of the config). A run whose teacher
+    trains in this call is checked when it starts.
+
+    Raises:
+        WorkDirConflictError: naming the folder and the keys that differ.
+    """
+    from mlkd.utils.work_dir import check_work_dir
+
+    for name, seed in keys:
+        cfg = study.run_config(name, seed, work_dir, epochs=epochs, options=options)
+        teacher = study.runs[name].teacher
+        if teacher is not None:
+            done = finished.get(('run', teacher, seed))
+            if done is None:
+                continue
+            cfg.model.teacher_ckpt = done['checkpoint']
+        check_work_dir(cfg)
+
+
 def check_study_request(
     study: Study, seeds: Sequence[int], names: Sequence[str], jobs: int
 ) -> None:
@@ -421,6 +480,8 @@ def check_study_request(
     """
     if jobs < 1:
         raise StudyRequestError(f'--jobs must be at least 1, got {jobs}')
+    if not names or len(set(names)) != len(names):
+        raise StudyRequestError(f'--runs must be distinct and at least one, got {list(names)}')
     if not seeds or any(seed < 0 for seed in seeds) or len(set(seeds)) != len(seeds):
         raise StudyRequestError(f'--seeds must be distinct and non-negative, got {list(seeds)}')
     unknown = [name for name in names if name not in study.runs]
@@ -446,6 +507,7 @@ def run_study(
     outputs: Sequence[str] = (),
     reuse: Mapping[str, Any] | None = None,
     stored_only: bool = False,
+    commit: str | None = None,
     log: Callable[[str], None] = lambda line: print(line, flush=True),
 ) -> dict[int, dict[str, dict]]:
     """Train ``runs`` (default: all) of ``study`` for ``seeds`` in ``work_dir``, reusing the
@@ -468,6 +530,8 @@ def run_study(
             ``overwrite`` a taken run replaces a stale one stored here rather than training it.
         stored_only: train and evaluate nothing, return what is stored (a run without the test
             score it needs is left out, logged).
+        commit: the code the runs train with, stored in each result trained (default: the
+            checkout's HEAD now; a caller reads it before anything starts).
 
     Returns:
         ``{seed: {run: result}}``; a result is :func:`~mlkd.apis.runs.train_and_evaluate`'s
@@ -477,36 +541,56 @@ def run_study(
 
     Raises:
         StudyRequestError: a call that cannot run as asked (nothing trained).
-        StaleResultError: a stored result of another identity, or without the test score its
-            run now needs and without its checkpoint, without ``overwrite`` (nothing trained);
+        StaleResultError: a stored result of another identity, without one of the study's
+            metrics, or without the test score its run now needs and without its checkpoint,
+            without ``overwrite`` (nothing trained);
             a checkpoint whose val score is not its stored result's (:func:`read_test_on_checkpoint`);
             a run to train whose teacher run's checkpoint is not here (taken from elsewhere, or
             deleted).
         ResultsFileError: a file of ``reuse`` is not a results file (nothing stored or trained).
         OutputExistsError: one of ``outputs`` exists, without ``overwrite`` (nothing trained).
+        WorkDirConflictError: the folder of a run to train holds a run of another config,
+            without ``overwrite`` (nothing trained; for a run whose teacher trains in this call,
+            found when it starts).
     """
-    names = list(study.runs if runs is None else runs)
-    seeds = list(seeds)
+    names, seeds = list(study.runs if runs is None else runs), list(seeds)
     check_study_request(study, seeds, names, jobs)
+    names = [name for name in study.runs if name in names]  # teachers first, as declared
     identities = run_identities(study, names, seeds, work_dir, epochs=epochs, options=options)
-    taken = {}
+    candidates: dict[tuple[str, int], list[dict]] = {}
     for source, results in (reuse or {}).items():
-        for key, result in take_results(source, results, identities, work_dir, log=log).items():
-            taken.setdefault(key, result)  # the first file that has a run gives it
-    finished, untested = {}, {}
+        for key, result in take_results(source, results, identities, log=log).items():
+            candidates.setdefault(key, []).append(result)
+    finished, untested, taken = {}, {}, {}
     for (name, seed), identity in identities.items():  # every stored result, before training
         path = result_path(work_dir, seed, name)
         what = f'{study.name}, run {name} of seed {seed}'
+        needs_test = study.runs[name].test
         result = load_finished_run(path, identity, what=what, overwrite=overwrite)
-        if result is None and (name, seed) in taken:
-            result, path = taken[(name, seed)], taken[(name, seed)]['taken_from']['file']
+        if result is not None and (gaps := missing_metrics(result, study.metrics)):
+            if not overwrite:
+                raise StaleResultError(
+                    f'{what}: {path} stores no {gaps} (made by a call that reported other '
+                    'metrics); --overwrite trains it again'
+                )
+            result = None
+        if result is None or (needs_test and 'test' not in result and not _checkpoint_here(result)):
+            # A result made elsewhere: one with every metric, with test where the run reads it.
+            usable = [
+                c for c in candidates.get((name, seed), []) if not missing_metrics(c, study.metrics)
+            ]
+            pick = next((c for c in usable if 'test' in c or not needs_test), None)
+            pick = pick or (usable[0] if usable and result is None else None)
+            if pick is not None:
+                result, path = pick, pick['taken_from']['file']
+                taken[(name, seed)] = pick
         # Whether a run read test is not part of its identity (module doc).
-        if result is not None and study.runs[name].test and 'test' not in result:
+        if result is not None and needs_test and 'test' not in result:
             checkpoint = result.get('checkpoint')
             if stored_only:
                 log(f'[seed {seed}] {name}: {path} has no test score; left out (stored only)')
                 continue
-            if checkpoint is not None and osp.isfile(checkpoint):
+            if _checkpoint_here(result):
                 untested[(name, seed)] = result
                 log(f'[seed {seed}] {name}: reads test on the checkpoint of {path}')
                 continue
@@ -524,8 +608,8 @@ def run_study(
             result = None
         if result is not None:
             finished[('run', name, seed)] = result
-            if (name, seed) not in taken:
-                log(f'[seed {seed}] {name}: reused {path}')
+            how = 'taken from' if (name, seed) in taken else 'reused'
+            log(f'[seed {seed}] {name}: {how} {path}')
     check_outputs(outputs, overwrite=overwrite)
     if stored_only:
         return {
@@ -535,10 +619,16 @@ def run_study(
             for seed in seeds
         }
     check_teachers_here(study, names, seeds, finished)
+    to_train = [key for key in identities if ('run', *key) not in finished and key not in untested]
+    if not overwrite:
+        check_work_dirs(study, to_train, finished, work_dir, epochs=epochs, options=options)
     for (name, seed), result in taken.items():  # nothing refuses the call any more
         if ('run', name, seed) in finished:
             save_finished_run(result_path(work_dir, seed, name), result, identities[(name, seed)])
-            log(f'[seed {seed}] {name}: taken from {result["taken_from"]["file"]}')
+    if commit is None:
+        from mlkd.apis.benchmark import git_commit
+
+        commit = git_commit()
     tasks = [
         Task(
             ('run', name, seed),
@@ -554,6 +644,7 @@ def run_study(
                 verbose=verbose,
                 overwrite=overwrite,
                 stored=untested.get((name, seed)),
+                commit=commit,
             ),
             after=_teacher_task(study, name, seed),
             name=f'[seed {seed}] {name}',

@@ -55,6 +55,35 @@ def read_record(work_dir: str) -> dict | None:
         return json.load(file)
 
 
+def check_work_dir(cfg: Config) -> None:
+    """Refuse ``cfg`` where ``cfg.work_dir`` holds a run of another config (or of one not
+    recorded), as :func:`claim_work_dir` without ``resume`` or ``overwrite`` would; nothing is
+    written (for a caller that checks many runs before training any).
+
+    Raises:
+        WorkDirConflictError: naming the work dir and the keys that differ.
+    """
+    if holds_a_run(cfg.work_dir):
+        values = flatten_config(cfg)
+        _refuse_another_config(cfg.work_dir, values, values_fingerprint(values))
+
+
+def _refuse_another_config(work_dir: str, values: dict, digest: str) -> None:
+    record = read_record(work_dir)
+    if record is None or record.get('sha256') != digest:
+        what = (
+            'a run whose config is not recorded'
+            if record is None
+            else f'a run of another config ({record.get("config")}; '
+            f'{config_differences(record.get("values", {}), values)})'
+        )
+        raise WorkDirConflictError(
+            f'work dir {work_dir!r} holds {what}; pass --resume to continue that run with '
+            'this config, --overwrite to train here anyway (its checkpoints are replaced), '
+            'or choose another --work-dir'
+        )
+
+
 def claim_work_dir(
     cfg: Config, *, resume: bool = False, overwrite: bool = False, distributed: bool = False
 ) -> str:
@@ -73,19 +102,7 @@ def claim_work_dir(
     values = flatten_config(cfg)
     digest = values_fingerprint(values)
     if holds_a_run(work_dir) and not (resume or overwrite):
-        record = read_record(work_dir)
-        if record is None or record.get('sha256') != digest:
-            what = (
-                'a run whose config is not recorded'
-                if record is None
-                else f'a run of another config ({record.get("config")}; '
-                f'{config_differences(record.get("values", {}), values)})'
-            )
-            raise WorkDirConflictError(
-                f'work dir {work_dir!r} holds {what}; pass --resume to continue that run with '
-                'this config, --overwrite to train here anyway (its checkpoints are replaced), '
-                'or choose another --work-dir'
-            )
+        _refuse_another_config(work_dir, values, digest)
         if distributed:
             raise WorkDirConflictError(
                 f'work dir {work_dir!r} holds a run of this config; pass --resume to continue '

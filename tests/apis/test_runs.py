@@ -56,7 +56,8 @@ def test_a_sampler_seed_without_a_fixed_initialisation_is_refused():
 
 def test_a_run_by_iterations_reports_its_last_checkpoint(tmp_path):
     """The checkpoint handed back is the one the run saved last (``iter_N.pth`` here), not an
-    ``epoch_<max_epochs>.pth`` guessed from the config, written from the config's work dir."""
+    ``epoch_<max_epochs>.pth`` guessed from the config, as an absolute path (the work dir is
+    relative here)."""
     cfg = small_run_cfg(
         MULTIDIGITS_STUDENT,
         osp.relpath(str(tmp_path / 'work')),
@@ -71,7 +72,7 @@ def test_a_run_by_iterations_reports_its_last_checkpoint(tmp_path):
         loader.dataset.serialize_data = False  # mmengine's serialisation runs gc.collect()
     cfg.default_hooks.checkpoint = dict(type='CheckpointHook', by_epoch=False, interval=2)
     result = train_and_evaluate(cfg, 'by iterations', progress=False, metrics=())
-    assert result['checkpoint'] == osp.join(cfg.work_dir, 'iter_3.pth')
+    assert result['checkpoint'] == osp.abspath(osp.join(cfg.work_dir, 'iter_3.pth'))
     assert osp.isfile(result['checkpoint'])
 
 

@@ -4,6 +4,7 @@ tests/tools/analysis_tools/test_intra_class_study.py, the intra-class study as a
 
 import dataclasses
 import json
+import os
 import os.path as osp
 
 import pytest
@@ -24,6 +25,7 @@ from mlkd.apis.study import (
 )
 from mlkd.utils.cli import load_config
 from mlkd.utils.fingerprint import fingerprint
+from mlkd.utils.work_dir import WorkDirConflictError
 
 MULTIDIGITS = config_path('intra_class', 'multidigits')
 #: One epoch of 64 training mosaics, 32 val and 32 test mosaics (seconds per run).
@@ -122,6 +124,10 @@ def test_stored_results_are_reused_for_their_identity_only(tmp_path):
         f'[seed 0] {name}: reused {result_path(work, 0, name)}' for name in study.runs
     )
     assert results[0]['kd']['config_sha256'] == fingerprint(identities[('kd', 0)])
+    # Runs asked for in any order: a teacher's identity is made before its students'.
+    assert run_study(study, work, seeds=[0], runs=['kd', 'teacher'], log=print) == {
+        0: {name: results[0][name] for name in ('teacher', 'kd')}
+    }
     # Another config (here: another epoch count) is refused before anything trains, naming what
     # differs; the stored result stays.
     before = open(result_path(work, 0, 'teacher')).read()
@@ -201,6 +207,8 @@ def test_requests_that_cannot_run_are_refused_before_anything(tmp_path):
         (dict(seeds=[0], runs=['kd']), "run 'kd' needs its teacher run 'teacher'"),
         (dict(seeds=[0], runs=['KD']), r"\['KD'\] are not runs of a test study"),
         (dict(seeds=[0], jobs=0), 'jobs must be at least 1'),
+        (dict(seeds=[0], runs=[]), 'runs must be distinct and at least one'),
+        (dict(seeds=[0], runs=['student', 'student']), 'runs must be distinct'),
         (dict(seeds=[0], epochs=0), 'epochs must be at least 1'),
     ]
     for kwargs, message in cases:
@@ -238,8 +246,9 @@ def test_stored_identity_names_the_teacher_by_its_digest(tmp_path):
 
 def test_results_made_elsewhere_are_taken_for_their_identity_only(tmp_path):
     """An entry of a results file is taken only for the same run, seed and identity, without its
-    checkpoint; one of another config is logged and left; a run stored here already stays; a
-    run or seed the call does not ask for is ignored; nothing is written by a refused call."""
+    checkpoint; one of another config is logged and left; a run stored here already is preferred
+    to it; a run or seed the call does not ask for is ignored; nothing is written by a refused
+    call."""
     study, work = _study(tmp_path), str(tmp_path / 'work')
     identities = run_identities(study, list(study.runs), [0], work)
 
@@ -261,14 +270,14 @@ def test_results_made_elsewhere_are_taken_for_their_identity_only(tmp_path):
         ),
     )
     lines = []
-    taken = take_results('a.json', results, identities, work, log=lines.append)
-    assert list(taken) == [('teacher', 0)]
+    taken = take_results('a.json', results, identities, log=lines.append)
+    assert list(taken) == [('teacher', 0), ('student', 0)]
     assert taken[('teacher', 0)]['checkpoint'] is None
     assert taken[('teacher', 0)]['taken_from'] == dict(
         file='a.json', commit='c' * 40, checkpoint='elsewhere.pth'
     )
     assert lines[0].startswith('[seed 0] kd: not taken from a.json: made by another config')
-    assert lines[1:] == ['a.json: 1 of 5 runs taken']
+    assert lines[1:] == ['a.json: 2 of 5 runs match this call']
     assert not osp.exists(result_path(work, 0, 'teacher'))  # take_results writes nothing
 
     # KD would train here from a teacher whose checkpoint is elsewhere: refused, nothing stored.
@@ -299,7 +308,6 @@ def test_results_made_elsewhere_are_taken_for_their_identity_only(tmp_path):
     # A stale result here (made by another identity) is refused without --overwrite and replaced
     # by the taken one with it: taken, not trained again.
     save_finished_run(result_path(work, 0, 'teacher'), scores, identities[('student', 0)])
-    assert ('teacher', 0) in take_results('a.json', results, identities, work, log=lines.append)
     with pytest.raises(StaleResultError, match='run teacher of seed 0'):
         run_study(study, work, seeds=[0], runs=['teacher'], reuse={'a.json': results})
     replaced = run_study(
@@ -323,6 +331,66 @@ def test_results_made_elsewhere_are_taken_for_their_identity_only(tmp_path):
             {'results': {'kd': [{**entry('kd'), 'seed': '0'}]}},
             r'results.kd\[0\] lacks an integer seed',
         ),
+        (
+            {'results': {'kd': [{**entry('kd'), 'config_sha256': None, 'val': 1.0}]}},
+            r'results.kd\[0\] lacks a config_sha256 string and val scores \(a mapping\)',
+        ),
     ):
         with pytest.raises(ResultsFileError, match=f'c.json: {error}'):
-            take_results('c.json', bad, identities, work, log=lines.append)
+            take_results('c.json', bad, identities, log=lines.append)
+
+
+def test_a_call_takes_the_result_that_serves_it_and_refuses_before_anything(tmp_path):
+    """Between the results stored here and those of results files, a call takes one holding
+    every metric of the study and, where the run reads test, a test score (whatever the order of
+    the files); an entry taken already keeps where it was trained; a stored result without a
+    metric, or a run folder holding another run, is refused before anything is stored."""
+    study, work = _study(tmp_path), str(tmp_path / 'work')
+    identities = run_identities(study, list(study.runs), [0], work)
+
+    def entry(name, **changes):
+        result = dict(val={'accuracy/top1': 50.0}, test={'accuracy/top1': 49.0}, seed=0)
+        result.update(cpu_seconds=1.0, checkpoint='/far/ckpt.pth', commit='t' * 40)
+        return {**result, 'config_sha256': fingerprint(identities[(name, 0)]), **changes}
+
+    def results_file(**entries):
+        return dict(protocol=dict(commit='w' * 40), results={k: [v] for k, v in entries.items()})
+
+    val_only = {k: v for k, v in entry('student').items() if k != 'test'}
+    other_metric = entry('teacher', val={'mAP': 1.0}, test={'mAP': 1.0})
+    files = {
+        'val.json': results_file(student=val_only, teacher=other_metric),
+        'full.json': results_file(student=entry('student'), teacher=entry('teacher')),
+    }
+    stored = run_study(
+        study, work, seeds=[0], runs=['teacher', 'student'], reuse=files, stored_only=True
+    )[0]
+    assert stored['student']['taken_from']['file'] == 'full.json'  # the one with test
+    assert stored['teacher']['taken_from'] == dict(
+        file='full.json', commit='t' * 40, checkpoint='/far/ckpt.pth'
+    )
+    # A file written from a call that had taken them: the first origin is kept.
+    chained = results_file(teacher=dict(stored['teacher'], commit=None))
+    again = run_study(
+        study, work, seeds=[0], runs=['teacher'], reuse={'b.json': chained}, stored_only=True
+    )[0]['teacher']
+    assert again['taken_from'] == dict(file='b.json', commit='t' * 40, checkpoint='/far/ckpt.pth')
+
+    # A stored val-only result whose checkpoint is gone gives way to a complete one taken.
+    save_finished_run(result_path(work, 0, 'student'), val_only, identities[('student', 0)])
+    served = run_study(study, work, seeds=[0], runs=['student'], reuse=files, stored_only=True)
+    assert served[0]['student']['test'] == {'accuracy/top1': 49.0}
+
+    # A stored result without one of the study's metrics: refused, naming it.
+    save_finished_run(result_path(work, 0, 'student'), other_metric, identities[('student', 0)])
+    with pytest.raises(StaleResultError, match=r"stores no \['val/accuracy/top1', 'test/acc"):
+        run_study(study, work, seeds=[0], runs=['student'])
+
+    # The folder of a run to train holds a run of another config: refused before the taken
+    # teacher is stored or anything trains.
+    os.remove(result_path(work, 0, 'student'))
+    open(osp.join(work, 'seed0', 'student', 'epoch_1.pth'), 'w').close()
+    teacher_only = {'t.json': results_file(teacher=entry('teacher'))}
+    with pytest.raises(WorkDirConflictError, match='seed0/student'):
+        run_study(study, work, seeds=[0], runs=['teacher', 'student'], reuse=teacher_only)
+    assert not osp.exists(result_path(work, 0, 'teacher'))

@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
     from mlkd.apis.intra_class import run_intra_class_study, run_rkd_search  # after --help
     from mlkd.apis.runs import StaleResultError
     from mlkd.apis.study import StudyRequestError
+    from mlkd.utils.work_dir import WorkDirConflictError
 
     common = dict(study_call_arguments(args), data=args.data)
     if args.fidelity and args.search_rkd_weights:
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> tuple[list[dict], list[dict]] | list[
         )
     except StudyRequestError as error:
         parser.error(str(error))
-    except StaleResultError as error:
+    except (StaleResultError, WorkDirConflictError) as error:
         raise SystemExit(f'intra_class_study.py: {error}') from None
 
 

@@ -16,7 +16,8 @@ checkpoints (their val evaluated again must equal the stored one) and trains onl
 missing: choose on val, freeze, read test once on the same networks (:mod:`mlkd.apis.study`).
 
 ``--out`` is written in the format of ``tools/demo.py``'s ``results.json`` (each run's per-seed
-val and test metrics, CPU time, config fingerprint, and the commit), which
+val and test metrics, CPU time, config fingerprint and the commit it trained on; the commit of
+the call), which
 ``tools/analysis_tools/demo_paired.py`` compares: paired differences against a baseline run and
 claims "A beats B", on ``--split val`` or test. The table of every run (mean ± std) is printed.
 
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     from mlkd.apis.benchmark import git_commit  # after --help
     from mlkd.apis.config_study import config_study, render_results, study_results
-    from mlkd.apis.runs import METRICS, StaleResultError
+    from mlkd.apis.runs import METRICS, MetricsNotLoggedError, StaleResultError
     from mlkd.apis.study import (
         ResultsFileError,
         StudyRequestError,
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> dict:
         run_study,
     )
     from mlkd.utils.output_policy import check_output, open_output
+    from mlkd.utils.work_dir import WorkDirConflictError
 
     check_output(args.out, inputs=args.reuse, overwrite=True)  # an input, even with --overwrite
     # The code the call's runs train with: read before they start (a commit made while they run
@@ -116,22 +118,32 @@ def main(argv: list[str] | None = None) -> dict:
             outputs=[args.out],
             reuse=reuse,
             stored_only=args.stored_only,
+            commit=commit,
             **call,
         )
     except StudyRequestError as error:
         parser.error(str(error))
-    except (StaleResultError, ResultsFileError) as error:
+    except (
+        StaleResultError,
+        ResultsFileError,
+        MetricsNotLoggedError,
+        WorkDirConflictError,
+    ) as error:
         raise SystemExit(f'study.py: {error}') from None
     saved = study_results(runs, args.seeds, commit, names=list(study.runs))
-    # The files runs were taken from and the commits they were made on, beside this call's.
-    sources = [
-        r['taken_from'] for by_run in runs.values() for r in by_run.values() if 'taken_from' in r
-    ]
-    if sources:
-        saved['protocol']['reused'] = {source['file']: source['commit'] for source in sources}
+    # The files runs were taken from and the commits that trained them (each run's `commit`).
+    reused: dict[str, set] = {}
+    for result in (r for by_run in runs.values() for r in by_run.values()):
+        if 'taken_from' in result:
+            reused.setdefault(result['taken_from']['file'], set()).add(
+                result['taken_from']['commit']
+            )
+    if reused:
+        saved['protocol']['reused'] = {file: sorted(commits, key=str) for file, commits in reused.items()}
+    table = render_results(saved, study.metrics)
     with open_output(args.out, overwrite=args.overwrite, inputs=args.reuse) as file:
         json.dump(saved, file, indent=1)
-    print(render_results(saved, study.metrics), flush=True)
+    print(table, flush=True)
     print(f'wrote {args.out}', flush=True)
     return saved
 

@@ -26,6 +26,19 @@ def test_val_only_then_test_on_the_same_checkpoints_then_paired(tmp_path):
     chosen = json.load(open(val_out))
     assert chosen['stages'] == ['student', 'teacher'] and chosen['seeds'] == [0, 1]
     assert all('test' not in r for runs in chosen['results'].values() for r in runs)
+    assert {r['commit'] for runs in chosen['results'].values() for r in runs} == {
+        chosen['protocol']['commit']
+    }
+    # Metrics the stored runs do not hold: refused before anything; a misspelled one in a fresh
+    # work dir: named after the first run (its validation's keys are known only then).
+    proc = study(*argv, '--val-only', '--out', val_out, '--metrics', 'mAPP', expect=1)
+    assert "stores no ['val/mAPP']" in proc.stderr and 'epoch 1/1' not in proc.stdout
+    fresh = [CONFIGS[0], '--seeds', '0', '--val-only', '--work-dir', str(tmp_path / 'fresh')]
+    proc = study(
+        *fresh, '--out', 'y.json', '--metrics', 'mAPP', '--cfg-options', *SMALL_TOOL_RUN, expect=1
+    )
+    assert "logged no ['mAPP'] (it logged [" in proc.stderr and "'mAP'" in proc.stderr
+    assert not osp.exists('y.json')
     proc = study(*argv, '--out', test_out)
     assert proc.stdout.count('reads test on the checkpoint of') == 4
     assert 'epoch 1/1' not in proc.stdout  # nothing trained
@@ -62,6 +75,7 @@ def test_the_results_name_the_commit_the_runs_started_on(tmp_path, monkeypatch):
     monkeypatch.setattr('mlkd.apis.benchmark.git_commit', lambda: head['commit'])
 
     def run_study(study, work_dir, **call):  # the runs, without training; a commit meanwhile
+        assert call['commit'] == 'a' * 40  # what each run trained is stored with
         head['commit'] = 'b' * 40
         result = dict(val=dict.fromkeys(METRICS, 1.0), config_sha256='0' * 64, cpu_seconds=1.0)
         return {seed: {name: dict(result) for name in study.runs} for seed in call['seeds']}
@@ -104,7 +118,9 @@ def test_a_study_split_over_two_machines_is_written_out_partial_then_continued(t
     assert '[seed 0] student: val mAP' not in proc.stdout
     done = json.load(open(full))
     assert 'missing' not in done['protocol']
-    assert done['protocol']['reused'] == {partial: written['protocol']['commit']}
+    trained_on = written['results']['student'][0]['commit']  # the commit that trained seed 0
+    assert done['protocol']['reused'] == {partial: [trained_on]}
+    assert done['results']['student'][0]['taken_from']['commit'] == trained_on
     for name in ('student', 'teacher'):
         assert done['results'][name][0]['val'] == written['results'][name][0]['val']
         assert [r['seed'] for r in done['results'][name]] == [0, 1]
