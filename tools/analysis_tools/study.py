@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> dict:
                 result['taken_from']['commit']
             )
     if reused:
-        saved['protocol']['reused'] = {file: sorted(commits, key=str) for file, commits in reused.items()}
+        saved['protocol']['reused'] = {
+            file: sorted(commits, key=str) for file, commits in reused.items()
+        }
     table = render_results(saved, study.metrics)
     with open_output(args.out, overwrite=args.overwrite, inputs=args.reuse) as file:
         json.dump(saved, file, indent=1)
