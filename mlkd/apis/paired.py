@@ -32,35 +32,46 @@ __all__ = [
 DEFAULT_METRIC = 'mAP'
 
 
-def stage_score(run: Mapping, split: str, metric: str) -> float:
+def stage_score(run: Mapping, split: str, metric: str, stage: str | None = None) -> float:
     """One run's ``metric`` on ``split`` (a fidelity key from the run's ``fidelity``).
 
     Raises:
-        KeyError: naming the seed, split and metric missing.
+        KeyError: naming the stage (where given), seed, split and metric missing.
     """
     scores = (run.get('fidelity') or {}) if metric.startswith('fidelity/') else run
     scores = scores.get(split) or {}
     if metric not in scores:
+        where = f'stage {stage!r}, ' if stage is not None else ''
         raise KeyError(
-            f'seed {run.get("seed")}: no {metric!r} on {split} (it has {sorted(scores)})'
+            f'{where}seed {run.get("seed")}: no {metric!r} on {split} (it has {sorted(scores)})'
         )
     return scores[metric]
+
+
+def _seed_scores(results: Mapping[str, list], stage: str, split: str, metric: str) -> dict:
+    """Seed -> ``stage``'s score; refuses a seed listed twice (which would pair one of them)."""
+    scores: dict[int, float] = {}
+    for run in results[stage]:
+        if run['seed'] in scores:
+            raise ValueError(f'stage {stage!r} lists seed {run["seed"]} twice')
+        scores[run['seed']] = stage_score(run, split, metric, stage)
+    return scores
 
 
 def _baseline_scores(
     results: Mapping[str, list], baseline: str, split: str, metric: str
 ) -> dict[int, float] | float:
-    """Seed -> the baseline's score; a single float for a baseline trained once (one run)."""
+    """Seed -> the baseline's score; a single number for a baseline trained once (one run)."""
     if not results.get(baseline):
         raise ValueError(
-            'results.json holds no plain student: the pairs need it'
+            'the results hold no plain student: the pairs need it'
             if baseline == 'student'
-            else f'results.json holds no stage {baseline!r} (its stages: {list(results)})'
+            else f'the results hold no stage {baseline!r} (their stages: {list(results)})'
         )
     runs = results[baseline]
     if len(runs) == 1 and baseline.startswith('teacher'):
-        return stage_score(runs[0], split, metric)
-    return {run['seed']: stage_score(run, split, metric) for run in runs}
+        return float(stage_score(runs[0], split, metric, baseline))
+    return _seed_scores(results, baseline, split, metric)
 
 
 def paired_rows(
@@ -74,7 +85,8 @@ def paired_rows(
 
     Args:
         results: stage -> its runs (``results.json``'s ``results``).
-        stages: the stages to compare (default: every stage but ``baseline`` and ``teacher*``).
+        stages: the stages to compare (default: every stage with runs but ``baseline`` and
+            ``teacher*``).
 
     Returns:
         list of ``{'stage', 'baseline', 'metric', 'seeds', 'scores', 'mean', 'std',
@@ -82,28 +94,30 @@ def paired_rows(
 
     Raises:
         ValueError: no ``baseline`` results (or no plain student, the default baseline), an
-            unknown stage, or a stage sharing no seed with the baseline.
+            unknown stage or one without runs, a stage sharing no seed with the baseline, or a
+            seed listed twice in a stage.
+        KeyError: a run without the metric on ``split``, naming its stage and seed.
     """
     base = _baseline_scores(results, baseline, split, metric)
     if stages is None:
-        stages = [s for s in results if s != baseline and not s.startswith('teacher')]
+        stages = [
+            s for s in results if s != baseline and not s.startswith('teacher') and results[s]
+        ]
     unknown = [stage for stage in stages if stage not in results]
     if unknown:
-        raise ValueError(f'results.json holds no stages {unknown} (its stages: {list(results)})')
+        raise ValueError(f'the results hold no stages {unknown} (their stages: {list(results)})')
     rows = []
     for stage in stages:
         if not results[stage]:
-            continue
-        scores = {
-            run['seed']: stage_score(run, split, metric)
-            for run in results[stage]
-            if isinstance(base, float) or run['seed'] in base
-        }
+            raise ValueError(f'stage {stage!r} has no runs')
+        scores = _seed_scores(results, stage, split, metric)
+        if isinstance(base, dict):
+            scores = {seed: score for seed, score in scores.items() if seed in base}
         if not scores:
             raise ValueError(f'stage {stage!r} shares no seed with {baseline!r}')
         seeds = sorted(scores)
         values = [scores[s] for s in seeds]
-        control = [base if isinstance(base, float) else base[s] for s in seeds]
+        control = [base[s] if isinstance(base, dict) else base for s in seeds]
         paired = paired_differences(values, control)
         mean, std = mean_std(values)
         rows.append(
@@ -163,20 +177,30 @@ def _interval(row: Mapping) -> str:
 
 
 def paired_table(results: Mapping[str, list], rows: list[dict], split: str = 'test') -> str:
-    """The Markdown table of ``split``: the teachers and the baselines, then each compared stage
-    with its paired difference and interval (its baseline, when there are several; its verdict,
-    for claim rows)."""
+    """The Markdown table of ``split``: the teachers and the baselines (a baseline over the seeds
+    its pairs use), then each compared stage with its paired difference and interval (its
+    baseline, when there are several; its verdict, for claim rows)."""
     metric = rows[0]['metric'] if rows else DEFAULT_METRIC
     baselines = list(dict.fromkeys(row['baseline'] for row in rows))
     several = len(baselines) > 1
     claims = any('verdict' in row for row in rows)
     extra = (1 if several else 0) + (1 if claims else 0)
     shown = [name for name in results if name.startswith('teacher')] + baselines
+    paired_seeds: dict[str, set] = {}  # a baseline's row: over the seeds its pairs use
+    for row in rows:
+        paired_seeds.setdefault(row['baseline'], set()).update(row['seeds'])
+
+    def runs_shown(name: str) -> list:
+        runs = results[name]
+        if name not in paired_seeds or (len(runs) == 1 and name.startswith('teacher')):
+            return runs  # a teacher trained once is every seed's baseline
+        return [run for run in runs if run['seed'] in paired_seeds[name]]
+
     lines = [
         [
             name,
-            ','.join(str(r['seed']) for r in results[name]),
-            _score_cell(results[name], split, metric),
+            ','.join(str(r['seed']) for r in runs_shown(name)),
+            _score_cell(runs_shown(name), split, metric),
             *([''] * extra),
             '',
             '',

@@ -105,3 +105,20 @@ def test_a_fidelity_comparison_names_a_baseline_without_fidelity_and_shows_teach
     rows = paired_rows(students, 'test', 'MLD', ['KD'], 'fidelity/mAP_vs_teacher')
     assert rows[0]['diff_mean'] == pytest.approx(1.5)
     assert '| teacher | 0 | - |' in paired_table(students, rows)
+
+
+def test_a_baseline_row_shows_the_seeds_its_pairs_use_and_bad_results_are_named():
+    student = runs({0: 50.0, 1: 60.0, 2: 50.0})
+    rows = paired_rows(dict(student=student, KD=runs({0: 52.0, 1: 62.0})))
+    table = paired_table(dict(student=student), rows)
+    assert '| student | 0,1 | 55.00 ± 7.07 |' in table  # not its mean over seeds 0, 1, 2
+    # A teacher trained once whose score is an integer in the file is every seed's baseline.
+    once = [dict(seed=0, test={'mAP': 90})]
+    row = paired_rows(dict(teacher=once, KD=runs({3: 91.0})), baseline='teacher')[0]
+    assert row['seeds'] == [3] and row['diff_mean'] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="stage 'KD' lists seed 0 twice"):
+        paired_rows(dict(student=student, KD=runs({0: 1.0}) + runs({0: 2.0})))
+    with pytest.raises(ValueError, match="stage 'KD' has no runs"):
+        claim_rows(dict(student=student, KD=[]), [('KD', 'student')])
+    with pytest.raises(KeyError, match="stage 'student', seed 0: no 'mAP' on val"):
+        paired_rows(dict(student=runs({0: 1.0}), KD=runs({0: 2.0})), split='val')

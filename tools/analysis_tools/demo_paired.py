@@ -97,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
                 for row in paired_rows(results, args.split, baseline, stages, args.metric)
             ]
     except (KeyError, ValueError) as error:
-        parser.error(str(error).strip('"'))
+        parser.error(f'{args.results}: ' + str(error).strip('"'))
     text = paired_table(results, rows, args.split)
     print(text)
+    plot_paired(rows, args.out + '.png', args.split, **policy)  # the one that may fail, first
     write_text(args.out + '.md', text + '\n', **policy)
-    plot_paired(rows, args.out + '.png', args.split, **policy)
     return 0
 
 
