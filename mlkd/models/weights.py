@@ -38,8 +38,12 @@ def resolve_checkpoint(path: str, role: str = 'checkpoint') -> str:
     ``CheckpointHook``), else to its ``epoch_N.pth`` / ``iter_N.pth`` with the largest N, so configs
     name a teacher's work dir instead of hard-coding the epoch its schedule ends at.
 
+    An ``http(s)://`` URL is returned as it is (read weights-only from torch hub's cache,
+    :func:`~mlkd.utils.checkpoint.load_url_checkpoint`).
+
     Raises:
         FileNotFoundError: naming ``role`` and the path when nothing is found.
+        ValueError: another scheme (``torchvision://``...), which mmengine unpickles in full.
     """
     if osp.isdir(path):
         pointer = osp.join(path, 'last_checkpoint')
@@ -59,6 +63,12 @@ def resolve_checkpoint(path: str, role: str = 'checkpoint') -> str:
         raise FileNotFoundError(
             f'{role}: work dir {path!r} holds no checkpoint (no '
             'last_checkpoint, epoch_N.pth or iter_N.pth); train it first'
+        )
+    if '://' in path and not path.startswith(('http://', 'https://')):
+        raise ValueError(
+            f'{role}: {path!r}: a checkpoint is a file, a work dir or an http(s) URL; mmengine '
+            f'reads {path.split("://")[0]}:// paths by unpickling them in full (which runs any '
+            'code in the file): give its URL or a downloaded file'
         )
     if '://' not in path and not osp.isfile(path):
         raise FileNotFoundError(f'{role}: checkpoint file not found: {path!r}')

@@ -1,4 +1,4 @@
-"""Local checkpoints: loaded without running code hidden in them, saved atomically.
+"""Checkpoints: loaded without running code hidden in them, saved atomically.
 
 ``torch.load(..., weights_only=False)`` unpickles anything, so opening a downloaded teacher (or
 any file someone handed you) can run arbitrary code. :func:`load_local_checkpoint`, which
@@ -7,7 +7,8 @@ any file someone handed you) can run arbitrary code. :func:`load_local_checkpoin
 Checkpoints written by mmengine's Runner also hold a few non-tensor Python objects (the message
 hub's ``HistoryBuffer`` objects, numpy RNG states and scalars, the one-cycle schedulers' annealing
 functions); exactly those, listed in :func:`safe_globals`, are allowed, and only for the duration
-of the load.
+of the load. A checkpoint given by an ``http(s)://`` URL is downloaded into torch hub's cache and
+read the same way (:func:`load_url_checkpoint`).
 
 A file that needs any other global is refused with :class:`UnsafeCheckpointError`, naming the
 file and the globals. A file that is not a PyTorch checkpoint, or is truncated or damaged, raises
@@ -289,6 +290,36 @@ def load_local_checkpoint(filename: str, map_location=None):
         checkpoint = torch.load(filename, map_location=map_location, weights_only=False)
     _log_loaded(filename, checkpoint)
     return checkpoint
+
+
+def load_url_checkpoint(url: str, map_location=None, model_dir: str | None = None):
+    """Load a checkpoint at an ``http://`` or ``https://`` URL as a local one
+    (:func:`load_local_checkpoint`: ``weights_only=True``), from torch hub's checkpoint cache
+    (``torch.hub.get_dir()/checkpoints``, or ``model_dir``), downloading it there first if it is
+    not cached yet; under ``torch.distributed`` rank 0 downloads, the others wait for it.
+
+    mmengine's own loader for URLs goes through ``torch.hub.load_state_dict_from_url``, which
+    unpickles in full (its ``weights_only`` defaults to ``False``); ``import mlkd`` registers this
+    one for those prefixes instead (:mod:`mlkd.utils.compat`).
+
+    Raises:
+        UnsafeCheckpointError, InvalidCheckpointError: as :func:`load_local_checkpoint`, naming
+            the cached file.
+    """
+    from urllib.parse import urlparse
+
+    from mmengine.dist import get_dist_info
+
+    folder = model_dir or osp.join(torch.hub.get_dir(), 'checkpoints')
+    cached = osp.join(folder, osp.basename(urlparse(url).path))
+    rank, world_size = get_dist_info()
+    if rank == 0 and not osp.isfile(cached):
+        os.makedirs(folder, exist_ok=True)
+        _logger().info(f'Downloading {url} to {cached}')
+        torch.hub.download_url_to_file(url, cached, progress=False)
+    if world_size > 1:
+        torch.distributed.barrier()
+    return load_local_checkpoint(cached, map_location)
 
 
 def _logger():

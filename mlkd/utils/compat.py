@@ -9,7 +9,7 @@ in the same process keep mmengine's behaviour. Each shim is installed only where
 mlkd supports. :data:`SHIMS` names them, in the order :func:`apply` considers them;
 :func:`applied_shims` says which are in place in this process.
 
-1. **weights-only loading of local checkpoints.** ``torch.load`` defaults to ``weights_only=True``
+1. **weights-only checkpoint loading.** ``torch.load`` defaults to ``weights_only=True``
    since torch 2.6, and mmengine 0.10.7's local checkpoint loader passes nothing, so resuming,
    ``load_from`` and evaluating any mmengine checkpoint fail with ``UnpicklingError: Unsupported
    global: ...HistoryBuffer``. mlkd registers, through mmengine's own
@@ -24,7 +24,13 @@ mlkd supports. :data:`SHIMS` names them, in the order :func:`apply` considers th
    rules). So on those versions it changes how every library in the process loads local
    checkpoints through mmengine: mmengine's and mlkd's own files load as before, a file that needs
    other globals is refused, naming them, unless trusted. Upstream fix: open-mmlab/mmengine PR
-   #1670, not in 0.10.7.
+   #1670, not in 0.10.7. For the same reason, on every torch, mlkd registers
+   :func:`mlkd.utils.checkpoint.load_url_checkpoint` for ``http://`` and ``https://`` paths
+   (a ``teacher_ckpt``, ``load_from`` or ``init_cfg`` naming a URL): mmengine reads them with
+   ``torch.hub.load_state_dict_from_url``, which unpickles in full whatever the torch version;
+   mlkd downloads the file into the same hub cache and reads it as a local one. Not covered:
+   mmengine's ``torchvision://``, ``open-mmlab://`` and similar prefixes, which its loaders turn
+   into URLs and read in full themselves (mlkd's configs name URLs).
 2. **package lookup without pkg_resources.** setuptools >= 82 has no ``pkg_resources``; mmengine's
    ``is_installed`` and ``get_installed_path`` import it, so ``_base_ = ['pkg::...']`` configs and
    ``mmengine.hub`` fail. Where ``pkg_resources`` cannot be imported, mlkd replaces both with the
@@ -46,7 +52,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 
-from mlkd.utils.checkpoint import load_local_checkpoint
+from mlkd.utils.checkpoint import load_local_checkpoint, load_url_checkpoint
 from mlkd.utils.config_paths import get_installed_path, is_installed, resolve_config_path
 
 
@@ -61,10 +67,12 @@ def _mlkd_aware_cfg_path(original):
     return get_cfg_path
 
 
-def _load_local_checkpoints_weights_only() -> None:
+def _load_checkpoints_weights_only() -> None:
     from mmengine.runner.checkpoint import CheckpointLoader
 
     CheckpointLoader.register_scheme(prefixes='', force=True)(load_local_checkpoint)
+    prefixes = ('http://', 'https://')
+    CheckpointLoader.register_scheme(prefixes=prefixes, force=True)(load_url_checkpoint)
 
 
 def _look_packages_up_without_pkg_resources() -> None:
@@ -97,7 +105,7 @@ def pkg_resources_missing() -> bool:
 
 #: (name, when it is needed, how it is installed), in the order :func:`apply` considers them.
 _INSTALLS: tuple[tuple[str, Callable[[], bool], Callable[[], None]], ...] = (
-    ('weights-only loading of local checkpoints', _always, _load_local_checkpoints_weights_only),
+    ('weights-only checkpoint loading', _always, _load_checkpoints_weights_only),
     (
         'package lookup without pkg_resources',
         pkg_resources_missing,

@@ -3,9 +3,10 @@ tensors that hold a NaN or an inf."""
 
 import math
 
+import pytest
 import torch
 
-from mlkd.models.weights import network_state, non_finite_keys
+from mlkd.models.weights import network_state, non_finite_keys, resolve_checkpoint
 
 
 def test_network_state_unwraps_each_layout():
@@ -54,3 +55,13 @@ def test_non_finite_keys_names_exactly_the_tensors_with_a_nan_or_an_inf():
     finite = {k: named[k] for k in ('ok', 'overflowing_sum', 'half_overflowing_sum', 'double')}
     assert non_finite_keys(finite) == []
     assert non_finite_keys({}) == []
+
+
+def test_a_checkpoint_path_of_a_scheme_read_in_full_is_refused():
+    """torchvision:// and kin are read by mmengine's own loaders, which unpickle in full; an
+    http(s) URL is read weights-only (tests/utils/test_compat.py), a missing file is named."""
+    with pytest.raises(ValueError, match=r"teacher: 'torchvision://resnet18': a checkpoint is"):
+        resolve_checkpoint('torchvision://resnet18', 'teacher')
+    assert resolve_checkpoint('https://example.invalid/t.pth') == 'https://example.invalid/t.pth'
+    with pytest.raises(FileNotFoundError, match="teacher: checkpoint file not found: 'no.pth'"):
+        resolve_checkpoint('no.pth', 'teacher')

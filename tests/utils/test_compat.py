@@ -61,6 +61,42 @@ def test_missing_checkpoint_names_the_path(tmp_path):
         CheckpointLoader.load_checkpoint(missing, map_location='cpu')
 
 
+class _RunsCode:
+    """A pickle payload: unpickling it in full writes a marker file."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, 'w'))
+
+
+def test_a_checkpoint_at_a_url_is_read_weights_only_from_the_hub_cache(tmp_path, monkeypatch):
+    """mmengine reads an http(s) checkpoint with torch.hub.load_state_dict_from_url, which
+    unpickles in full (code in the file runs); the shim reads the cached download weights-only:
+    an mmengine checkpoint loads, one carrying code is refused and its code never runs. (The
+    files are put into the hub cache, so nothing is downloaded.)"""
+    from mmengine.utils.dl_utils import load_url
+
+    monkeypatch.setattr(torch.hub, 'get_dir', lambda: str(tmp_path / 'hub'))
+    (tmp_path / 'hub' / 'checkpoints').mkdir(parents=True)
+    _mmengine_style_checkpoint(str(tmp_path / 'hub' / 'checkpoints' / 'good.pth'))
+    ckpt = CheckpointLoader.load_checkpoint('https://example.invalid/w/good.pth', 'cpu')
+    assert torch.equal(ckpt['state_dict']['w'], torch.ones(2))
+
+    marker = tmp_path / 'code_ran'
+    torch.save(
+        {'state_dict': {'w': torch.ones(1)}, 'x': _RunsCode(str(marker))},
+        str(tmp_path / 'hub' / 'checkpoints' / 'bad.pth'),
+    )
+    url = 'https://example.invalid/w/bad.pth'
+    with pytest.raises(pickle.UnpicklingError, match='bad.pth'):
+        CheckpointLoader.load_checkpoint(url, 'cpu')
+    assert not marker.exists()
+    load_url(url, model_dir=str(tmp_path / 'hub' / 'checkpoints'))  # what mmengine would do
+    assert marker.exists()
+
+
 def _mmengine_package_utils():
     """mmengine's own ``mmengine.utils.package_utils``, executed afresh from its file (the
     imported module's functions may be the shim's by now)."""
@@ -155,8 +191,9 @@ def _installed() -> dict:
     from mlkd.utils import checkpoint
 
     return {
-        'weights-only loading of local checkpoints': CheckpointLoader._schemes['']
-        is checkpoint.load_local_checkpoint,
+        'weights-only checkpoint loading': CheckpointLoader._schemes['']
+        is checkpoint.load_local_checkpoint
+        and CheckpointLoader._schemes['https://'] is checkpoint.load_url_checkpoint,
         'package lookup without pkg_resources': package_utils.get_installed_path
         is config_paths.get_installed_path,
         'mlkd:: config bases': 'mlkd_aware' in Config._get_cfg_path.__qualname__,
