@@ -50,8 +50,10 @@ import os
 
 import mlkd  # noqa: F401
 from mlkd.apis import BENCHMARKS, BenchmarkRequestError, ProtocolError, run_benchmark
+from mlkd.teacher_cache import TeacherCacheError
 from mlkd.utils.cli import add_cfg_options_argument, add_jobs_arguments
 from mlkd.utils.output_policy import add_overwrite_argument
+from mlkd.utils.work_dir import WorkDirConflictError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     except BenchmarkRequestError as error:
         parser.error(str(error))
-    except ProtocolError as error:
+    except (ProtocolError, WorkDirConflictError, TeacherCacheError) as error:
         raise SystemExit(f'demo.py: {error}') from None
 
 

@@ -35,6 +35,7 @@ this one unless ``resume`` (reuse them) or ``overwrite`` (train them again) says
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os.path as osp
 import subprocess
@@ -187,7 +188,8 @@ def repository_root() -> str:
 
 
 def git_commit() -> str:
-    """The repository's HEAD commit, with ``+dirty`` when tracked files differ from it."""
+    """The repository's HEAD commit, with ``+dirty.<digest of the changes>`` when tracked files
+    differ from it."""
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -196,10 +198,13 @@ def git_commit() -> str:
 
     try:
         head = git('rev-parse', 'HEAD').strip()
-        dirty = git('status', '--porcelain', '--untracked-files=no')
+        changes = git('diff', 'HEAD', '--no-color', '--no-ext-diff')
     except (OSError, subprocess.CalledProcessError):
         return 'unknown (not a git checkout)'
-    return head + ('+dirty' if dirty.strip() else '')
+    if not changes:
+        return head
+    # Two uncommitted states of the same HEAD are two protocols: the changes' digest tells them apart.
+    return f'{head}+dirty.{hashlib.sha256(changes.encode()).hexdigest()[:12]}'
 
 
 def protocol_of(
@@ -208,10 +213,12 @@ def protocol_of(
     options: dict | None,
     work_dir: str,
     given_teacher: str | None = None,
+    teacher_seed: int = 0,
 ) -> dict:
     """What a result depends on: ``{'commit', 'configs': {stage: fingerprint}}`` (for the
-    teacher and the distilled stages, the teacher checkpoint given instead of trained counts:
-    a distilled result of another teacher is not this protocol's)."""
+    teacher and the distilled stages, the teacher checkpoint given instead of trained counts, or
+    the seed the teacher trains with, the call's first: a distilled result of another teacher is
+    not this protocol's)."""
     places = {work_dir: '<work-dir>', repository_root(): '<repo>'}
     configs = {}
     placeholders = {teacher: f'{teacher}.pth' for teacher in benchmark.teachers}
@@ -219,8 +226,11 @@ def protocol_of(
         cfg = benchmark.stage_config(
             name, osp.join(work_dir, 'seed0', name), 0, placeholders, options
         )
-        if given_teacher is not None and (name in benchmark.teacher_stages or is_distilled(cfg)):
-            cfg.given_checkpoint = osp.abspath(given_teacher)
+        if name in benchmark.teacher_stages or is_distilled(cfg):
+            if given_teacher is not None:
+                cfg.given_checkpoint = osp.abspath(given_teacher)
+            elif teacher_seed != 0:  # seed 0 adds nothing: the protocols recorded so far stay
+                cfg.teacher_seed = teacher_seed
         configs[name] = fingerprint(with_networks_resolved(cfg), places=places)
     return dict(commit=git_commit(), configs=configs)
 
@@ -262,8 +272,12 @@ def check_request(
     """
     if jobs < 1:
         raise BenchmarkRequestError(f'--jobs must be at least 1, got {jobs}')
-    if not seeds or any(seed < 0 for seed in seeds):
+    if not seeds:
+        raise BenchmarkRequestError('--seeds: name at least one seed')
+    if any(seed < 0 for seed in seeds):
         raise BenchmarkRequestError(f'--seeds must be non-negative, got {list(seeds)}')
+    if not stages:
+        raise BenchmarkRequestError('--stages: name at least one stage')
     if len(set(seeds)) != len(seeds):
         raise BenchmarkRequestError(f'--seeds lists a seed twice: {list(seeds)}')
     if len(set(stages)) != len(stages):
@@ -640,6 +654,9 @@ def run_benchmark(
     stages = list(benchmark.default_stages if stages is None else stages)
     seeds = list(seeds)
     check_request(benchmark, seeds, stages, jobs=jobs, resume=resume, overwrite=overwrite)
+    # Absolute, so that a call from another folder, or spelling it otherwise, is the same call
+    # (the protocol holds it as <work-dir>; the stages' configs and caches name it).
+    work_dir = osp.abspath(work_dir)
     teacher_stages = benchmark.teacher_stages
     if teacher_ckpt is not None and len(benchmark.teachers) != 1:
         raise BenchmarkRequestError(
@@ -668,21 +685,27 @@ def run_benchmark(
             )
 
     # Every check below happens before any training.
-    protocol = protocol_of(benchmark, stages, options, work_dir, teacher_ckpt)
+    protocol = protocol_of(benchmark, stages, options, work_dir, teacher_ckpt, seeds[0])
     stored = sorted(
         glob.glob(osp.join(work_dir, 'seed*', '*', 'result.json'))
         + glob.glob(osp.join(work_dir, 'seed*', '*', 'fidelity.json'))
     )
     for path in [osp.join(work_dir, 'results.json')] + stored:
-        if osp.isfile(path):
-            with open(path, encoding='utf-8') as f:
-                try:
-                    found = json.load(f)
-                except ValueError:  # not ours: the output policy below refuses to replace it
-                    continue
-            check_protocol(
-                found.get('protocol', {}) if isinstance(found, dict) else {}, protocol, path
-            )
+        if not osp.isfile(path):
+            continue
+        with open(path, encoding='utf-8') as f:
+            try:
+                found = json.load(f)
+            except ValueError:
+                found = None
+        if not isinstance(found, dict) or not isinstance(found.get('protocol'), dict):
+            if path in stored or resume:  # it would be read, or replaced by --resume
+                raise ProtocolError(
+                    f'{path} is not a result of this tool (not JSON, or without a protocol; a '
+                    'damaged or foreign file): move it away to train or summarise again'
+                )
+            continue  # not ours: the output policy below refuses to replace it
+        check_protocol(found['protocol'], protocol, path)
     planned = [
         result_path(work_dir, s, n) for s in seeds for n in stages if n not in teacher_stages
     ]
@@ -699,8 +722,7 @@ def run_benchmark(
     # stages (of the same protocol) and summarises them again in the chart and results.json.
     policy = dict(overwrite=overwrite or resume, inputs=[teacher_ckpt])
     if not resume:
-        results = [result_path(work_dir, s, n) for s in seeds for n in stages]
-        check_outputs(outputs + results, **policy)
+        check_outputs(outputs + planned, **policy)
 
     teacher_tasks = {
         name: ('stage', stage, seeds[0])

@@ -4,6 +4,7 @@ The runs themselves: tests/tools/test_demo.py (tools/demo.py as a user runs it).
 """
 
 import json
+import os
 import os.path as osp
 
 import pytest
@@ -17,6 +18,7 @@ from mlkd.apis.benchmark import (
     ProtocolError,
     check_request,
     fill_seed_cache,
+    git_commit,
     plan_tasks,
     protocol_of,
     repository_root,
@@ -44,6 +46,8 @@ def no_training(monkeypatch):
         (dict(stages=['teacher', 'Distill']), "['Distill'] are not stages of MultiDigits"),
         (dict(resume=True, overwrite=True), 'pick one'),
         (dict(jobs=0), '--jobs must be at least 1'),
+        (dict(seeds=[]), '--seeds: name at least one seed'),
+        (dict(stages=[]), '--stages: name at least one stage'),
     ],
 )
 def test_bad_requests_are_refused_naming_the_option(request_, message):
@@ -78,10 +82,53 @@ def test_results_of_another_commit_or_config_are_refused_even_with_resume(tmp_pa
     given = protocol_of(DEMO, ['student', 'KD'], {}, work, 'other_teacher.pth')['configs']
     trained = protocol_of(DEMO, ['student', 'KD'], {}, work)['configs']
     assert given['student'] == trained['student'] and given['KD'] != trained['KD']
+    # So are those of a teacher trained with another first seed (a call with --seeds 1 after one
+    # with --seeds 0 1 trains another teacher: its seed 1 distilled results are not reusable).
+    stages = ['student', 'teacher', 'KD']
+    seed1 = protocol_of(DEMO, stages, {}, work, teacher_seed=1)['configs']
+    seed0 = protocol_of(DEMO, stages, {}, work)['configs']
+    assert seed1['student'] == seed0['student']
+    assert seed1['teacher'] != seed0['teacher'] and seed1['KD'] != seed0['KD']
     # A results.json of another protocol is refused as well.
     write_json_atomic(osp.join(work, 'results.json'), dict(protocol=dict(here, commit='f' * 40)))
     with pytest.raises(ProtocolError, match='results.json holds results of another protocol'):
         run_benchmark(DEMO, work, stages=['student'], resume=True)
+
+
+def test_a_damaged_or_foreign_file_is_refused_before_it_is_read_or_replaced(tmp_path, no_training):
+    work = str(tmp_path)
+    path = write_result(work, protocol_of(DEMO, ['student'], {}, work))
+    with open(path, 'w') as file:
+        file.write('{')  # a write cut short
+    with pytest.raises(ProtocolError, match=f'{path} is not a result of this tool'):
+        run_benchmark(DEMO, work, stages=['student'], resume=True)
+    os.remove(path)
+    foreign = osp.join(work, 'results.json')
+    with open(foreign, 'w') as file:
+        file.write('not ours')
+    with pytest.raises(ProtocolError, match='results.json is not a result of this tool'):
+        run_benchmark(DEMO, work, stages=['student'], resume=True)
+    assert open(foreign).read() == 'not ours'
+
+
+def test_the_commit_of_a_changed_tree_names_its_changes(tmp_path, monkeypatch):
+    """Two uncommitted states of one HEAD are two protocols."""
+    import subprocess
+
+    def git(*args):
+        subprocess.run(['git', *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git('init', '-q')
+    (tmp_path / 'a.py').write_text('x = 1\n')
+    git('add', 'a.py')
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'c')
+    monkeypatch.setattr('mlkd.apis.benchmark.repository_root', lambda: str(tmp_path))
+    clean = git_commit()
+    (tmp_path / 'a.py').write_text('x = 2\n')
+    first = git_commit()
+    (tmp_path / 'a.py').write_text('x = 3\n')
+    second = git_commit()
+    assert len(clean) == 40 and first.startswith(clean + '+dirty.') and first != second
 
 
 def test_protocol_does_not_depend_on_where_the_work_dir_is(tmp_path, monkeypatch):
