@@ -35,14 +35,16 @@ class WorkDirConflictError(RuntimeError):
 
 
 def holds_a_run(work_dir: str) -> bool:
-    """Whether ``work_dir`` holds checkpoints or logs of a run."""
+    """Whether ``work_dir`` holds a run that trained: a checkpoint, or logged training scalars
+    (``<timestamp>/vis_data/scalars.json``, written from the first logged iteration). A start
+    that failed before training (a bad teacher path, a bad value) leaves only a log and a config
+    dump: not a run, so its work dir is not taken from the corrected call."""
     if not osp.isdir(work_dir):
         return False
     return bool(
         glob.glob(osp.join(work_dir, '*.pth'))
         or osp.exists(osp.join(work_dir, 'last_checkpoint'))
-        or glob.glob(osp.join(work_dir, '*', 'vis_data'))
-        or glob.glob(osp.join(work_dir, '*', '*.log'))
+        or glob.glob(osp.join(work_dir, '*', 'vis_data', 'scalars.json'))
     )
 
 
@@ -117,7 +119,7 @@ def claim_work_dir(
         cfg.work_dir = work_dir
     if os.environ.get('RANK', '0') != '0':
         return work_dir
-    record = dict(sha256=digest, config=cfg.get('filename'), values=values)
+    record = dict(sha256=digest, config=getattr(cfg, 'filename', None), values=values)
     os.makedirs(work_dir, exist_ok=True)
     write_text(
         osp.join(work_dir, RECORD_NAME),

@@ -23,6 +23,7 @@ def _a_finished_run(work_dir, *extra):
     (work_dir / 'epoch_1.pth').write_bytes(b'the earlier run')
     (work_dir / 'last_checkpoint').write_text(str(work_dir / 'epoch_1.pth'))
     (work_dir / '20260101_000000' / 'vis_data').mkdir(parents=True)
+    (work_dir / '20260101_000000' / 'vis_data' / 'scalars.json').write_text('{}')
 
 
 def test_another_configs_run_is_refused_naming_the_keys_and_flags(tmp_path):
@@ -33,6 +34,7 @@ def test_another_configs_run_is_refused_naming_the_keys_and_flags(tmp_path):
     message = str(error.value)
     assert f"work dir '{work_dir}' holds a run of another config" in message
     assert 'train_cfg.max_epochs: 3 -> 5' in message
+    assert f'another config ({MULTIDIGITS_STUDENT}; ' in message  # the config file named
     assert '--resume' in message and '--overwrite' in message
     assert (work_dir / 'epoch_1.pth').read_bytes() == b'the earlier run'
     # --resume or --overwrite say what to do: train in the work dir itself.
@@ -41,6 +43,19 @@ def test_another_configs_run_is_refused_naming_the_keys_and_flags(tmp_path):
         assert cfg.work_dir == str(work_dir)
     record = json.load(open(work_dir / RECORD_NAME))
     assert record['values']['train_cfg.max_epochs'] == '5'
+
+
+def test_a_start_that_failed_before_training_does_not_take_the_work_dir(tmp_path):
+    """A call refused while building (a teacher path that does not exist, a bad value) leaves a
+    log and a config dump; the corrected call (another config) trains in the work dir itself."""
+    work_dir = tmp_path / 'work'
+    _build(work_dir, '--cfg-options', 'train_cfg.max_epochs=3')
+    (work_dir / '20260101_000000' / 'vis_data').mkdir(parents=True)
+    (work_dir / '20260101_000000' / 'vis_data' / 'config.py').write_text('')
+    (work_dir / '20260101_000000' / '20260101_000000.log').write_text('FileNotFoundError: ...')
+    cfg = _build(work_dir, '--cfg-options', 'train_cfg.max_epochs=5')
+    assert cfg.work_dir == str(work_dir)
+    assert json.load(open(work_dir / RECORD_NAME))['values']['train_cfg.max_epochs'] == '5'
 
 
 def test_a_run_without_a_record_is_refused(tmp_path):
