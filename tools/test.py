@@ -10,10 +10,10 @@ student baseline gets the same ``fidelity/*`` keys as its distilled versions.
 """
 
 import argparse
-import os.path as osp
 
 import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
 from mlkd.apis.runs import evaluate
+from mlkd.models.weights import resolve_checkpoint
 from mlkd.utils.cli import add_run_arguments, load_run_config, parse_run_arguments
 from mlkd.utils.dist import finish_distributed, prepare_distributed
 from mlkd.utils.output_policy import add_overwrite_argument, check_output
@@ -22,7 +22,7 @@ from mlkd.utils.output_policy import add_overwrite_argument, check_output
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Evaluate a checkpoint with mlkd')
     parser.add_argument('config', help='config file path')
-    parser.add_argument('checkpoint', help='checkpoint file')
+    parser.add_argument('checkpoint', help='checkpoint file, or a work dir (its last checkpoint)')
     parser.add_argument('--work-dir', help='where the evaluation log goes')
     parser.add_argument('--out', help='write scores and labels of every image to this .npz file')
     add_overwrite_argument(parser)
@@ -54,8 +54,7 @@ def per_class_ap_table(evaluator, class_names) -> str | None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    if not osp.isfile(args.checkpoint):
-        raise FileNotFoundError(f'checkpoint file not found: {args.checkpoint}')
+    args.checkpoint = resolve_checkpoint(args.checkpoint)  # a file, a work dir (its last), a URL
     cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)
     if args.out:  # checked before the evaluation; DumpScores writes it atomically
         check_output(args.out, inputs=[args.config, args.checkpoint], overwrite=args.overwrite)

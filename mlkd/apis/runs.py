@@ -258,6 +258,28 @@ def add_fidelity(cfg: Config, splits: Sequence[str] = ('val', 'test')) -> None:
         cfg[key] = evaluators
 
 
+def teachers_from_checkpoint(cfg: Config, checkpoint: str) -> None:
+    """Evaluating a distiller checkpoint: the teachers it holds (``teacher.`` /
+    ``teachers.<name>.`` weights, which the strict load then sets) are built without their own
+    checkpoint files, which may be elsewhere or gone (the demo's teacher in its work dir, a
+    teacher on another machine). In place; any other config is left as it is."""
+    from mlkd.models.distillers.teacher_settings import (
+        is_distiller_config,
+        set_teacher,
+        teacher_names,
+    )
+    from mlkd.models.weights import read_state_dict, resolve_checkpoint
+
+    if not is_distiller_config(cfg.model):
+        return
+    keys = list(read_state_dict(resolve_checkpoint(checkpoint), 'checkpoint'))
+    several = cfg.model.get('type') == 'MultiTeacherDistiller'
+    for name in teacher_names(cfg.model):
+        prefix = f'teachers.{name}.' if several else 'teacher.'
+        if any(key.startswith(prefix) for key in keys):
+            set_teacher(cfg.model, name, ckpt=None, allow_random=True)
+
+
 def evaluate(
     cfg: Config,
     checkpoint: str,
@@ -278,6 +300,7 @@ def evaluate(
 
     cfg.resume = False
     if teacher is None:
+        teachers_from_checkpoint(cfg, checkpoint)
         cfg.load_from = checkpoint
         runner = build_runner(cfg)
     else:

@@ -10,6 +10,7 @@ from conftest import (
     MULTIDIGITS_STUDENT,
     SMALL_TOOL_RUN,
     TINY_TOOL_DATA,
+    TOOL_RUN_CONFIG,
     TWO_AUGMENTED_BATCHES,
     assert_same_nested,
     assert_same_run_state,
@@ -132,6 +133,28 @@ def test_test_tool_reports_a_missing_checkpoint(tmp_path):
     out = run_tool('tools/test.py', MULTIDIGITS_STUDENT, str(tmp_path / 'missing.pth'))
     assert out.returncode != 0
     assert 'checkpoint file not found' in out.stderr and 'missing.pth' in out.stderr
+
+
+def test_test_tool_evaluates_a_distillation_run_by_its_work_dir_without_its_teacher_file(
+    tool_runs, tmp_path
+):
+    """What a user types after distilling: the distillation config and the run's work dir (its
+    last checkpoint). The config's teacher_ckpt names a file that is not here (the teacher is in
+    another work dir, or on another machine): the checkpoint holds the teacher, which is read
+    from it."""
+    work = tool_runs['seeds'][0]
+    out = run_tool(
+        'tools/test.py',
+        TOOL_RUN_CONFIG,
+        work,
+        '--work-dir',
+        str(tmp_path),
+        '--cfg-options',
+        *SMALL_TOOL_RUN,
+        'model.teacher_ckpt=no/such/teacher',
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f'Loaded checkpoint {osp.join(work, "epoch_2.pth")}' in out.stdout + out.stderr
 
 
 def test_train_tool_reports_a_missing_resume_checkpoint(tmp_path):
