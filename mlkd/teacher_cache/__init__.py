@@ -21,8 +21,8 @@ Layout of a cache folder::
         shard.json                     rows and per-tap shapes; written last
     epoch_0001/...
 
-The manifest holds the ``fingerprint`` (sha256 of the teacher's loaded weights, sha256 of the
-training dataset's config, pipeline included, and of its sample list, the sampler's seed, the
+The manifest holds the ``fingerprint`` (sha256 of the teacher's loaded weights, of the data
+preprocessor's normalisation, of the training dataset's config, pipeline included, and of its sample list, the sampler's seed, the
 teacher's forward precision and memory format), the storage ``dtype``, the ``taps`` with their
 per-sample shape and the dtype the teacher produced them in, and the ``epochs`` written
 completely with the number of shards of each. Reading compares every fingerprint field and refuses
@@ -56,7 +56,13 @@ cacheable). A distiller reads its teacher through a teacher source
 """
 
 from .cache import CACHE_MODES, TeacherOutputCache
-from .fingerprint import dataset_sha256, run_fingerprint, teacher_precision, teacher_weights_sha256
+from .fingerprint import (
+    dataset_sha256,
+    preprocessor_sha256,
+    run_fingerprint,
+    teacher_precision,
+    teacher_weights_sha256,
+)
 from .format import CACHE_DTYPES, TeacherCacheError, written_epochs
 from .keying import check_no_batch_augments, keyed_sampling_seed, train_sampler
 
@@ -68,6 +74,7 @@ __all__ = [
     'check_no_batch_augments',
     'dataset_sha256',
     'keyed_sampling_seed',
+    'preprocessor_sha256',
     'run_fingerprint',
     'teacher_precision',
     'teacher_weights_sha256',

@@ -20,11 +20,39 @@ def teacher_weights_sha256(network: torch.nn.Module) -> str:
     was stored (a work dir, an mmpretrain or a distiller checkpoint).
     """
     digest = hashlib.sha256()
-    for name, value in network.state_dict().items():
+    _update_with_tensors(digest, network.state_dict())
+    return digest.hexdigest()
+
+
+#: The settings of mmpretrain's data preprocessors that change the tensors a network receives
+#: (besides their mean / std buffers).
+PREPROCESSOR_SETTINGS = (
+    '_channel_conversion',
+    '_enable_normalize',
+    'pad_size_divisor',
+    'pad_value',
+)
+
+
+def preprocessor_sha256(preprocessor: torch.nn.Module) -> str:
+    """sha256 of what a data preprocessor does to the teacher's inputs: its type, its tensors
+    (mean, std) and :data:`PREPROCESSOR_SETTINGS` (channel order, normalisation, padding). A run
+    that normalises otherwise gets other teacher outputs."""
+    digest = hashlib.sha256(type(preprocessor).__name__.encode())
+    _update_with_tensors(digest, dict(preprocessor.named_buffers()))  # mean / std: not persistent
+    settings = {
+        k: getattr(preprocessor, k) for k in PREPROCESSOR_SETTINGS if hasattr(preprocessor, k)
+    }
+    digest.update(repr(sorted(settings.items())).encode())
+    return digest.hexdigest()
+
+
+def _update_with_tensors(digest: Any, state: Mapping[str, torch.Tensor]) -> None:
+    """Feed names, dtypes, shapes and bytes of ``state``'s tensors, in order, to ``digest``."""
+    for name, value in state.items():
         value = value.detach().cpu().contiguous()
         digest.update(f'{name}|{value.dtype}|{tuple(value.shape)}|'.encode())
         digest.update(value.reshape(-1).view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
 
 
 def dataset_sha256(dataset_cfg: Mapping | None, dataset: Any) -> str:
@@ -84,6 +112,7 @@ def run_fingerprint(
     check_no_batch_augments(distiller.data_preprocessor)
     return dict(
         teacher_weights_sha256=teacher_weights_sha256(source.network),
+        preprocessor_sha256=preprocessor_sha256(distiller.data_preprocessor),
         dataset_sha256=dataset_sha256(dataset_cfg, loader.dataset),
         seed=seed,
         teacher_view=source.view,

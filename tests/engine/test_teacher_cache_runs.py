@@ -151,6 +151,17 @@ def test_cache_of_another_teacher_is_refused(mld_runs, tmp_path, teacher_checkpo
     assert runner.iter == 0
 
 
+def test_cache_of_another_normalisation_is_refused(mld_runs, tmp_path, teacher_checkpoints):
+    """The same teacher on inputs normalised otherwise gives other outputs."""
+    method, cache, _ = mld_runs
+    cfg = _cfg(method, str(tmp_path / 'w'), teacher_checkpoints['a'], dict(dir=cache, mode='read'))
+    cfg.data_preprocessor.std = [128.0, 128.0, 128.0]
+    runner = build_runner(cfg)
+    with pytest.raises(TeacherCacheError, match='preprocessor_sha256 differs'):
+        runner.train()
+    assert runner.iter == 0
+
+
 def test_other_seed_and_missing_epoch_are_refused(mld_runs, tmp_path, teacher_checkpoints):
     method, cache, _ = mld_runs
     cfg = _cfg(
