@@ -254,7 +254,9 @@ def calibrate_thresholds(
     Returns:
         the file's record, with ``metrics``: ``{split: {'default' | 'calibrated': {CP, CR, CF1,
         CF1macro, OP, OR, OF1}}}`` for ``report_splits`` (also written to the file: the test
-        numbers are a report, never an input to the choice).
+        numbers are a report, never an input to the choice). A report split whose dataset is the
+        calibration split's (a config with ``test_dataloader = val_dataloader``) would report
+        in-sample numbers: it is left out, named under ``not_reported``.
     """
     from mlkd.evaluation.thresholds import f1_optimal_thresholds, save_thresholds, thresholds_record
     from mlkd.utils.output_policy import check_output
@@ -262,6 +264,16 @@ def calibrate_thresholds(
     inputs_paths = [c for c in (config, checkpoint) if isinstance(c, str)]
     check_output(out, inputs=inputs_paths, overwrite=overwrite)
     classifier = init_classifier(config, checkpoint, cfg_options)
+
+    def dataset(split: str) -> dict | None:
+        return classifier.cfg.get(f'{split}_dataloader', {}).get('dataset')
+
+    in_sample = {
+        split: f'the data of {calibration_split} (in-sample)'
+        for split in report_splits
+        if split != calibration_split and dataset(split) == dataset(calibration_split)
+    }
+    report_splits = tuple(split for split in report_splits if split not in in_sample)
     splits = dict.fromkeys((calibration_split, *report_splits))
     data = {split: split_scores(classifier, split) for split in splits}
     calibration = f1_optimal_thresholds(*data[calibration_split], default=default)
@@ -279,6 +291,7 @@ def calibrate_thresholds(
             config_sha256=fingerprint(classifier.cfg),
             checkpoint=os.path.abspath(classifier.checkpoint),
             metrics=metrics,
+            **({'not_reported': in_sample} if in_sample else {}),
         ),
     )
     save_thresholds(out, record, inputs=inputs_paths, overwrite=overwrite)

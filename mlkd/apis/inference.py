@@ -81,8 +81,9 @@ def classifier_config(cfg: Config) -> tuple[dict | str, str]:
 
 
 def _preprocessor_config(cfg: Config) -> dict | None:
-    """The data preprocessor the Runner would give the model (top level first, as mmengine)."""
-    preprocessor = cfg.get('data_preprocessor') or cfg.model.get('data_preprocessor')
+    """The data preprocessor the Runner gives the model: the model's own, else the top-level
+    one (mmengine's ``model.setdefault('data_preprocessor', ...)``)."""
+    preprocessor = cfg.model.get('data_preprocessor') or cfg.get('data_preprocessor')
     if preprocessor is None:
         return None
     preprocessor = dict(preprocessor)
@@ -105,16 +106,6 @@ def config_test_pipeline(cfg: Config) -> list[dict]:
     if 'test_pipeline' in cfg:
         return [dict(step) for step in cfg.test_pipeline]
     raise KeyError(f'{cfg.filename}: no test_dataloader.dataset.pipeline and no test_pipeline')
-
-
-def _checkpoint_classes(checkpoint: dict) -> list[str] | None:
-    """Class names a checkpoint records: mmengine's ``meta.dataset_meta.classes``, or the
-    ``meta.classes`` of ``tools/export_student.py``."""
-    meta = checkpoint.get('meta') if isinstance(checkpoint, dict) else None
-    if not isinstance(meta, dict):
-        return None
-    classes = (meta.get('dataset_meta') or {}).get('classes') or meta.get('classes')
-    return [str(c) for c in classes] if classes else None
 
 
 def _config_classes(cfg: Config) -> list[str] | None:
@@ -195,15 +186,30 @@ def init_classifier(
         FileNotFoundError: config or checkpoint missing.
         ValueError: the checkpoint does not fit the network (another config's checkpoint): the
             message names the checkpoint, the config and the missing / unexpected /
-            mis-shaped keys; or it holds NaN / inf weights.
+            mis-shaped keys; or it holds NaN / inf weights; or it records class names other
+            than those of the config's test dataset (naming both).
     """
-    from mlkd.models.weights import load_network_checkpoint, resolve_checkpoint
+    from mlkd.models.weights import (
+        checkpoint_classes,
+        load_network_checkpoint,
+        resolve_checkpoint,
+        show_classes,
+    )
 
     name = config if isinstance(config, str) else (config.filename or 'the config')
     checkpoint = resolve_checkpoint(checkpoint, 'checkpoint')
     network, cfg, role = build_classifier(config, cfg_options)
-    loaded = load_network_checkpoint(network, checkpoint, f'{role} of {name}')
-    classes = _checkpoint_classes(loaded) or _config_classes(cfg)
+    load_network_checkpoint(network, checkpoint, f'{role} of {name}')
+    recorded = checkpoint_classes(checkpoint, f'{role} of {name}')
+    configured = _config_classes(cfg)
+    if recorded and configured and list(recorded) != list(configured):
+        raise ValueError(
+            f'{checkpoint} was trained on the classes {show_classes(recorded)}, but the test '
+            f'dataset of {name} has {show_classes(configured)}: its scores would be read '
+            'against other classes (another dataset, or another class order); use the config '
+            'it was trained with'
+        )
+    classes = recorded or configured
     num_classes = getattr(getattr(network, 'head', None), 'num_classes', None)
     if num_classes is not None and (classes is None or len(classes) != num_classes):
         classes = [str(i) for i in range(num_classes)]

@@ -15,7 +15,7 @@ import glob
 import os.path as osp
 import re
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import torch
 from mmengine.logging import MMLogger
@@ -235,10 +235,17 @@ def load_network_checkpoint(net: nn.Module, source: str | Mapping, role: str) ->
     return state
 
 
+def show_classes(classes: Sequence[str], limit: int = 6) -> str:
+    """The first ``limit`` class names, and how many there are in all when that is more."""
+    shown = ', '.join(map(repr, list(classes)[:limit]))
+    return f'[{shown}' + (f', ... ({len(classes)} in all)]' if len(classes) > limit else ']')
+
+
 def checkpoint_classes(source: str | Mapping, role: str) -> tuple[str, ...] | None:
     """The class names a checkpoint's network was trained to predict, in output order: the
     ``meta.dataset_meta.classes`` that mmengine's Runner saves with every checkpoint (its training
-    dataset's); ``None`` for a file without them (a plain state dict, ``.safetensors``).
+    dataset's), or the ``meta.classes`` of ``tools/export_student.py``; ``None`` for a file
+    without them (a plain state dict, ``.safetensors``).
 
     Args:
         source: a path, a work dir or ``dict(path=..., layout=...)`` as
@@ -252,4 +259,6 @@ def checkpoint_classes(source: str | Mapping, role: str) -> tuple[str, ...] | No
     meta = checkpoint.get('meta') if isinstance(checkpoint, dict) else None
     dataset_meta = meta.get('dataset_meta') if isinstance(meta, dict) else None
     classes = dataset_meta.get('classes') if isinstance(dataset_meta, dict) else None
+    if not classes and isinstance(meta, dict):
+        classes = meta.get('classes')
     return tuple(str(c) for c in classes) if classes else None

@@ -10,6 +10,7 @@ import mmcv
 import numpy as np
 import pytest
 import torch
+from conftest import MULTIDIGITS_STUDENT
 
 from mlkd.apis.inference import (
     ImageDecodeError,
@@ -133,3 +134,32 @@ def test_thresholds_of_another_config_warn(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         assert label_images(labeler, image, str(path), progress=False)[0]['image'] == image
+
+
+def test_a_deployed_network_takes_the_preprocessor_and_classes_its_training_had(tmp_path):
+    """The model's own data preprocessor wins over the top-level one (as in mmengine's Runner);
+    the class names come from the checkpoint's record (a Runner's meta.dataset_meta, or
+    export_student's meta.classes); a record of other classes than the config's test dataset
+    is refused, naming both."""
+    from mmengine.config import Config
+
+    from mlkd.apis.inference import build_classifier, init_classifier
+
+    cfg = Config.fromfile(MULTIDIGITS_STUDENT)
+    cfg.model.data_preprocessor = dict(cfg.data_preprocessor, std=[4.0, 5.0, 6.0])
+    network, _, _ = build_classifier(cfg)
+    assert network.data_preprocessor.std.flatten().tolist() == [4.0, 5.0, 6.0]
+
+    network, _, _ = build_classifier(MULTIDIGITS_STUDENT)
+    digits = [str(i) for i in range(10)]
+    for meta, expected in (
+        ({'dataset_meta': {'classes': digits}}, digits),
+        ({'classes': digits}, digits),  # tools/export_student.py's record
+        ({}, digits),  # none recorded: the config's
+    ):
+        path = str(tmp_path / 'student.pth')
+        torch.save({'state_dict': network.state_dict(), 'meta': meta}, path)
+        assert init_classifier(MULTIDIGITS_STUDENT, path).classes == expected
+    torch.save({'state_dict': network.state_dict(), 'meta': {'classes': digits[::-1]}}, path)
+    with pytest.raises(ValueError, match=r"trained on the classes \['9', '8', '7'.*has \['0', '1'"):
+        init_classifier(MULTIDIGITS_STUDENT, path)

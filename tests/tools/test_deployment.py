@@ -99,7 +99,12 @@ def test_calibrated_thresholds_improve_val_f1(shipped):
     val = record['metrics']['val']
     # each class's F1 is maximised on val, so their mean cannot drop below the one at 0.5
     assert val['calibrated']['CF1macro'] >= val['default']['CF1macro']
-    assert 'calibrated' in shipped['calibrate_log'] and 'test' in shipped['calibrate_log']
+    assert 'calibrated' in shipped['calibrate_log']
+    # This config tests on its val data (test_dataloader = val_dataloader): in-sample numbers
+    # are not reported as test.
+    assert set(record['metrics']) == {'val'}
+    assert record['not_reported'] == {'test': 'the data of val (in-sample)'}
+    assert 'test: not reported, its dataset is the data of val' in shipped['calibrate_log']
 
 
 def _labels(path: str) -> list[dict]:

@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(class_table(record))
     print(summary_table(record, args.default))
+    for split, why in record.get('not_reported', {}).items():
+        print(f'{split}: not reported, its dataset is {why}')
     missing = [c for c, ok in zip(record['classes'], record['calibrated']) if not ok]
     if missing:
         print(f'no positives on {record["split"]} (default {args.default:g} kept): {missing}')

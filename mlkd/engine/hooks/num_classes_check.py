@@ -6,6 +6,7 @@ from mmengine.hooks import Hook
 
 from mlkd.datasets.dataset_wrappers import dataset_name
 from mlkd.models.utils import unwrap_model
+from mlkd.models.weights import show_classes
 from mlkd.registry import HOOKS
 
 
@@ -36,7 +37,9 @@ class NumClassesCheckHook(Hook):
     mmpretrain's ``ClassNumCheckHook`` does the same with ``assert`` (gone under ``python -O``) and
     a message that names neither the config key nor the dataloader; this one raises ``ValueError``
     naming both. A model that names its classes (``model.classes``, a multi-teacher distiller's,
-    which maps its teachers' classes onto them by name) must name the dataset's, in order.
+    which maps its teachers' classes onto them by name) must name the dataset's, in order; a
+    distiller that reads its teachers by index must have teachers trained on the dataset's
+    classes, in order, where their checkpoints record them.
     """
 
     priority = 'VERY_HIGH'
@@ -54,6 +57,17 @@ class NumClassesCheckHook(Hook):
                 f"({type(dataset).__name__}) has the classes {list(classes)}; the teachers' "
                 "classes are mapped onto model.classes by name, so list the dataset's, in order"
             )
+        if named is None:  # a teacher's outputs are read by index: its classes are the dataset's
+            recorded = getattr(unwrap_model(runner.model), 'teacher_checkpoint_classes', {})
+            for teacher, own in recorded.items():
+                if own is not None and tuple(map(str, own)) != tuple(map(str, classes)):
+                    raise ValueError(
+                        f'teacher {teacher!r} was trained on the classes {show_classes(own)} (its '
+                        f'checkpoint records them), but {loader_key}.dataset '
+                        f'({dataset_name(dataset)}) has {show_classes(classes)}; its outputs '
+                        'are read by index: use a teacher of these classes, in this order (a '
+                        'multi-teacher distiller maps teachers by name with model.classes)'
+                    )
         wrong = class_count_mismatches(runner.model, len(classes))
         if wrong:
             raise ValueError(

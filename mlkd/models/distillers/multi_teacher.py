@@ -228,13 +228,17 @@ class MultiTeacherDistiller(Distiller):
                     f'predicts {student_count}'
                 )
         teacher_classes = {}
+        self.teacher_checkpoint_classes = {}
         for name, teacher in self.teachers.items():
             entry = entries[name]
             declared = entry.get('classes')
             declared = None if declared is None else tuple(map(str, declared))
             saved = None
-            if classes is not None and entry.get('ckpt') is not None:
+            if entry.get('ckpt') is not None:
                 saved = checkpoint_classes(entry['ckpt'], f'teacher {name!r}')
+            self.teacher_checkpoint_classes[name] = saved
+            if classes is None:  # read by index: NumClassesCheckHook checks the dataset's names
+                saved = None
             if declared is not None and saved is not None and declared != saved:
                 raise ValueError(
                     f'model.teachers.{name}.classes is {list(declared)}, but its checkpoint was '

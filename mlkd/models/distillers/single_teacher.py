@@ -9,6 +9,7 @@ import torch
 
 from mlkd.models.algorithms.base import task_loss_keys
 from mlkd.models.builder import network_taps
+from mlkd.models.weights import checkpoint_classes
 from mlkd.registry import MODELS
 from mlkd.teacher_cache import TeacherOutputCache
 
@@ -100,6 +101,11 @@ class SingleTeacherDistiller(Distiller):
         )
         self.teacher = build_frozen_teacher(teacher, teacher_ckpt, allow_random_teacher)
         self.teacher_ckpt = teacher_ckpt
+        # What the teacher was trained to predict, in output order (its checkpoint's record):
+        # read by index, so NumClassesCheckHook requires the dataset's classes.
+        self.teacher_checkpoint_classes = {
+            'teacher': None if teacher_ckpt is None else checkpoint_classes(teacher_ckpt, 'teacher')
+        }
         self.num_classes = self._num_classes()
         self.build_routing(
             {

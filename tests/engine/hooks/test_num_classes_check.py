@@ -3,6 +3,7 @@
 from types import SimpleNamespace
 
 import pytest
+from conftest import MULTIDIGITS_3D, small_run_cfg
 from torch import nn
 
 from mlkd.engine.hooks import NumClassesCheckHook
@@ -49,3 +50,46 @@ def test_class_names_of_the_model_must_be_the_datasets_in_order():
         r"\(SimpleNamespace\) has the classes \['cat', 'dog', 'car'\]",
     ):
         NumClassesCheckHook().before_train(_runner(_Distiller(('cat', 'car', 'dog'))))
+
+
+def test_a_teacher_read_by_index_must_be_trained_on_the_datasets_classes_in_order():
+    model = _Distiller(None)
+    model.teacher_checkpoint_classes = {'a': ('dog', 'cat', 'car'), 'b': None}  # b: unrecorded
+    with pytest.raises(
+        ValueError,
+        match=r"teacher 'a' was trained on the classes \['dog', 'cat', 'car'\] \(its checkpoint "
+        r"records them\), but train_dataloader.dataset \(SimpleNamespace\) has \['cat', 'dog'",
+    ):
+        NumClassesCheckHook().before_train(_runner(model))
+    model.teacher_checkpoint_classes['a'] = ('cat', 'dog', 'car')
+    NumClassesCheckHook().before_train(_runner(model))
+    named = _Distiller(('cat', 'dog', 'car'))  # teachers mapped by name: their own order is fine
+    named.teacher_checkpoint_classes = {'a': ('dog', 'cat')}
+    NumClassesCheckHook().before_train(_runner(named))
+
+
+def test_a_distillation_from_a_teacher_of_another_class_order_stops_before_training(
+    multidigits_teacher_ckpt, tmp_path
+):
+    """The checkpoint's record (meta.dataset_meta.classes) is read by the distiller; a teacher
+    whose outputs mean other classes is refused, naming them, before the first step."""
+    import torch
+
+    from mlkd.engine import build_runner
+    from mlkd.utils.checkpoint import load_local_checkpoint
+
+    checkpoint = load_local_checkpoint(multidigits_teacher_ckpt, 'cpu')
+    classes = list(checkpoint['meta']['dataset_meta']['classes'])
+    checkpoint['meta']['dataset_meta']['classes'] = classes[::-1]
+    path = str(tmp_path / 'teacher_reversed.pth')
+    torch.save(checkpoint, path)
+    cfg = small_run_cfg(
+        MULTIDIGITS_3D, str(tmp_path / 'w'), epochs=1, train_samples=16, val_samples=16
+    )
+    cfg.model.teacher_ckpt = path
+    runner = build_runner(cfg)
+    with pytest.raises(
+        ValueError, match=rf"teacher 'teacher' was trained on the classes \['{classes[-1]}'"
+    ):
+        runner.train()
+    assert runner.iter == 0
