@@ -39,9 +39,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     add_overwrite_argument(
         parser,
-        help='train in a work dir that holds a run of another config, replacing its '
-        'checkpoints (without it such a work dir is refused; a run of the same config goes to a '
-        'new timestamped sub-folder)',
+        help='train in a work dir that holds a run (of another config, or of this one), moving '
+        'that run to a replaced_<timestamp> sub-folder first (without it a run of another config '
+        'is refused, and one of the same config goes to a new timestamped sub-folder)',
     )
     parser.add_argument(
         '--amp',

@@ -10,7 +10,9 @@ when the work dir already holds a run:
 * of a different (or unrecorded) config: refuses, unless ``resume`` or ``overwrite`` says what
   to do;
 * of the same config, without ``resume``: trains in a new timestamped sub-folder, deleting
-  nothing (with ``overwrite``: in the work dir itself, replacing its checkpoints).
+  nothing (with ``overwrite``: in the work dir itself, the earlier run first moved, whole, to
+  ``<work_dir>/replaced_<timestamp>/``, so that the new run is alone there and nothing is
+  deleted: :func:`set_aside`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import glob
 import json
 import os
 import os.path as osp
+import re
 import time
 
 from mmengine.config import Config
@@ -81,9 +84,41 @@ def _refuse_another_config(work_dir: str, values: dict, digest: str) -> None:
         )
         raise WorkDirConflictError(
             f'work dir {work_dir!r} holds {what}; pass --resume to continue that run with '
-            'this config, --overwrite to train here anyway (its checkpoints are replaced), '
+            'this config, --overwrite to train here anyway (that run is moved to a replaced_* '
+            'sub-folder), '
             'or choose another --work-dir'
         )
+
+
+#: What a run leaves at the root of its work dir besides its ``<timestamp>/`` log folders:
+#: checkpoints, mmengine's pointer to the last one and config dump, and the record.
+RUN_FILES = ('*.pth', 'last_checkpoint', '*.py', RECORD_NAME)
+#: A run's log folder (mmengine's timestamp; ``~N`` for a second one of the same second) or a
+#: same-config rerun's sub-folder.
+_RUN_FOLDER = re.compile(r'\d{8}_\d{6}(~\d+)?')
+
+
+def set_aside(work_dir: str) -> str:
+    """Move the run ``work_dir`` holds (:data:`RUN_FILES` and its ``<timestamp>/`` folders) to a
+    new ``<work_dir>/replaced_<timestamp>/``, for ``--overwrite``: the new run trains alone in
+    the work dir (``--resume``, the results collector and the log tools read only it), and
+    nothing is deleted. Returns the folder it went to."""
+    aside = osp.join(work_dir, time.strftime('replaced_%Y%m%d_%H%M%S'))
+    suffix = 1
+    while osp.exists(aside):
+        aside = f'{aside.rsplit("~", 1)[0]}~{suffix}'
+        suffix += 1
+    names = sorted(
+        {osp.basename(p) for pattern in RUN_FILES for p in glob.glob(osp.join(work_dir, pattern))}
+        | {n for n in os.listdir(work_dir) if _RUN_FOLDER.fullmatch(n)}
+    )
+    os.makedirs(aside)
+    for name in names:
+        os.replace(osp.join(work_dir, name), osp.join(aside, name))
+    from mmengine.logging import print_log
+
+    print_log(f'--overwrite: the earlier run of {work_dir} moved to {aside}', logger='current')
+    return aside
 
 
 def claim_work_dir(
@@ -119,6 +154,8 @@ def claim_work_dir(
         cfg.work_dir = work_dir
     if os.environ.get('RANK', '0') != '0':
         return work_dir
+    if overwrite and holds_a_run(work_dir):
+        set_aside(work_dir)
     record = dict(sha256=digest, config=getattr(cfg, 'filename', None), values=values)
     os.makedirs(work_dir, exist_ok=True)
     write_text(

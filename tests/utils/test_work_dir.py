@@ -58,6 +58,26 @@ def test_a_start_that_failed_before_training_does_not_take_the_work_dir(tmp_path
     assert json.load(open(work_dir / RECORD_NAME))['values']['train_cfg.max_epochs'] == '5'
 
 
+def test_overwrite_moves_the_earlier_run_aside_whole(tmp_path):
+    """--overwrite trains in the work dir itself, alone: the earlier run (checkpoints, pointer,
+    logs, record) is moved to a replaced_* sub-folder, not mixed with the new one nor deleted."""
+    import glob
+
+    work_dir = tmp_path / 'work'
+    _a_finished_run(work_dir, '--cfg-options', 'train_cfg.max_epochs=3')
+    (work_dir / 'notes.txt').write_text('mine')  # not a run's file: stays
+    cfg = _build(work_dir, '--overwrite', '--cfg-options', 'train_cfg.max_epochs=5')
+    assert cfg.work_dir == str(work_dir)
+    (aside,) = glob.glob(str(work_dir / 'replaced_*'))
+    assert sorted(os.listdir(aside)) == sorted(
+        ['epoch_1.pth', 'last_checkpoint', '20260101_000000', RECORD_NAME]
+    )
+    assert open(osp.join(aside, 'epoch_1.pth'), 'rb').read() == b'the earlier run'
+    assert json.load(open(osp.join(aside, RECORD_NAME)))['values']['train_cfg.max_epochs'] == '3'
+    assert sorted(os.listdir(work_dir)) == sorted([osp.basename(aside), 'notes.txt', RECORD_NAME])
+    assert json.load(open(work_dir / RECORD_NAME))['values']['train_cfg.max_epochs'] == '5'
+
+
 def test_a_run_without_a_record_is_refused(tmp_path):
     work_dir = tmp_path / 'work'
     work_dir.mkdir()
