@@ -72,6 +72,7 @@ __all__ = [
     'BenchmarkRequestError',
     'ProtocolError',
     'check_protocol',
+    'check_teacher_checkpoint',
     'check_request',
     'protocol_of',
     'run_benchmark',
@@ -205,6 +206,24 @@ def git_commit() -> str:
         return head
     # Two uncommitted states of the same HEAD are two protocols: the changes' digest tells them apart.
     return f'{head}+dirty.{hashlib.sha256(changes.encode()).hexdigest()[:12]}'
+
+
+def check_teacher_checkpoint(benchmark: Benchmark, checkpoint: str, options: dict | None) -> None:
+    """Refuse, before anything trains, a ``--teacher-ckpt`` that does not load into the
+    benchmark's teacher (strictly: another network's, a student's, a missing file).
+
+    Raises:
+        BenchmarkRequestError: naming the file and what does not fit.
+    """
+    from mlkd.apis.inference import build_classifier
+    from mlkd.models.weights import load_network_checkpoint
+
+    stage = next(iter(benchmark.teachers.values()))
+    network, _, _ = build_classifier(load_config(benchmark.stages[stage], options))
+    try:
+        load_network_checkpoint(network, checkpoint, f'--teacher-ckpt (the {stage} stage)')
+    except (FileNotFoundError, ValueError) as error:
+        raise BenchmarkRequestError(str(error)) from None
 
 
 def protocol_of(
@@ -647,7 +666,8 @@ def run_benchmark(
         (stage -> one result per seed).
 
     Raises:
-        BenchmarkRequestError: a call that cannot run as asked (nothing trained).
+        BenchmarkRequestError: a call that cannot run as asked, or a ``teacher_ckpt`` that does
+            not fit the teacher (nothing trained).
         ProtocolError: the work dir holds results of another protocol (nothing trained).
         OutputExistsError: outputs of an earlier call, without ``resume`` or ``overwrite``.
     """
@@ -663,6 +683,8 @@ def run_benchmark(
             f'--teacher-ckpt gives one teacher, but {benchmark.name} has {len(benchmark.teachers)} '
             f'({list(benchmark.teachers)}): train them (their stages {list(teacher_stages)})'
         )
+    if teacher_ckpt is not None:
+        check_teacher_checkpoint(benchmark, teacher_ckpt, options)
     configs = {
         name: benchmark.stage_config(name, osp.join(work_dir, 'seed0', name), 0, None, options)
         for name in stages

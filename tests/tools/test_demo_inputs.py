@@ -51,3 +51,27 @@ def test_another_protocols_results_stop_the_tool_naming_the_file(tmp_path, no_tr
     write_json_atomic(path, dict(val={}, test={}, seed=0, protocol=protocol))
     with pytest.raises(SystemExit, match=f'demo.py: {path} holds results of another protocol'):
         demo.main(['--work-dir', work, '--stages', 'student', '--resume'])
+
+
+def test_a_teacher_checkpoint_that_does_not_fit_is_refused_before_training(
+    tmp_path, capsys, no_training
+):
+    """A student's checkpoint (or a missing file) as --teacher-ckpt: refused by name before the
+    student stage trains, not after."""
+    import torch
+
+    from mlkd.apis.inference import build_classifier
+    from mlkd.utils.config_paths import resolve_config_path
+
+    student, _, _ = build_classifier(resolve_config_path('mlkd::demo/student.py'))
+    path = str(tmp_path / 'student.pth')
+    torch.save({'state_dict': student.state_dict()}, path)
+    for checkpoint, message in (
+        (path, f"'{path}' does not fit the --teacher-ckpt (the teacher stage) model"),
+        (str(tmp_path / 'no.pth'), 'checkpoint file not found'),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            demo.main(['--work-dir', str(tmp_path / 'w'), '--teacher-ckpt', checkpoint])
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / 'w').exists()
