@@ -10,6 +10,7 @@ process.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -205,6 +206,15 @@ class MLKDRunner(Runner):
                     '"teacher."): evaluate it with the distiller config it was trained with, or '
                     'extract the student first: python tools/export_student.py '
                     f'{filename} student.pth'
+                )
+            elif hasattr(model, 'student') and re.search(
+                r'unexpected key in source state_dict: (?!student\.|teachers?\.)', str(error)
+            ):
+                # The reverse: a distiller config given a plain classifier's checkpoint.
+                hint = (
+                    'It is a plain classifier checkpoint (no "student." weights): evaluate it '
+                    "with that classifier's own config (the one this distiller names as "
+                    "model.student, for a student), or give the distillation run's checkpoint"
                 )
             raise CheckpointMismatchError(
                 f'checkpoint {filename!r} does not fit the model ({type(model).__name__}):\n'

@@ -626,6 +626,20 @@ def test_a_checkpoint_of_another_model_is_refused_with_advice(tmp_path, kind):
     assert advice in str(error.value)
 
 
+def test_a_plain_checkpoint_given_to_a_distiller_config_is_refused_with_advice(tmp_path):
+    """The reverse mistake: a classifier's own checkpoint given to the distillation config (whose
+    networks are under student. / teacher.): load_strict=False would load nothing."""
+    from mlkd.utils.checkpoint import CheckpointMismatchError
+
+    plain = _classifier_runner(tmp_path).model.state_dict()
+    path = str(tmp_path / 'plain.pth')
+    torch.save({'state_dict': plain, 'meta': {}}, path)
+    cfg = small_run_cfg(MULTIDIGITS_3D, str(tmp_path / 'distiller'), epochs=1, train_samples=16)
+    cfg.model.teacher_ckpt, cfg.model.allow_random_teacher = None, True
+    with pytest.raises(CheckpointMismatchError, match='It is a plain classifier checkpoint'):
+        build_runner(cfg).load_checkpoint(path)
+
+
 # --- interrupted runs and unusable work dirs ----------------------------------------------------
 
 
