@@ -163,10 +163,11 @@ def prepare_training(
         WorkDirConflictError: the work dir holds a run of another config (without ``resume`` or
             ``overwrite``).
     """
-    from mlkd.utils.config_values import check_config_values
+    from mlkd.utils.config_values import check_config_values, warn_cut_schedule
     from mlkd.utils.work_dir import claim_work_dir
 
     check_config_values(cfg)
+    warn_cut_schedule(cfg)
     return claim_work_dir(cfg, resume=resume, overwrite=overwrite, distributed=distributed)
 
 

@@ -14,6 +14,10 @@ that mmengine and torch accept but that train nonsense or fail far from their ca
 
 A batch larger than the dataset with ``drop_last=True`` needs the dataset's length, so it is
 checked when the training loop is built (:func:`check_train_loader`).
+
+One value is only warned about (:func:`warn_cut_schedule`): an epoch schedule longer than
+``train_cfg.max_epochs`` (the usual ``--cfg-options train_cfg.max_epochs=1`` of a quick try, which
+stops a one-cycle schedule in its warm-up): fine for a smoke test, not for a number.
 """
 
 from __future__ import annotations
@@ -105,3 +109,33 @@ def check_train_loader(dataloader, key: str = 'train_dataloader') -> None:
         f'({dataset_name(dataset)}) has {len(dataset)} samples per process; lower the batch size '
         'or set drop_last=False'
     )
+
+
+def warn_cut_schedule(cfg) -> list[str]:
+    """Warn (``UserWarning``) about each epoch-based ``param_scheduler`` entry that ends after
+    ``train_cfg.max_epochs`` (its ``end``, or a one-cycle ``total_steps``): training stops part
+    way through it. Returns the warnings' texts."""
+    import warnings
+
+    max_epochs = (cfg.get('train_cfg') or {}).get('max_epochs')
+    schedulers = cfg.get('param_scheduler') or []
+    if not isinstance(max_epochs, int) or isinstance(schedulers, dict):
+        return []
+    texts = []
+    for index, scheduler in enumerate(schedulers):
+        if not scheduler.get('by_epoch', True):
+            continue
+        ends = [scheduler.get(k) for k in ('end', 'total_steps')]
+        length = max(
+            (e for e in ends if isinstance(e, (int, float)) and math.isfinite(e)), default=None
+        )
+        if length is not None and length > max_epochs:
+            texts.append(
+                f'param_scheduler[{index}] ({scheduler.get("type")}) runs to epoch {length:g}, '
+                f'but train_cfg.max_epochs={max_epochs}: training stops part way through it (a '
+                'one-cycle schedule in its warm-up); set its end / total_steps too for a '
+                'shorter recipe'
+            )
+    for text in texts:
+        warnings.warn(text, stacklevel=2)
+    return texts

@@ -131,3 +131,20 @@ def test_dist_scripts_validate_the_multi_node_variables(script, args, variable, 
         env={**os.environ, variable: value},
     )
     assert out.returncode == 2 and message in out.stderr, out.stderr
+
+
+def test_a_schedule_longer_than_the_training_is_warned_about():
+    """The quick try of the docs (--cfg-options train_cfg.max_epochs=1) stops a 12-epoch one-cycle
+    schedule in its warm-up: said, not refused; a schedule cut to the training is silent."""
+    from mlkd.utils.config_values import warn_cut_schedule
+
+    cfg = Config.fromfile(MULTIDIGITS_STUDENT)
+    cfg.train_cfg.max_epochs = 1
+    with pytest.warns(
+        UserWarning, match=r'param_scheduler\[0\] \(OneCycleLRWithMultipliers\) runs to epoch 12, '
+    ):
+        texts = warn_cut_schedule(cfg)
+    assert len(texts) == 2  # the learning rate's and the momentum's cycles
+    for scheduler in cfg.param_scheduler:
+        scheduler.update(end=1, total_steps=1)
+    assert warn_cut_schedule(cfg) == []
