@@ -164,10 +164,23 @@ def add_trust_checkpoint_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class CfgOptionsAction(DictAction):
+    """mmengine's ``DictAction``, refusing an item without ``=`` by name (mmengine's own error
+    was "not enough values to unpack")."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        bad = [item for item in values if '=' not in item]
+        if bad:
+            parser.error(
+                f'{option_string}: {bad[0]!r} is not KEY=VALUE (e.g. train_cfg.max_epochs=3)'
+            )
+        super().__call__(parser, namespace, values, option_string)
+
+
 def add_cfg_options_argument(parser: argparse.ArgumentParser, help: str | None = None) -> None:
     """Add ``--cfg-options KEY=VALUE ...``: config overrides for :func:`load_config`, parsed by
     mmengine's ``DictAction`` into a dict (``{}`` when the option is not given)."""
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={}, help=help)
+    parser.add_argument('--cfg-options', nargs='+', action=CfgOptionsAction, default={}, help=help)
 
 
 def add_checkpoint_table_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,7 +3,8 @@
 The key checks (:mod:`mlkd.utils.config_keys`) catch names that do not exist; these catch values
 that mmengine and torch accept but that train nonsense or fail far from their cause:
 
-* ``train_cfg.max_epochs`` / ``max_iters`` negative (0 only warns, ``LabelCoverageHook``);
+* ``train_cfg.max_epochs`` / ``max_iters`` / ``val_interval`` not an integer, the first two
+  negative (0 only warns, ``LabelCoverageHook``);
   ``train_cfg.val_interval`` not a positive integer (mmengine divided by it);
 * a learning rate (``optim_wrapper.optimizer.lr``, a scheduler's ``eta_max`` / ``eta_min``)
   negative or not finite;
@@ -38,8 +39,18 @@ def _refuse(key: str, value: Any, expected: str) -> None:
     raise ConfigValueError(f'config value {key}={value} is invalid: {expected}')
 
 
+#: Counts a loop takes: integers (a string such as 'one' failed deep inside the first epoch).
+_COUNTS = ('train_cfg.max_epochs', 'train_cfg.max_iters', 'train_cfg.val_interval')
+
+
 def _check_numbers(leaves: dict[str, Any]) -> None:
     for key, value in leaves.items():
+        if (
+            key in _COUNTS
+            and value is not None
+            and (isinstance(value, bool) or not isinstance(value, int))
+        ):
+            _refuse(key, repr(value), 'it counts epochs / iterations: an integer')
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         last, text = key.rsplit('.', 1)[-1], value

@@ -23,6 +23,11 @@ from mlkd.utils.config_values import ConfigValueError, check_config_values
         ),
         (
             MULTIDIGITS_STUDENT,
+            'train_cfg.max_epochs=one',
+            "train_cfg.max_epochs='one' is invalid: it counts epochs / iterations: an integer",
+        ),
+        (
+            MULTIDIGITS_STUDENT,
             'train_cfg.val_interval=0',
             'train_cfg.val_interval=0 is invalid: validate '
             'every N epochs (iterations) needs a positive integer N',
@@ -148,3 +153,11 @@ def test_a_schedule_longer_than_the_training_is_warned_about():
     for scheduler in cfg.param_scheduler:
         scheduler.update(end=1, total_steps=1)
     assert warn_cut_schedule(cfg) == []
+
+
+def test_a_cfg_option_without_a_value_is_refused_by_name(capsys):
+    train = load_tool('train')
+    with pytest.raises(SystemExit) as exit_info:
+        train.parse_args([MULTIDIGITS_STUDENT, '--cfg-options', 'train_cfg.max_epochs'])
+    assert exit_info.value.code == 2
+    assert "--cfg-options: 'train_cfg.max_epochs' is not KEY=VALUE" in capsys.readouterr().err
