@@ -116,6 +116,14 @@ class TeacherOutputCache:
         fingerprint = json.loads(json.dumps(dict(fingerprint)))  # tuples -> lists, as stored
         if self.mode == 'write':
             manifest = self._create_or_check_manifest(fingerprint)
+            lacking = [t for t in taps if t not in manifest['taps']]
+            if lacking and manifest['epochs']:
+                # The written epochs would be skipped, and a reader of these taps refused later.
+                raise TeacherCacheError(
+                    f'teacher cache {self.dir}: holds {sorted(manifest["taps"])} for epochs '
+                    f'{self.epochs_written_in(manifest)}, and this run also writes {lacking}: '
+                    'write to a new folder, or delete this one to cache every output afresh'
+                )
         else:
             manifest = self._checked_manifest(fingerprint)
             if manifest is None:
@@ -142,6 +150,10 @@ class TeacherOutputCache:
         0 in an empty folder; under the folder's lock, so that of several processes opening a
         new cache at once one creates it and the others check it."""
         os.makedirs(self.dir, exist_ok=True)
+        if not osp.isfile(self.manifest_path) and not osp.exists(osp.join(self.dir, LOCK_FILE)):
+            # Before the lock file is made in someone's folder (a folder with the lock file is a
+            # cache being made: its other writers are checked under the lock, below).
+            self._refuse_foreign_folder()
         with manifest_lock(self.dir):
             manifest = self._checked_manifest(fingerprint)
             if manifest is None:
@@ -204,7 +216,11 @@ class TeacherOutputCache:
 
     @property
     def epochs_written(self) -> list[int]:
-        return sorted(int(e) for e in (self.manifest or {}).get('epochs', {}))
+        return self.epochs_written_in(self.manifest)
+
+    @staticmethod
+    def epochs_written_in(manifest: Mapping | None) -> list[int]:
+        return sorted(int(e) for e in (manifest or {}).get('epochs', {}))
 
     def begin_epoch(self, epoch: int, rows: int, epochs_ahead: int = 1) -> None:
         """Start writing or reading ``epoch``; ``rows`` is this process's sample count in it

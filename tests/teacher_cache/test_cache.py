@@ -131,9 +131,14 @@ def test_every_fingerprint_field_is_checked_by_name(tmp_path):
         _reader(root, dtype='float16')
     with pytest.raises(TeacherCacheError, match=r'taps differ.*t_stage4'):
         _reader(root, taps=['t_logits', 't_stage4'])
-    # A writer with another fingerprint must not append to the cache either.
+    # A writer with another fingerprint must not append to the cache either, nor one that would
+    # leave the written epochs without a tap it writes (a reader of it would be refused later).
     with pytest.raises(TeacherCacheError, match='seed differs'):
         TeacherOutputCache(root, 'write').open(dict(FINGERPRINT, seed=2), TAPS)
+    with pytest.raises(
+        TeacherCacheError, match=r"for epochs \[0\], and this run also writes \['t_stage4'\]"
+    ):
+        TeacherOutputCache(root, 'write').open(FINGERPRINT, [*TAPS, 't_stage4'])
 
 
 def test_epoch_beyond_those_written_is_refused(tmp_path):
@@ -198,6 +203,7 @@ def test_folders_that_are_not_caches_are_refused(tmp_path):
         _reader(str(tmp_path / 'plain'))
     with pytest.raises(TeacherCacheError, match='non-empty folder that is not a teacher cache'):
         TeacherOutputCache(str(tmp_path / 'plain'), 'write').open(FINGERPRINT, TAPS)
+    assert os.listdir(tmp_path / 'plain') == ['notes.txt']  # no lock file left in it
     (tmp_path / 'other').mkdir()
     (tmp_path / 'other' / 'manifest.json').write_text('{"format": "something else"}')
     with pytest.raises(TeacherCacheError, match='not an mlkd teacher-cache manifest'):
@@ -390,4 +396,11 @@ def test_two_writers_creating_one_cache_at_once_share_it(tmp_path, monkeypatch, 
     assert writers[1].manifest['fingerprint'] == FINGERPRINT
     # The lock file is the cache's own: the folder is not taken for a foreign one afterwards.
     assert sorted(os.listdir(root)) == [LOCK_FILE, MANIFEST]
+    TeacherOutputCache(root, 'write').open(FINGERPRINT, TAPS)
+
+
+def test_a_cache_copied_without_its_lock_file_is_still_extended(tmp_path):
+    root = str(tmp_path / 'cache')
+    _write(root, [0], [[0, 1]])
+    os.remove(osp.join(root, '.manifest.lock'))
     TeacherOutputCache(root, 'write').open(FINGERPRINT, TAPS)
