@@ -37,6 +37,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import os
 import os.path as osp
 import subprocess
 import time
@@ -738,6 +739,24 @@ def run_benchmark(
             f'{len(done)} stage(s) of this call are already finished in {work_dir} (e.g. '
             f'{done[0]}): pass --resume to reuse them or --overwrite to retrain them'
         )
+    # The seeds' teacher caches an earlier call left (a stopped one included): outputs of the call
+    # too, made for its teacher and stages; reused with --resume, rebuilt with --overwrite.
+    caches = [
+        cache
+        for seed in seeds
+        for teacher in benchmark.teachers
+        if osp.isdir(cache := teacher_cache_dir(osp.join(work_dir, f'seed{seed}'), teacher))
+    ]
+    if caches and not (resume or overwrite):
+        raise BenchmarkRequestError(
+            f'{caches[0]} holds the teacher cache of an earlier call: pass --resume to reuse it '
+            'or --overwrite to build it again'
+        )
+    if overwrite:
+        for cache in caches:  # set aside, deleting nothing
+            aside = f'{cache}.replaced_{time.strftime("%Y%m%d_%H%M%S")}'
+            os.replace(cache, aside)
+            log(f'--overwrite: the teacher cache {cache} moved to {aside}')
     started = time.perf_counter()
     outputs = [osp.join(work_dir, name) for name in (benchmark.chart, 'results.json')]
     # What an earlier call left is replaced only with overwrite; resume reuses its finished

@@ -393,3 +393,30 @@ def test_a_misspelt_live_teacher_stage_is_refused():
             default_stages=(),
             live_teacher_stages=('ReviewKd',),
         )
+
+
+def test_a_teacher_cache_left_by_an_earlier_call_is_reused_or_rebuilt_only_when_asked(
+    tmp_path, monkeypatch
+):
+    """An earlier (perhaps stopped) call's seed cache, made for its teacher and stages: refused
+    before anything without flags; with --overwrite moved aside (nothing deleted) before the
+    tasks run."""
+
+    class Ran(Exception):
+        pass
+
+    def run_tasks(*args, **kwargs):
+        raise Ran
+
+    monkeypatch.setattr('mlkd.apis.benchmark.run_tasks', run_tasks)
+    work = str(tmp_path)
+    cache = tmp_path / 'seed0' / 'teacher_cache'
+    cache.mkdir(parents=True)
+    (cache / 'manifest.json').write_text('{}')
+    with pytest.raises(BenchmarkRequestError, match='teacher_cache holds the teacher cache of an'):
+        run_benchmark(DEMO, work, stages=['teacher', 'KD'])
+    with pytest.raises(Ran):
+        run_benchmark(DEMO, work, stages=['teacher', 'KD'], overwrite=True)
+    assert not cache.exists()
+    (aside,) = (tmp_path / 'seed0').glob('teacher_cache.replaced_*')
+    assert (aside / 'manifest.json').read_text() == '{}'
