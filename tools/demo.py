@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         default='demo',
         help='demo: every method (docs/demo.md); multi-teacher: teachers of partial label sets '
         '(docs/multi_teacher.md); ranking: DigitScenes (docs/benchmarks/ranking_search.md); '
-        "task-losses: the Two-way paper's task losses on the ranking student",
+        "task-losses: the Two-way paper's task losses on the ranking student; single-positive: "
+        "the SCL paper's single-positive losses on it (docs/benchmarks/single_positive.md)",
     )
     parser.add_argument(
         '--work-dir',

@@ -87,8 +87,8 @@ def export_student(checkpoint_path: str, out_path: str, overwrite: bool = False)
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description='Export the student of a distiller checkpoint')
-    parser.add_argument('checkpoint')
-    parser.add_argument('out')
+    parser.add_argument('checkpoint', help="a distillation run's checkpoint file")
+    parser.add_argument('out', help="the student's checkpoint to write (a plain classifier's)")
     add_overwrite_argument(parser, '--force')
     add_trust_checkpoint_argument(parser)
     args = parser.parse_args(argv)

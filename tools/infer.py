@@ -18,7 +18,7 @@ import argparse
 
 from mlkd.apis import ImageLabeler, label_images, save_labels
 from mlkd.apis.inference import check_labels_path, format_labels
-from mlkd.utils.cli import add_cfg_options_argument, add_trust_checkpoint_argument
+from mlkd.utils.cli import add_cfg_options_argument, add_trust_checkpoint_argument, probability
 from mlkd.utils.output_policy import add_overwrite_argument
 
 
@@ -29,7 +29,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--checkpoint', help='checkpoint file or work dir (with a config)')
     parser.add_argument('--thresholds', help='per-class thresholds file (calibrate_thresholds.py)')
     parser.add_argument(
-        '--threshold', type=float, default=0.5, help='one threshold for all classes'
+        '--threshold', type=probability, default=0.5, help='one threshold for all classes'
     )
     parser.add_argument(
         '--out', help='write the labels to a .jsonl or .csv file instead of printing'

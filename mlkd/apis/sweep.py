@@ -151,12 +151,19 @@ def summary_grid(
     return SweepGrid(x_key, y_key, x_values, y_values, metric, title, means, stds, counts)
 
 
+def _cell(mean: float, std: float, count: int) -> str:
+    if not count:
+        return '—'
+    spread = f' ± {std:.2f}' if count > 1 else ''
+    return f'{mean:.2f}{spread} (n={count})'
+
+
 def write_table(path: str, grid: SweepGrid, **policy) -> None:
     """``sweep.md``: ``grid`` as a Markdown table, rows ``y_key``, columns ``x_key``, each cell
-    ``mean ± std (n=runs)`` (``—`` without runs), under the output policy (``policy``:
-    ``inputs``, ``overwrite``)."""
+    ``mean ± std (n=runs)`` (``mean (n=1)`` for one run: it has no spread; ``—`` without runs),
+    under the output policy (``policy``: ``inputs``, ``overwrite``)."""
     rows = [
-        [y] + [f'{m:.2f} ± {s:.2f} (n={n})' if n else '—' for m, s, n in zip(*cells)]
+        [y] + [_cell(m, s, n) for m, s, n in zip(*cells)]
         for y, *cells in zip(grid.y_values, grid.means, grid.stds, grid.counts)
     ]
     header = [f'{grid.y_key} \\ {grid.x_key}', *map(str, grid.x_values)]
@@ -202,7 +209,7 @@ def write_heatmap(path: str, grid: SweepGrid, **policy) -> None:
                 ax.text(
                     j,
                     i,
-                    f'{means[i, j]:.1f}\n± {stds[i, j]:.1f}',
+                    f'{means[i, j]:.1f}' + (f'\n± {stds[i, j]:.1f}' if counts[i, j] > 1 else ''),
                     ha='center',
                     va='center',
                     color=colour,

@@ -164,6 +164,17 @@ def add_trust_checkpoint_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def probability(text: str) -> float:
+    """argparse type of a score threshold: a number in [0, 1] (a sigmoid's or softmax's range)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f'{text} is not in [0, 1] (scores are probabilities)')
+    return value
+
+
 class CfgOptionsAction(DictAction):
     """mmengine's ``DictAction``, refusing an item without ``=`` by name (mmengine's own error
     was "not enough values to unpack")."""

@@ -69,7 +69,7 @@ def test_grid_writes_table_csv_heatmap_and_resumes(tmp_path):
         assert float(row['mAP']) == cell['val']['mAP']
     table = open(osp.join(work, 'sweep.md')).read()
     assert f'| {NDD} \\ {PD} | 1 | 100 |' in table
-    assert f'{stored["val"]["mAP"]:.2f} ± 0.00 (n=1)' in table
+    assert f'{stored["val"]["mAP"]:.2f} (n=1)' in table and '± 0.00' not in table  # no spread
     with open(osp.join(work, 'sweep.png'), 'rb') as f:
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
 

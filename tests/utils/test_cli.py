@@ -1,6 +1,7 @@
-"""How a tool ends (mlkd/utils/cli.py, ``run_tool``)."""
+"""mlkd/utils/cli.py: how a tool ends (``run_tool``) and what its shared arguments accept."""
 
 import pytest
+from conftest import MULTIDIGITS_STUDENT, load_tool
 
 from mlkd.utils.cli import run_tool
 
@@ -37,3 +38,12 @@ def test_a_finished_tool_returns() -> None:
     calls = []
     run_tool(lambda: calls.append(1))
     assert calls == [1]
+
+
+@pytest.mark.parametrize('tool', ['analysis_tools/calibrate_thresholds', 'infer'])
+def test_a_score_threshold_outside_0_1_is_refused(tool, capsys):
+    flag = '--default' if 'calibrate' in tool else '--threshold'
+    with pytest.raises(SystemExit) as exit_info:
+        load_tool(tool).parse_args([MULTIDIGITS_STUDENT, 'x', '--out', 'y.json', flag, '7'])
+    assert exit_info.value.code == 2
+    assert '7 is not in [0, 1] (scores are probabilities)' in capsys.readouterr().err

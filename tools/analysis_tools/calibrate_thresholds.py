@@ -18,7 +18,7 @@ import argparse
 from terminaltables import AsciiTable
 
 from mlkd.apis import calibrate_thresholds
-from mlkd.utils.cli import add_cfg_options_argument, add_trust_checkpoint_argument
+from mlkd.utils.cli import add_cfg_options_argument, add_trust_checkpoint_argument, probability
 from mlkd.utils.output_policy import add_overwrite_argument
 
 COLUMNS = ('CP', 'CR', 'CF1', 'CF1macro', 'OP', 'OR', 'OF1')
@@ -30,7 +30,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('checkpoint', help='checkpoint file or work dir (its last checkpoint)')
     parser.add_argument('--out', required=True, help='the thresholds JSON file to write')
     parser.add_argument(
-        '--default', type=float, default=0.5, help='threshold of classes without positives on val'
+        '--default',
+        type=probability,
+        default=0.5,
+        help='threshold of classes without positives on val',
     )
     add_cfg_options_argument(parser, help='override config entries')
     add_overwrite_argument(parser)
