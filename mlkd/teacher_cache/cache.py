@@ -65,7 +65,7 @@ class TeacherOutputCache:
             )
         if not isinstance(dir, (str, os.PathLike)) or not str(dir):
             raise TeacherCacheError(f'{key}.dir must be a folder path, got {dir!r}')
-        self.dir, self.mode, self.dtype = os.fspath(dir), mode, dtype
+        self.dir, self.mode, self.dtype, self.key = os.fspath(dir), mode, dtype, key
         self.storage, self.torch_dtype = CACHE_DTYPES[dtype]
         self.manifest: dict | None = None
         self.epoch: int | None = None
@@ -192,7 +192,7 @@ class TeacherOutputCache:
         if manifest.get('dtype') != self.dtype:
             raise TeacherCacheError(
                 f'teacher cache {self.dir}: dtype differs: the cache stores '
-                f'{manifest.get("dtype")!r}, model.teacher_cache.dtype is {self.dtype!r}'
+                f'{manifest.get("dtype")!r}, {self.key}.dtype is {self.dtype!r}'
             )
         return manifest
 
