@@ -27,6 +27,8 @@ def load_config(config: str, cfg_options: dict | None = None) -> Config:
     Raises:
         SyntaxError: naming the config file (the leaf or one of its ``_base_`` files), the line
             and the offending text; mmengine's own reads ``File "<unknown>"``.
+        FileNotFoundError: a ``_base_`` file that does not exist, naming the config that lists
+            it.
         UnknownConfigKeyError: for a misspelled top-level key in the file, or a
             ``--cfg-options`` key that nothing takes (:mod:`mlkd.utils.config_keys`).
         ValueError: for an option that the config overrides at run time.
@@ -42,6 +44,8 @@ def load_config(config: str, cfg_options: dict | None = None) -> Config:
         cfg = Config.fromfile(path)
     except SyntaxError as error:
         raise (_named_syntax_error(path, set()) or error) from None
+    except FileNotFoundError as error:
+        raise (_missing_base(path, set()) or error) from None
     check_top_level_keys(cfg, path)
     if cfg_options:
         check_cfg_options(cfg, cfg_options)
@@ -71,6 +75,27 @@ def _named_syntax_error(path: str, seen: set[str]) -> SyntaxError | None:
     for base in Config._get_base_files(path):
         base_path, _ = Config._get_cfg_path(base, path)
         found = _named_syntax_error(base_path, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def _missing_base(path: str, seen: set[str]) -> FileNotFoundError | None:
+    """The first ``_base_`` of ``path`` or, recursively, of its bases that does not exist, as a
+    ``FileNotFoundError`` naming the config that lists it; ``None`` if all exist."""
+    if path in seen or not path.endswith('.py') or not osp.isfile(path):
+        return None
+    seen.add(path)
+    for base in Config._get_base_files(path):
+        try:
+            base_path, _ = Config._get_cfg_path(base, path)
+        except FileNotFoundError as error:
+            return FileNotFoundError(f'config {path}: its _base_ {base!r} is not found ({error})')
+        if not osp.isfile(base_path):
+            return FileNotFoundError(
+                f'config {path}: its _base_ {base!r} is not found ({base_path} does not exist)'
+            )
+        found = _missing_base(base_path, seen)
         if found is not None:
             return found
     return None

@@ -47,3 +47,18 @@ def test_a_score_threshold_outside_0_1_is_refused(tool, capsys):
         load_tool(tool).parse_args([MULTIDIGITS_STUDENT, 'x', '--out', 'y.json', flag, '7'])
     assert exit_info.value.code == 2
     assert '7 is not in [0, 1] (scores are probabilities)' in capsys.readouterr().err
+
+
+def test_a_missing_base_names_the_config_that_lists_it(tmp_path):
+    from mlkd.utils.cli import load_config
+
+    (tmp_path / 'leaf.py').write_text("_base_ = ['./middle.py']\n")
+    (tmp_path / 'middle.py').write_text("_base_ = ['../nonexist/base.py']\n")
+    with pytest.raises(
+        FileNotFoundError,
+        match=rf"config {tmp_path / 'middle.py'}: its _base_ '../nonexist/base.py' is not found",
+    ):
+        load_config(str(tmp_path / 'leaf.py'))
+    (tmp_path / 'middle.py').write_text("_base_ = ['mlkd::demo/studnt.py']\n")
+    with pytest.raises(FileNotFoundError, match=r"its _base_ 'mlkd::demo/studnt.py' is not found"):
+        load_config(str(tmp_path / 'leaf.py'))
