@@ -91,6 +91,7 @@ def _missing_base(path: str, seen: set[str]) -> FileNotFoundError | None:
             base_path, _ = Config._get_cfg_path(base, path)
         except FileNotFoundError as error:
             return FileNotFoundError(f'config {path}: its _base_ {base!r} is not found ({error})')
+        base_path = osp.normpath(base_path)
         if not osp.isfile(base_path):
             return FileNotFoundError(
                 f'config {path}: its _base_ {base!r} is not found ({base_path} does not exist)'
