@@ -180,6 +180,7 @@ def fill_teacher_cache(
             source=source,
         ),
         source.output_names,
+        source.tap_paths,
     )
     writer = TeacherCacheWriter(model, loader, cache, device, amp_dtype, channels_last, source)
     todo = [e for e in wanted if e not in cache.epochs_written]

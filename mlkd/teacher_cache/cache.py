@@ -68,6 +68,7 @@ class TeacherOutputCache:
         self.dir, self.mode, self.dtype, self.key = os.fspath(dir), mode, dtype, key
         self.storage, self.torch_dtype = CACHE_DTYPES[dtype]
         self.manifest: dict | None = None
+        self.tap_paths: dict[str, str] = {}
         self.epoch: int | None = None
         self._writer: ShardWriter | None = None
         self._reader: EpochReader | None = None
@@ -105,12 +106,20 @@ class TeacherOutputCache:
     def manifest_path(self) -> str:
         return osp.join(self.dir, MANIFEST)
 
-    def open(self, fingerprint: Mapping[str, Any], taps: list[str]) -> None:
+    def open(
+        self,
+        fingerprint: Mapping[str, Any],
+        taps: list[str],
+        tap_paths: Mapping[str, str] | None = None,
+    ) -> None:
         """Check (read) or create / check (write) the manifest against the run's ``fingerprint``.
 
         Args:
             fingerprint: what the outputs depend on (:mod:`.fingerprint`); every field must match.
             taps: the teacher taps the run's losses read (``t_logits``, ``t_stage3``...).
+            tap_paths: tap -> the teacher module it is recorded at; a writer records them, and a
+                tap the cache recorded at another module is refused (caches written before
+                they were recorded are not checked).
         """
         self._rank, self._world_size = get_rank(), get_world_size()
         fingerprint = json.loads(json.dumps(dict(fingerprint)))  # tuples -> lists, as stored
@@ -143,6 +152,8 @@ class TeacherOutputCache:
                     f'{missing}, the cache holds {sorted(manifest["taps"])}'
                 )
         self.taps = list(taps)
+        self.tap_paths = {name: path for name, path in (tap_paths or {}).items() if name in taps}
+        self._check_tap_paths(manifest.get('tap_paths') or {})
         self.manifest = manifest
 
     def _create_or_check_manifest(self, fingerprint: dict) -> dict:
@@ -195,6 +206,15 @@ class TeacherOutputCache:
                 f'{manifest.get("dtype")!r}, {self.key}.dtype is {self.dtype!r}'
             )
         return manifest
+
+    def _check_tap_paths(self, recorded: Mapping[str, str]) -> None:
+        for name, path in self.tap_paths.items():
+            if recorded.get(name, path) != path:
+                raise TeacherCacheError(
+                    f'teacher cache {self.dir}: tap {name} was cached from the teacher module '
+                    f'{recorded[name]!r}, this run records it at {path!r}; refusing to train on '
+                    'targets of another setting'
+                )
 
     def _refuse_foreign_folder(self) -> None:
         if any(name != LOCK_FILE for name in os.listdir(self.dir)):
@@ -340,6 +360,8 @@ class TeacherOutputCache:
                                 f'{taps[name]} in earlier epochs, now {spec}'
                             )
                 manifest['taps'] = taps
+                self._check_tap_paths(manifest.get('tap_paths') or {})  # another writer's meanwhile
+                manifest['tap_paths'] = {**(manifest.get('tap_paths') or {}), **self.tap_paths}
                 manifest['epochs'][str(self.epoch)] = dict(
                     world_size=self._world_size, rows=sum(s['rows'] for s in shards)
                 )

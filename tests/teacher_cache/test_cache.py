@@ -404,3 +404,27 @@ def test_a_cache_copied_without_its_lock_file_is_still_extended(tmp_path):
     _write(root, [0], [[0, 1]])
     os.remove(osp.join(root, '.manifest.lock'))
     TeacherOutputCache(root, 'write').open(FINGERPRINT, TAPS)
+
+
+def test_a_tap_cached_from_another_module_is_refused(tmp_path):
+    """A tap re-pointed to another module of the same shape gives other outputs under one name:
+    the writer records where each tap was taken, a reader or writer of another module is
+    refused; one that does not say (or a cache written before paths were recorded) is not."""
+    root = str(tmp_path / 'cache')
+    paths = {'t_logits': 'head', 't_stage3': 'backbone.layer3'}
+    writer = TeacherOutputCache(root, 'write')
+    writer.open(FINGERPRINT, TAPS, paths)
+    writer.begin_epoch(0, 2)
+    writer.store(torch.tensor([0, 1]), _outputs(torch.tensor([0, 1])))
+    writer.end_epoch()
+    assert json.load(open(osp.join(root, MANIFEST)))['tap_paths'] == paths
+    TeacherOutputCache(root, 'read').open(FINGERPRINT, TAPS, paths)
+    TeacherOutputCache(root, 'read').open(FINGERPRINT, TAPS)
+    moved = dict(paths, t_stage3='backbone.layer3.1.conv2')
+    for mode in ('read', 'write'):
+        with pytest.raises(
+            TeacherCacheError,
+            match=r"tap t_stage3 was cached from the teacher module 'backbone.layer3', this run "
+            r"records it at 'backbone.layer3.1.conv2'",
+        ):
+            TeacherOutputCache(root, mode).open(FINGERPRINT, TAPS, moved)

@@ -61,7 +61,7 @@ class TeacherCacheHook(Hook):
                 teacher_precision(runner.optim_wrapper),
                 source=source,
             )
-            source.cache.open(fingerprint, source.output_names)
+            source.cache.open(fingerprint, source.output_names, source.tap_paths)
             runner.logger.info(
                 f'{name}: {source.cache}: '
                 f'{"writing" if source.cache.mode == "write" else "reading"} teacher outputs '

@@ -431,6 +431,7 @@ class MultiTeacherDistiller(Distiller):
             functools.partial(self.run_teacher, name),
             self.teacher_outputs(name),
             view=(self.views or {}).get('teacher'),
+            tap_paths={f't_{tap}': path for tap, path in self._teacher_recorded[name].items()},
         )
 
     def teacher_outputs(self, name: str) -> list[str]:

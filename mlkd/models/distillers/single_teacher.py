@@ -127,6 +127,7 @@ class SingleTeacherDistiller(Distiller):
             self.run_teacher,
             self.teacher_outputs,
             view=(self.views or {}).get('teacher'),
+            tap_paths={f't_{name}': path for name, path in self._recorded[('', 't_')].items()},
         )
 
     def networks(self) -> dict:

@@ -39,6 +39,9 @@ class TeacherSource:
             outputs by name (``t_logits``, ``t_<tap>``...): what the losses read.
         output_names: the names ``forward`` returns: what a cache stores.
         view: index of the batch view the teacher reads (multi-view batches), or ``None``.
+        tap_paths: output name -> the module path it is recorded at (``t_stage3`` ->
+            ``'backbone.layer3'``), which a cache records and checks: a tap re-pointed to
+            another module of the same shape is another output.
     """
 
     #: The cache this source writes or reads (``None``: the live teacher only).
@@ -50,11 +53,13 @@ class TeacherSource:
         forward: TeacherForward,
         output_names: Sequence[str],
         view: int | None = None,
+        tap_paths: Mapping[str, str] | None = None,
     ) -> None:
         self.network = network
         self.forward = forward
         self.output_names = list(output_names)
         self.view = view
+        self.tap_paths = dict(tap_paths or {})
 
     def __call__(self, inputs: Any, data_samples: Sequence) -> dict[str, Any]:
         """The teacher's outputs (``name -> [B, ...]``) for a preprocessed batch."""
@@ -103,6 +108,7 @@ def build_teacher_source(
     forward: TeacherForward,
     output_names: Sequence[str],
     view: int | None = None,
+    tap_paths: Mapping[str, str] | None = None,
 ) -> TeacherSource:
     """The source a ``teacher_cache`` config asks for: :class:`LiveTeacher` without a cache,
     :class:`CachingTeacher` for ``mode='write'``, :class:`CachedTeacher` for ``mode='read'``.
@@ -110,14 +116,14 @@ def build_teacher_source(
     Args:
         cache_cfg: ``None``, ``dict(dir=..., mode=..., dtype=...)``
             (:meth:`TeacherOutputCache.from_config`), or a cache already built from it.
-        network, forward, output_names, view: see :class:`TeacherSource`.
+        network, forward, output_names, view, tap_paths: see :class:`TeacherSource`.
     """
     cache = (
         cache_cfg
         if isinstance(cache_cfg, TeacherOutputCache)
         else TeacherOutputCache.from_config(cache_cfg)
     )
-    args = (network, forward, output_names, view)
+    args = (network, forward, output_names, view, tap_paths)
     if cache is None:
         return LiveTeacher(*args)
     kind = CachingTeacher if cache.mode == 'write' else CachedTeacher
