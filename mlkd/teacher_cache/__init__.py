@@ -22,13 +22,13 @@ Layout of a cache folder::
     epoch_0001/...
 
 The manifest holds the ``fingerprint`` (sha256 of the teacher's loaded weights, of the data
-preprocessor's normalisation, of the training dataset's config, pipeline included, and of its sample list, the sampler's seed, the
-teacher's forward precision and memory format), the storage ``dtype``, the ``taps`` with their
-per-sample shape and the dtype the teacher produced them in and the teacher module each was
-recorded at (``tap_paths``), and the ``epochs`` written
-completely with the number of shards of each. Reading compares every fingerprint field and refuses
-a mismatch with a :class:`TeacherCacheError` naming it: a student never trains on another
-teacher's, pipeline's or seed's targets, and never silently falls back to the live teacher.
+preprocessor's normalisation, of the training dataset's config, pipeline included, and of its
+sample list, the sampler's seed, the teacher's forward precision and memory format), the storage
+``dtype``, the ``taps`` with their per-sample shape and the dtype the teacher produced them in,
+the teacher module each tap was recorded at (``tap_paths``), and the ``epochs`` written completely
+with the number of shards of each. Reading compares every fingerprint field and refuses a mismatch
+with a :class:`TeacherCacheError` naming it: a student never trains on another teacher's,
+pipeline's or seed's targets, and never silently falls back to the live teacher.
 
 Writes are atomic per shard: a process appends its rows to files in a temporary folder and renames
 the folder into place (``os.replace``) when its epoch ends; rank 0 then records the epoch in the
