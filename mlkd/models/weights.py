@@ -218,8 +218,14 @@ def load_network_checkpoint(net: nn.Module, source: str | Mapping, role: str) ->
     else:
         path = source
     path = resolve_checkpoint(path, role)
-    state = network_state(read_state_dict(path, role))
+    raw = read_state_dict(path, role)
+    state = network_state(raw)
     hint = ''
+    if any(key.startswith(STUDENT_PREFIX) for key in raw):
+        hint = (
+            f'It is a distillation checkpoint: its student ("{STUDENT_PREFIX}" weights) was read, '
+            'not its teacher.'
+        )
     if layout is not None:
         state = convert_layout(state, layout, path)
     elif guessed := guess_layout(state):

@@ -65,3 +65,24 @@ def test_a_checkpoint_path_of_a_scheme_read_in_full_is_refused():
     assert resolve_checkpoint('https://example.invalid/t.pth') == 'https://example.invalid/t.pth'
     with pytest.raises(FileNotFoundError, match="teacher: checkpoint file not found: 'no.pth'"):
         resolve_checkpoint('no.pth', 'teacher')
+
+
+def test_a_distillation_checkpoint_given_for_a_teacher_says_its_student_was_read(tmp_path):
+    """A distillation run's checkpoint contributes its student (a distilled student reused as a
+    teacher); where that does not fit, the message says which part was read."""
+    from conftest import MULTIDIGITS_STUDENT, MULTIDIGITS_TEACHER
+
+    from mlkd.apis.inference import build_classifier
+    from mlkd.models.weights import load_network_checkpoint
+
+    student, _, _ = build_classifier(MULTIDIGITS_STUDENT)
+    teacher, _, _ = build_classifier(MULTIDIGITS_TEACHER)
+    state = {f'student.{k}': v for k, v in student.state_dict().items()}
+    state.update({f'teacher.{k}': v for k, v in teacher.state_dict().items()})
+    path = str(tmp_path / 'kd.pth')
+    torch.save({'state_dict': state}, path)
+    with pytest.raises(
+        ValueError, match=r'It is a distillation checkpoint: its student \("student.'
+    ):
+        load_network_checkpoint(teacher, path, 'teacher')
+    load_network_checkpoint(student, path, 'teacher')  # a distilled student as a teacher: fits
