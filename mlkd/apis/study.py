@@ -171,6 +171,14 @@ def shorten_schedule(cfg: Config, epochs: int) -> None:
     (for trying a study out; a study's numbers come from its configs' own schedules)."""
     if epochs < 1:
         raise StudyRequestError(f'--epochs must be at least 1, got {epochs}')
+    by_iteration = [
+        i for i, scheduler in enumerate(cfg.param_scheduler) if not scheduler.get('by_epoch', True)
+    ]
+    if by_iteration:
+        raise StudyRequestError(
+            f'--epochs shortens epoch-based schedules; param_scheduler[{by_iteration[0]}] of '
+            f'{cfg.filename} counts iterations: shorten it with --cfg-options'
+        )
     for scheduler in cfg.param_scheduler:
         if 'total_steps' in scheduler:
             scheduler['total_steps'] = epochs

@@ -226,6 +226,9 @@ def test_a_shortened_schedule_is_the_same_recipe_cut():
     steps = [(s.get('total_steps'), s['end']) for s in cfg.param_scheduler]
     assert steps == [(3, 3), (3, 3), (None, 1)]
     assert (cfg.train_cfg.max_epochs, cfg.train_cfg.val_interval) == (3, 3)
+    cfg.param_scheduler.append(dict(type='LinearLR', end=100, by_epoch=False))  # iterations
+    with pytest.raises(StudyRequestError, match=r'param_scheduler\[3\] of .* counts iterations'):
+        shorten_schedule(cfg, 2)
     # A run keeps one checkpoint, its last: what is evaluated and what teaches.
     study = Study('s', {'t': StudyRun(osp.join(MULTIDIGITS, 'teacher.py'))}, ())
     hook = study.run_config('t', 0, 'w', epochs=3).default_hooks.checkpoint
