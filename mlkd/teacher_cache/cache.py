@@ -199,6 +199,12 @@ class TeacherOutputCache:
             raise TeacherCacheError(
                 f'teacher cache: {self.manifest_path} is not an mlkd teacher-cache manifest'
             )
+        if manifest.get('version') != VERSION:
+            raise TeacherCacheError(
+                f'teacher cache {self.dir}: written in format version {manifest.get("version")} '
+                f'(an earlier mlkd), this mlkd reads version {VERSION}: write it again (another '
+                'folder, or delete this one; a benchmark: --overwrite)'
+            )
         self._check_fingerprint(manifest, fingerprint)
         if manifest.get('dtype') != self.dtype:
             raise TeacherCacheError(

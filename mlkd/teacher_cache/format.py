@@ -24,7 +24,8 @@ LOCK_FILE = '.manifest.lock'
 SHARD_META = 'shard.json'
 INDEX_FILE = 'index.bin'
 FORMAT = 'mlkd-teacher-cache'
-VERSION = 1
+#: 2: the fingerprint holds the data preprocessor's digest, the manifest each tap's module path.
+VERSION = 2
 
 
 class TeacherCacheError(ValueError):

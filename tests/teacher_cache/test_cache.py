@@ -428,3 +428,16 @@ def test_a_tap_cached_from_another_module_is_refused(tmp_path):
             r"records it at 'backbone.layer3.1.conv2'",
         ):
             TeacherOutputCache(root, mode).open(FINGERPRINT, TAPS, moved)
+
+
+def test_a_cache_of_an_earlier_format_version_is_refused_naming_it(tmp_path):
+    root = str(tmp_path / 'cache')
+    _write(root, [0], [[0, 1]])
+    path = osp.join(root, MANIFEST)
+    manifest = json.load(open(path))
+    manifest['version'] = 1
+    with open(path, 'w') as file:
+        json.dump(manifest, file)
+    for mode in ('read', 'write'):
+        with pytest.raises(TeacherCacheError, match='written in format version 1 .an earlier mlkd'):
+            TeacherOutputCache(root, mode).open(FINGERPRINT, TAPS)
