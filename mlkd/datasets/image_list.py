@@ -79,8 +79,10 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
                 'MultiLabelImageList: `ann_file` is required (a text file with '
                 'lines "relative/path.png 3 7 9")'
             )
+        classes_file = None
         if isinstance(classes, str):
-            classes = self._resolve_classes_file(classes, data_root)
+            classes_file = self._resolve_classes_file(classes, data_root)
+            classes = self._read_classes_file(classes_file)
         elif classes is None and not (kwargs.get('metainfo') or {}).get('classes'):
             raise ValueError(
                 'MultiLabelImageList: `classes` is required (a list of names or a '
@@ -94,6 +96,7 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
             classes=classes,
             pipeline=pipeline,
             test_mode=test_mode,
+            class_names_source=classes_file,
             **kwargs,
         )
 
@@ -109,6 +112,25 @@ class MultiLabelImageList(ObservedLabelsMixin, DataListChecksMixin, MultiLabelDa
         raise FileNotFoundError(
             f'MultiLabelImageList: classes file not found (config key `classes`); tried {tried}'
         )
+
+    @staticmethod
+    def _read_classes_file(path: str) -> list[str]:
+        """The class names of a file with one per line, stripped; trailing blank lines are not
+        classes (mmengine's ``list_from_file`` kept them, and the padding: a phantom class).
+
+        Raises:
+            ValueError: a blank line between names, naming the file and the line.
+        """
+        with open(path, encoding='utf-8') as file:
+            names = [line.strip() for line in file.read().splitlines()]
+        while names and not names[-1]:
+            names.pop()
+        if '' in names:
+            raise ValueError(
+                f'MultiLabelImageList: {path!r} line {names.index("") + 1} is blank: the classes '
+                'file holds one class name per line, its line number the class index + 1'
+            )
+        return names
 
     def load_data_list(self) -> list[dict]:
         """Parse ``ann_file``; called once by ``full_init``.

@@ -136,16 +136,23 @@ class DataListChecksMixin:
     """Adds :func:`check_data_list` (and the ``duplicate_images`` switch), the class-name check
     and the count of images smaller than the pipeline's crop to a dataset."""
 
-    def __init__(self, *args: Any, duplicate_images: str = 'error', **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        duplicate_images: str = 'error',
+        class_names_source: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.duplicate_images = duplicate_images
-        # Class names the dataset is given (a file, or a list): a dataset's own fixed names are
-        # left alone (ImageNet's, which name two classes 'crane', among them).
+        # Class names the dataset is given (a file, or a list; ``class_names_source``: the file a
+        # list was read from): a dataset's own fixed names are left alone (ImageNet's, which name
+        # two classes 'crane', among them).
         classes = kwargs.get('classes')
         self._class_names_source = (
             None
             if classes is None
-            else repr(classes)
-            if isinstance(classes, str)
+            else repr(class_names_source or classes)
+            if isinstance(classes, str) or class_names_source
             else 'the `classes` of the config'
         )
         self._pipeline_config = kwargs.get('pipeline')

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mmengine.dataset import ClassBalancedDataset, ConcatDataset, RepeatDataset
+
 from .format import TeacherCacheError
 
 
@@ -38,6 +40,16 @@ def keyed_sampling_seed(loader: Any) -> int:
             'samples under their (seed, epoch, index) random state (it is not wrapped in '
             'KeyedDataset: build the data loader with MLKDRunner); its augmentations cannot be '
             'cached exactly'
+        )
+    inner = getattr(loader.dataset, 'dataset', loader.dataset)
+    if isinstance(inner, (RepeatDataset, ConcatDataset, ClassBalancedDataset)):
+        # The cache stores and serves rows by each sample's `sample_idx`, the inner dataset's
+        # index: under these wrappers two loader indices share one (a repeated image augmented
+        # twice, or two images of two datasets), so one row would serve both.
+        raise TeacherCacheError(
+            f'teacher cache: the training dataset is a {type(inner).__name__}, whose samples do '
+            "not each have their own sample_idx (the cache's key): cache a plain dataset (repeat "
+            'it with more epochs, join the data in one annotation file)'
         )
     return int(sampler.seed)
 

@@ -219,6 +219,17 @@ def test_a_class_named_twice_is_refused_naming_the_file_the_name_and_the_lines(t
         _image_list(tmp_path, ['a.jpg 0'], classes=['x', 'y', 'x'])
 
 
+def test_a_classes_file_is_read_as_names_one_per_line(tmp_path):
+    """A trailing blank line and padding are not classes (mmengine's reader made a phantom
+    class of the one, and kept the other); a blank line between names is refused by its line."""
+    (tmp_path / 'classes.txt').write_text('cat \ndog\nbird\n\n')
+    dataset = _image_list(tmp_path, ['a.jpg 0'], classes=str(tmp_path / 'classes.txt'))
+    assert list(dataset.metainfo['classes']) == ['cat', 'dog', 'bird']
+    (tmp_path / 'classes.txt').write_text('cat\n\ndog\n')
+    with pytest.raises(ValueError, match=r"classes.txt' line 2 is blank: the classes file holds"):
+        _image_list(tmp_path, ['a.jpg 0'], classes=str(tmp_path / 'classes.txt'))
+
+
 def test_train_validate_data_names_the_bad_image(tmp_path):
     from conftest import load_tool
 

@@ -194,3 +194,20 @@ def test_unkeyed_sampler_is_refused(tmp_path, teacher_checkpoints):
     with pytest.raises(TeacherCacheError, match='sampler is DefaultSampler'):
         build_runner(cfg).train()
     assert not osp.exists(osp.join(tmp_path, 'cache', 'manifest.json'))
+
+
+def test_a_repeated_or_joined_training_set_is_refused(tmp_path, teacher_checkpoints):
+    """Under mmengine's RepeatDataset / ConcatDataset two loader indices share a sample_idx (the
+    cache's key): one cached row would serve two different augmentations, or two images."""
+    cfg = _cfg(
+        'mld',
+        str(tmp_path / 'w'),
+        teacher_checkpoints['a'],
+        dict(dir=str(tmp_path / 'cache'), mode='write'),
+    )
+    cfg.train_dataloader.dataset = dict(
+        type='RepeatDataset', times=2, dataset=cfg.train_dataloader.dataset
+    )
+    with pytest.raises(TeacherCacheError, match='training dataset is a RepeatDataset, whose'):
+        build_runner(cfg).train()
+    assert not osp.exists(osp.join(tmp_path, 'cache', 'manifest.json'))

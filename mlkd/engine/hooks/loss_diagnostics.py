@@ -68,9 +68,17 @@ def default_module_path(model: nn.Module) -> str:
 
 @contextmanager
 def preserved_state(model: nn.Module) -> Iterator[None]:
-    """Leave every RNG stream and every buffer of ``model`` as it was before the block."""
+    """Leave every RNG stream, every buffer of ``model`` and the host-memory state of its
+    stateful losses (``register_state(host=True)``, e.g. SCL's heat-map store: plain attributes,
+    not buffers) as they were before the block."""
     py_state, np_state = random.getstate(), np.random.get_state()
     buffers = [(b, b.detach().clone()) for b in model.buffers()]
+    host = [
+        (module, name, getattr(module, name).clone())
+        for module in model.modules()
+        for name, (_, on_host) in getattr(module, '_state_keys', {}).items()
+        if on_host
+    ]
     devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
     try:
         with torch.random.fork_rng(devices=devices):
@@ -79,6 +87,8 @@ def preserved_state(model: nn.Module) -> Iterator[None]:
         with torch.no_grad():
             for buffer, saved in buffers:
                 buffer.copy_(saved)
+        for module, name, saved in host:
+            object.__setattr__(module, name, saved)
         random.setstate(py_state)
         np.random.set_state(np_state)
 

@@ -104,6 +104,22 @@ def test_preserved_state_restores_buffers_and_rng():
     assert torch.equal(torch.rand(2), expected)
 
 
+def test_preserved_state_restores_the_host_memory_state_of_stateful_losses():
+    """SCL keeps its heat maps in host memory (a plain attribute, not a buffer): the diagnostic
+    pass must not leave them updated for the training step."""
+    from mlkd.models.losses import StatefulLoss
+
+    class Store(StatefulLoss):
+        def __init__(self):
+            super().__init__()
+            self.register_state('maps', torch.zeros(4, 2), keyed_by='sample', host=True)
+
+    loss = Store()
+    with preserved_state(nn.Sequential(loss)):
+        loss.maps[1] = 7.0  # updated in place, as a stateful loss's step does
+    assert torch.equal(loss.maps, torch.zeros(4, 2))
+
+
 def test_hook_values_match_the_training_step_and_training_is_bit_identical(tmp_path):
     off = build_runner(_l2d_cfg(str(tmp_path / 'off'), diagnostics=False))
     off.train()
