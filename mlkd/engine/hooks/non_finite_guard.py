@@ -31,7 +31,8 @@ class NonFiniteGuardHook(Hook):
     * **Weights before a checkpoint**: before ``CheckpointHook`` (lower priority) rotates old
       checkpoints and saves, every parameter and buffer is checked, so rotation never deletes the
       last finite checkpoint for a non-finite one; trainable weights whose norm grew above
-      ``weight_growth_factor`` times their norm at the start of the run stop it too
+      ``weight_growth_factor`` times their norm when this process started training (after
+      ``--resume``: the resumed weights', as the loss guard's reference) stop it too
       (:class:`~mlkd.models.algorithms.DivergedTrainingError`), so that a step that exploded just
       before a checkpoint is not saved (nor rotates a good one away).
     * **Teacher at start-up**: a distiller's teacher (``model.teacher``, or each of
@@ -98,7 +99,8 @@ class NonFiniteGuardHook(Hook):
                 f'diverged weights {when} at {self._where(runner, epoch_done)}: the norm of the '
                 'trainable weights '
                 + (
-                    f'grew from {self._start_weight_norm:.4g} at the start of the run to '
+                    f'grew from {self._start_weight_norm:.4g} when this process started '
+                    f'training to '
                     f'{norm:.4g}, more than {self.weight_growth_factor:g} times'
                     if grew
                     else 'grew too much on another rank'
