@@ -31,7 +31,8 @@ def _multi_label_fidelity(student: Tensor, teacher: Tensor, thr: float) -> dict[
     """Multi-label keys from sigmoid scores ``[N, C]`` (see :class:`DistillFidelity`)."""
     teacher_pos = teacher >= thr
     student_pos = student >= thr
-    # Classes without a teacher-positive sample have no AP (NaN) and are skipped, as in mAP.
+    # Classes without a teacher-positive sample have no AP (NaN) and are skipped (MultiLabelMetrics
+    # counts an empty class as AP 0 by default: its empty_policy).
     ap = average_precision(student, teacher_pos, empty_policy='exclude')
     union = (student_pos | teacher_pos).sum(dim=1)
     inter = (student_pos & teacher_pos).sum(dim=1)
@@ -86,7 +87,8 @@ class DistillFidelity(BaseMetric):
 
     - ``fidelity/mAP_vs_teacher``: mAP (percent) of the student's scores against the teacher's
       predictions thresholded at ``thr`` (``teacher_score >= thr`` positive); classes with no
-      teacher-positive sample are skipped, as in mAP (NaN if no class has one).
+      teacher-positive sample are skipped (``empty_policy='exclude'``; mlkd's mAP counts an
+      empty class as 0 by default), NaN if no class has one.
     - ``fidelity/mean_abs_diff``: mean over samples and classes of ``|p_s - p_t|`` (a
       probability, not percent).
     - ``fidelity/label_agreement``: mean over samples of the Jaccard index (percent) of the two

@@ -29,7 +29,7 @@ import torch
 from mmengine.dist import get_world_size
 from torch import nn
 
-from mlkd.models.losses.base import full_precision, needs_global_batch
+from mlkd.models.losses.base import full_precision, is_stateful, needs_global_batch
 from mlkd.registry import MODELS
 
 from .global_batch import gather_batch
@@ -329,6 +329,12 @@ class LossRouter(nn.ModuleDict):
             cfg = dict(cfg)
             inputs, gather = cfg.pop('inputs', None), cfg.pop('gather', None)
             cls = registered_class(cfg, owner)
+            if gather is False and is_stateful(cls):
+                raise ValueError(
+                    f'{owner}: gather=False, but {cls.__name__} keeps per-sample state, which '
+                    'every process must update from the whole batch (else the copies drift '
+                    'apart and a checkpoint keeps one of them); drop gather'
+                )
             self.bindings[name] = ArgumentBinding(owner, cls, inputs, supplied)
             self.gathers[name] = needs_global_batch(cls) if gather is None else bool(gather)
             self[name] = MODELS.build(
@@ -360,7 +366,8 @@ class LossRouter(nn.ModuleDict):
         with full_precision():
             for name, loss in self.items():
                 args = self.bindings[name](available)
-                if distributed and self.gathers[name]:
+                loss.inputs_gathered = distributed and self.gathers[name]
+                if loss.inputs_gathered:
                     args = {k: gather_batch(v, batch_size) for k, v in args.items()}
                 value = loss(**args)
                 items = value.items() if isinstance(value, dict) else [(None, value)]

@@ -18,8 +18,11 @@ math. The contract's ``forward`` does the rest, the same way for every loss:
   :meth:`~_LossContract.input_weight` (1, unless a composable weight policy such as
   :class:`~.weight_reference.ReferenceWeighted` says otherwise); a dict value (one entry per
   declared term in ``terms``) gets the same weight on every term;
-* for a task loss, the reduction (``reduction`` / ``reduction_override``), the shape check and the
-  world-size scaling of summed losses under DDP.
+* for a task loss, the reduction (``reduction`` / ``reduction_override``) and the shape check;
+* the world-size scaling of summed losses under DDP (a task loss, or a routed loss whose
+  ``reduction`` is ``'sum'``): a per-process sum that DDP averages would give 1/W of the gradient,
+  so it is multiplied by W, unless the router gave it the gathered batch (:attr:`inputs_gathered`:
+  the sum is then over the whole batch already).
 
 The names of ``compute``'s arguments are the loss's inputs: the router reads them once, at build
 time, and supplies the named tensors (``s_logits``, ``t_logits``, ``gt``, ``s_<tap>``,
@@ -109,6 +112,8 @@ class _LossContract(nn.Module):
 
     #: Whether the value depends on the other samples of the batch (see the module docstring).
     compares_samples: bool = False
+    #: Set by the router for each call: the inputs are the batch gathered from every process.
+    inputs_gathered: bool = False
     #: Names of the terms of a dict result (logged as ``loss_<name>_<term>``); ``()``: a tensor.
     terms: tuple[str, ...] = ()
     #: Attributes that ``repr(loss)`` shows as ``name=value``: each class lists its own, and a
@@ -146,6 +151,18 @@ class _LossContract(nn.Module):
         A composable weight policy overrides it
         (:class:`~mlkd.models.losses.weight_reference.ReferenceWeighted`)."""
         return 1.0
+
+    def world_size_factor(self, reduction: str | None) -> int:
+        """W for a summed loss over this process's samples in training under DDP (so that DDP's
+        averaged gradient is that of the sum over the whole batch), else 1 (module doc)."""
+        local_sum = reduction == 'sum' and not self.inputs_gathered and self.training
+        return get_world_size() if local_sum else 1
+
+    def global_batch_size(self, local: int) -> int:
+        """The batch a value stands for: ``local`` when the inputs are gathered already (or out
+        of training), else ``local`` times the number of processes."""
+        gathered = self.inputs_gathered or not self.training
+        return local if gathered else local * get_world_size()
 
     def _weighted(
         self, value: torch.Tensor | dict, factor: float
@@ -287,8 +304,8 @@ class TaskLoss(_LossContract):
             )
         with full_precision():
             loss = self.compute(logits.float(), gt.float(), reduction, **to_fp32(inputs))
-        if reduction == 'sum' and self.scale_by_world_size and self.training:
-            loss = loss * get_world_size()
+        if self.scale_by_world_size:
+            loss = loss * self.world_size_factor(reduction)
         weight = self.input_weight(dict(logits=logits, gt=gt, **inputs))
         return self._weighted(loss, self.loss_weight * self.weight_factor() * weight)
 
@@ -365,6 +382,7 @@ class RoutedLoss(_LossContract):
         with full_precision():
             value = self.compute(*to_fp32(bound.args), **to_fp32(bound.kwargs))
         factor = self.loss_weight * self.weight_factor() * self.input_weight(bound.arguments)
+        factor *= self.world_size_factor(getattr(self, 'reduction', None))
         return self._weighted(value, factor)
 
 

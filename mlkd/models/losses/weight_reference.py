@@ -119,8 +119,10 @@ class ReferenceWeighted:
         return reference_scale(self.scale_exponents, self.weight_reference, batch_size, num_classes)
 
     def input_weight(self, inputs: Mapping[str, Any]) -> float:
-        first = next(iter(inputs.values()))
-        return super().input_weight(inputs) * self.reference_scale(*first.shape[:2])
+        # The whole batch under DDP: the task loss's sum stands for it, so must the reference.
+        batch_size, num_classes = next(iter(inputs.values())).shape[:2]
+        scale = self.reference_scale(self.global_batch_size(batch_size), num_classes)
+        return super().input_weight(inputs) * scale
 
     def extra_repr(self) -> str:
         if self.weight_reference is None:

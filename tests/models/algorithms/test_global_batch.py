@@ -111,3 +111,67 @@ def test_without_the_gather_each_rank_sees_only_its_half(tmp_path):
     for result, half in zip(ranks, halves):
         torch.testing.assert_close(result['loss'], half)
         assert not torch.allclose(result['loss'], whole)
+
+
+#: Losses whose inputs are not gathered but whose value scales with the batch: a summed task loss
+#: the router gathers anyway, a summed routed loss, and a weight given for a reference batch
+#: (MLD: its factor must use the whole batch, as the task loss's sum does).
+SCALED = {
+    'bce_sum_gathered': dict(
+        type='BinaryCrossEntropySumLoss', gather=True, inputs=dict(logits='s_logits')
+    ),
+    'kd_sum': dict(type='MultiLabelKDLoss', reduction='sum', loss_weight=3.0),
+    'mld_reference': dict(
+        type='MultiLabelLogitDistillLoss', weight_reference=dict(batch_size=64, num_classes=80)
+    ),
+}
+
+
+def _scaled_router(name: str):
+    cfg = dict(SCALED[name])
+    return LossRouter({name: cfg}, {'s_logits', 't_logits', 'gt', 'data_samples'}, lambda w: {})
+
+
+def _scaled_worker(rank, port, name, out_dir):
+    os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port))
+    dist.init_process_group('gloo', rank=rank, world_size=2)
+    torch.set_num_threads(1)
+    x, teacher, gt, net = _data('logits')
+    ddp = nn.parallel.DistributedDataParallel(net)
+    half = slice(rank * B // 2, (rank + 1) * B // 2)
+    loss = _step(
+        _scaled_router(name), ('s_logits', 't_logits'), ddp, x[half], teacher[half], gt[half]
+    )
+    loss.backward()
+    torch.save({'grad': net.weight.grad.clone()}, os.path.join(out_dir, f'rank{rank}.pt'))
+    dist.destroy_process_group()
+
+
+@pytest.mark.parametrize('name', sorted(SCALED))
+def test_a_loss_summed_or_weighted_by_batch_has_the_one_process_gradient_under_ddp(name, tmp_path):
+    """DDP averages the ranks' gradients: a summed loss over one rank's samples needs the factor
+    W, one over the gathered batch must not get it, and a reference weight is for the whole
+    batch. (Before: x2, x0.5 and x0.5 of the one-process gradient with 2 processes.)"""
+    x, teacher, gt, net = _data('logits')
+    _step(_scaled_router(name), ('s_logits', 't_logits'), net, x, teacher, gt).backward()
+    mp.start_processes(
+        _scaled_worker,
+        args=(free_port(), name, str(tmp_path)),
+        nprocs=2,
+        join=True,
+        start_method='fork',
+    )
+    for rank in range(2):
+        grad = torch.load(tmp_path / f'rank{rank}.pt', weights_only=True)['grad']
+        torch.testing.assert_close(grad, net.weight.grad, rtol=1e-4, atol=1e-6)
+
+
+def test_a_stateful_loss_cannot_be_left_ungathered():
+    with pytest.raises(
+        ValueError, match='gather=False, but ConsistencyLoss keeps per-sample state'
+    ):
+        LossRouter(
+            {'cl': dict(type='ConsistencyLoss', num_samples=8, num_classes=C, gather=False)},
+            {'s_logits', 'sample_idx', 'gt', 'data_samples'},
+            lambda w: {},
+        )

@@ -26,8 +26,9 @@ are ``[[0, 1], [1, 0]]``); a set of 0 or 1 member gives 0 here (the reference wo
 **LED** ``= λ_cd·L_CD + λ_id·L_ID`` with ``λ_cd = 100``, ``λ_id = 1000``.
 
 All sets are processed by one batched masked kernel (``[G, n, n]`` distance matrices plus a member
-mask); there is no Python loop over classes or samples. Batch statistics are those of the local
-batch (no all-gather under DDP).
+mask); there is no Python loop over classes or samples. The losses compare samples
+(``compares_samples``): under DDP the router gives them the batch gathered from every process, so
+their value does not depend on the number of processes.
 """
 
 from __future__ import annotations
