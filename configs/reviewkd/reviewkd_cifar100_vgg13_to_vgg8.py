@@ -1,2 +1,2 @@
-_base_ = ['../_base_/pairs/cifar100_vgg13_to_vgg8.py', '../_base_/methods/reviewkd.py']
+_base_ = ['../_base_/pairs/cifar100_vgg13_to_vgg8.py', '../_base_/methods/reviewkd_mdistiller.py']
 model = _base_.method

@@ -131,3 +131,21 @@ def test_crd_bank_size_for_cifar100_as_documented():
     assert len(banks) == 2
     assert all(b.shape == (50000, 128) and b.dtype == torch.float32 for b in banks)
     assert sum(b.numel() * b.element_size() for b in banks) == 51_200_000
+
+
+def test_reviewkd_reads_the_teachers_preactivation_as_mdistiller_on_cifar_and_tiny_imagenet():
+    """mdistiller's ReviewKD distils the teacher's preact_feats[1:] (and the pooled feature), and
+    its WRN's stage 3 feature is block3's output, before the final BN-ReLU: a teacher target
+    after ReLU loses the negative part of the response the reference distils."""
+    from mlkd.utils.cli import load_config
+
+    leaves = glob.glob(osp.join(REPO, 'configs', 'reviewkd', 'reviewkd_cifar100_*.py'))
+    leaves += glob.glob(osp.join(REPO, 'configs', 'intra_class', 'tiny_imagenet', 'reviewkd_*.py'))
+    assert leaves
+    for path in leaves:
+        model = load_config(path).model
+        targets = model.connectors.s_abf.target
+        assert targets == model.distill_losses.reviewkd.inputs.t_feats, path
+        assert targets[-1] == 't_pool' and all(t.startswith('t_preact') for t in targets[:-1]), path
+    wrn = load_config(osp.join(REPO, 'configs', '_base_', 'taps', 'cifar_wrn.py')).cifar_wrn_taps
+    assert wrn.stage3 == 'backbone.block3'

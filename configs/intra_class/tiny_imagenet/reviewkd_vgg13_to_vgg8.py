@@ -1,5 +1,5 @@
 _base_ = [
     '../../_base_/pairs/intra_class/tiny_imagenet_vgg13_to_vgg8.py',
-    '../../_base_/methods/reviewkd.py',
+    '../../_base_/methods/reviewkd_mdistiller.py',
 ]
 model = _base_.method

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from mmpretrain.models.heads import MultiLabelClsHead
 from torch import Tensor, nn
 
+from mlkd.models.losses import BinaryCrossEntropySumLoss
 from mlkd.registry import MODELS
 
 __all__ = ['ClassMapHead', 'pool_class_maps']
@@ -72,7 +73,9 @@ class ClassMapHead(MultiLabelClsHead):
         in_channels: ``F``, channels of the last backbone output.
         pooling: ``'avg'``, ``'max'`` or ``'lse'`` (module docstring).
         lse_sharpness: ``r`` of ``'lse'`` (> 0); ignored otherwise.
-        loss: task loss config (mmpretrain's default: sigmoid cross-entropy).
+        loss: task loss config (default: ``BinaryCrossEntropySumLoss``, which skips the ``-1``
+            targets of ignored labels; mmpretrain's sigmoid cross-entropy takes them as labels,
+            and its loss then falls without bound).
         thr: score threshold of ``predict``.
         topk: top-k of ``predict``.
         init_cfg: MMEngine init config (default: ``fc`` weights N(0, 0.01), as mmpretrain's
@@ -85,13 +88,13 @@ class ClassMapHead(MultiLabelClsHead):
         in_channels: int,
         pooling: str = 'avg',
         lse_sharpness: float = 1.0,
-        loss: dict | None = None,
+        loss: dict | nn.Module | None = None,
         thr: float | None = None,
         topk: int | None = None,
         init_cfg: dict | None = None,
     ) -> None:
         super().__init__(
-            loss=loss or dict(type='CrossEntropyLoss', use_sigmoid=True),
+            loss=BinaryCrossEntropySumLoss() if loss is None else loss,
             thr=thr,
             topk=topk,
             init_cfg=init_cfg or dict(type='Normal', layer='Linear', std=0.01),

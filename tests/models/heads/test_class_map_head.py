@@ -92,3 +92,14 @@ def test_trains_and_predicts_in_an_image_classifier():
     model.eval()
     predictions = model(x, [DataSample() for _ in range(2)], mode='predict')
     assert predictions[0].pred_score.shape == (C,)
+
+
+def test_the_default_loss_skips_ignored_labels():
+    """The data preprocessor writes -1 for an ignored label: the default loss (BCE summed over the
+    valid entries) leaves it out; mmpretrain's sigmoid cross-entropy fell without bound on it."""
+    head = ClassMapHead(num_classes=3, in_channels=2)
+    gt = torch.tensor([[1.0, -1.0, 0.0]])
+    values = [
+        head.loss_module(torch.tensor([[2.0, logit, -1.0]]), gt) for logit in (-1.0, -10.0, -100.0)
+    ]
+    assert values[0] == values[1] == values[2] and values[0] > 0
