@@ -2,4 +2,7 @@
 # one-cycle; the "Student" rows of the 3D tables. CIFAR layout, trained from scratch (no ImageNet
 # weights exist).
 _base_ = ['../_base_/models/cifar/resnet20.py', '../_base_/recipes/coco2014_l2d.py']
-model = dict(neck=None, head=dict(type='MLDecoderHead', num_classes=_base_.num_classes))
+model = dict(
+    neck=None,
+    head=dict(type='MLDecoderHead', num_classes=_base_.num_classes, query_mode='frozen_random'),
+)

@@ -2,5 +2,8 @@
 # of a one-cycle schedule sized for 80. CIFAR layout, trained from scratch (no ImageNet weights
 # exist).
 _base_ = ['../_base_/models/cifar/wrn_40_2.py', '../_base_/recipes/coco2014_l2d_teacher.py']
-model = dict(neck=None, head=dict(type='MLDecoderHead', num_classes=_base_.num_classes))
+model = dict(
+    neck=None,
+    head=dict(type='MLDecoderHead', num_classes=_base_.num_classes, query_mode='frozen_random'),
+)
 work_dir = 'work_dirs/teachers/coco_cifar_wrn_40_2_mldecoder'

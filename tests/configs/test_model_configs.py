@@ -5,7 +5,7 @@ import os.path as osp
 
 import pytest
 import torch
-from conftest import build_model, cheap_default_init, config_path
+from conftest import REPO, build_model, cheap_default_init, config_path
 from mmengine.config import Config
 
 import mlkd
@@ -83,3 +83,19 @@ def test_declared_taps_name_modules_of_the_network(path):
         tap: module for tap, module in cfg.taps.items() if module.split('@')[0] not in modules
     }
     assert not missing, f'{path}: taps naming no module of its network: {missing}'
+
+
+def test_the_l2d_protocol_ml_decoder_heads_keep_their_queries_frozen():
+    """L2D's and the official ML-Decoder's class queries are a random embedding that is never
+    trained (requires_grad False): every config of the L2D protocol says so."""
+    from mlkd.utils.cli import load_config
+
+    paths = [
+        path
+        for folder in ('teachers', 'students', 'own_teacher')
+        for path in glob.glob(osp.join(REPO, 'configs', folder, '*.py'))
+        if "'MLDecoderHead'" in open(path, encoding='utf-8').read()
+    ]
+    assert paths
+    for path in paths:
+        assert load_config(path).model.head.query_mode == 'frozen_random', path
