@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(osp.join(ROOT, entry['config']))
         cfg.work_dir = osp.join(args.work_dir, name)
         cfg.randomness = dict(seed=0, deterministic=False)
-        result = train_and_evaluate(cfg, f'[pretrain] {name}', verbose=args.verbose)
+        result = train_and_evaluate(
+            cfg, f'[pretrain] {name}', verbose=args.verbose, overwrite=args.overwrite
+        )
         out = osp.join(args.work_dir, f'{name}.pth')
         save_reproducibly(backbone_state(resolve_checkpoint(result['checkpoint'])), out)
         digest = file_sha256(out)

@@ -7,11 +7,14 @@ Used by the analysis tools that evaluate a trained network (``tools/analysis_too
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
+
 import torch
 from mmengine.utils import ProgressBar
 from torch import nn
 
-from mlkd.apis.inference import build_classifier
+from mlkd.apis.inference import build_classifier, config_test_pipeline
 from mlkd.engine import MLKDRunner
 from mlkd.models.weights import load_network_checkpoint
 
@@ -31,8 +34,11 @@ def build_loader(cfg, split: str, batch_size: int | None, num_workers: int | Non
     training images without augmentation for ``'train'``."""
     loader_cfg = cfg.test_dataloader.copy()
     if split == 'train':
-        dataset = cfg.train_dataloader.dataset.copy()
-        dataset.pipeline = cfg.test_dataloader.dataset.pipeline
+        dataset = copy.deepcopy(cfg.train_dataloader.dataset)
+        inner = dataset  # the dataset that holds the pipeline, inside any wrappers (LabelSubset)
+        while 'pipeline' not in inner and isinstance(inner.get('dataset'), Mapping):
+            inner = inner['dataset']
+        inner['pipeline'] = config_test_pipeline(cfg)
         loader_cfg.dataset = dataset
     loader_cfg.sampler = dict(type='DefaultSampler', shuffle=False)
     if batch_size is not None:

@@ -77,11 +77,13 @@ class Run:
     setting_values: dict[str, str]
 
     def metric(self, key: str) -> tuple[float | None, tuple[int, float] | None]:
-        """(value at the last evaluated step, (step, value) of the best step) of ``key``."""
+        """(value at the last evaluated step, (step, value) of the best step) of ``key``: the
+        highest, or the lowest for a metric where lower is better (:func:`lower_is_better`)."""
         points = self.log.eval_series(key)
         if not points:
             return None, None
-        return points[-1][1], max(points, key=lambda point: point[1])
+        pick = min if lower_is_better(key) else max
+        return points[-1][1], pick(points, key=lambda point: point[1])
 
     @property
     def last_epoch(self) -> int | None:
@@ -92,6 +94,17 @@ class Run:
             if any('/' not in k and k != 'step' for k in line)
         ]
         return steps[-1] if steps else None
+
+
+#: Evaluation keys (their last part) where a lower value is the better one: losses, the student's
+#: distance to its teacher (DistillFidelity's kl and mean_abs_diff).
+LOWER_IS_BETTER = ('loss', 'kl', 'mean_abs_diff')
+
+
+def lower_is_better(key: str) -> bool:
+    """Whether the best value of evaluation ``key`` is its lowest (:data:`LOWER_IS_BETTER`)."""
+    last = key.rsplit('/', 1)[-1]
+    return last in LOWER_IS_BETTER or last.startswith('loss')
 
 
 def read_run(work_dir: str) -> Run:
@@ -188,7 +201,9 @@ def grouped_table(groups: list[list[Run]], metrics: list[str]) -> tuple[list, li
             values = [r.metric(key) for r in group]
             last = [v for v, _ in values if v is not None]
             best = [b[1] for _, b in values if b is not None]
-            row += [format_mean_std(last), format_mean_std(best)]
+            # A mean over fewer runs than the row's seeds says so: (n=runs that logged the key).
+            some = f' (n={len(last)})' if 0 < len(last) < len(group) else ''
+            row += [format_mean_std(last) + some, format_mean_std(best) + some]
             for numbers in (last, best):
                 mean, std = mean_std(numbers) if numbers else (None, None)
                 csv_row += [mean, std]

@@ -245,6 +245,18 @@ def check_grid(
                 f'{flag} gives {duplicates(values)[0]!r} more than once (values '
                 f'{values}); each grid point would be trained twice'
             )
+    for flag, values, axis in (('--x', x_values, 0), ('--y', y_values, 1)):
+        # Cells are folders named by the values made file-system safe: two values that read the
+        # same there would share one folder (one result for both).
+        names = [
+            cell_name(*((v, y_values[0]) if axis == 0 else (x_values[0], v)), 0) for v in values
+        ]
+        if duplicates(names):
+            clash = [v for v, n in zip(values, names) if n == duplicates(names)[0]]
+            raise SweepRequestError(
+                f'{flag} values {clash} name the same cell folder ({duplicates(names)[0]}): '
+                'give values that differ in letters, digits, ".", "+" or "-"'
+            )
     try:
         seed_key, written = seed_key_of(base), seed_written_keys(base)
     except KeyError as bad:

@@ -40,3 +40,19 @@ def test_demo_seeds_are_grouped_by_the_configs_seed_key(tmp_path):
     )
     with pytest.raises(ValueError, match=r'differ in more than the seed.*kd\.loss_weight'):
         group_runs([*runs, other])
+
+
+def test_the_best_of_a_distance_is_its_lowest_and_a_mean_over_fewer_seeds_says_so(tmp_path):
+    from mlkd.apis.results import grouped_table
+
+    work_dirs = [_demo_run(tmp_path / 'demo', seed) for seed in (0, 1, 2)]
+    logs = osp.join(work_dirs[0], '20260101_000000', 'vis_data', 'scalars.json')
+    with open(logs, 'a') as f:  # epochs 1-3 of seed 0: KL to the teacher 0.9, 0.5, 0.2
+        for step, kl in ((1, 0.9), (2, 0.5), (3, 0.2)):
+            f.write(json.dumps({'fidelity/kl': kl, 'mAP': 50.0, 'step': step}) + '\n')
+    run = read_run(work_dirs[0])
+    assert run.metric('fidelity/kl') == (0.2, (3, 0.2))
+    assert run.metric('mAP')[1][1] == 50.0
+    (group,) = group_runs([read_run(w) for w in work_dirs])
+    _, rows, _, _ = grouped_table([group], ['mAP', 'fidelity/kl'])
+    assert rows[0][-3:-1] == ['0.20 (n=1)', '0.20 (n=1)']  # one of three seeds logged it

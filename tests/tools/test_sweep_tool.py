@@ -133,6 +133,10 @@ def test_duplicate_grid_points_are_refused(tmp_path, monkeypatch, capsys):
         (['--x', PD, '1', '1.0', '--y', NDD, '1'], '--x gives 1.0 more than once'),
         (['--x', PD, '1', '--y', NDD, '1', '--seeds', '0', '0'], '--seeds gives 0 more than once'),
         (['--x', PD, '1', '--y', PD, '2'], 'set the same key'),
+        (
+            ['--x', 'model.student', 'a/b', 'a-b', '--y', NDD, '1'],
+            "--x values ['a/b', 'a-b'] name the same cell folder",
+        ),
         # the demo's seeds go to the sampler: an axis there would be undone
         (
             ['--x', 'train_dataloader.sampler.seed', '1', '2', '--y', NDD, '1'],

@@ -29,15 +29,20 @@ from mlkd.utils.tables import TABLE_STYLES, render_table, write_csv
 
 
 def default_keys(runs: list[RunLog]) -> list[str]:
-    """Every loss term of the training lines, then ``mAP`` (or each run's first metric)."""
+    """Every loss term of the training lines, then ``mAP``, else ``accuracy/top1`` (single
+    label), else the first metric the runs evaluated (not a timing, not a teacher's)."""
     keys: dict[str, None] = {}
     for run in runs:
         keys.update(dict.fromkeys(k for k in run.train_keys() if k.startswith('loss')))
-    metrics = [k for run in runs for k in run.eval_keys() if '/' not in k]
-    if 'mAP' in metrics:
-        keys['mAP'] = None
-    elif metrics:
-        keys[metrics[0]] = None
+    metrics = [
+        k
+        for run in runs
+        for k in run.eval_keys()
+        if k not in ('time', 'data_time') and not k.startswith('teacher/')
+    ]
+    first = next((k for k in ('mAP', 'accuracy/top1') if k in metrics), None)
+    if first or metrics:
+        keys[first or metrics[0]] = None
     return list(keys)
 
 

@@ -194,3 +194,19 @@ def test_collect_results_reports_a_missing_metric_and_folder(tool_runs, tmp_path
     assert result.returncode != 0 and 'no run logged mAP_nope' in result.stderr
     result = run_tool(COLLECT, str(tmp_path / 'absent'))
     assert result.returncode != 0 and 'absent' in result.stderr
+
+
+def test_the_default_curves_of_a_single_label_run_are_its_accuracy():
+    """Evaluation lines also carry the timing keys: data_time was taken for the run's metric."""
+    from conftest import load_tool
+
+    from mlkd.utils.run_logs import RunLog
+
+    train = [dict(loss=1.0, loss_kd=0.5, time=0.2, data_time=0.1, epoch=1, iter=1, step=1)]
+    evals = [
+        {'data_time': 0.1, 'time': 0.2, 'teacher/accuracy/top1': 90.0, 'step': 1},
+        {'accuracy/top1': 50.0, 'step': 1},
+    ]
+    run = RunLog(name='w', files=[], train=train, evals=evals)
+    keys = load_tool('analysis_tools/analyze_logs').default_keys([run])
+    assert keys == ['loss', 'loss_kd', 'accuracy/top1']
