@@ -10,6 +10,7 @@ student baseline gets the same ``fidelity/*`` keys as its distilled versions.
 """
 
 import argparse
+import os.path as osp
 
 import mlkd  # noqa: F401  (installs the compatibility shims before any config is parsed)
 from mlkd.apis.runs import evaluate
@@ -23,7 +24,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Evaluate a checkpoint with mlkd')
     parser.add_argument('config', help='config file path')
     parser.add_argument('checkpoint', help='checkpoint file, or a work dir (its last checkpoint)')
-    parser.add_argument('--work-dir', help='where the evaluation log goes')
+    parser.add_argument(
+        '--work-dir',
+        help="where the evaluation log goes (default: the config's work dir + /test, so that "
+        "the training's config dump there, which the results tools read, is not replaced)",
+    )
     parser.add_argument('--out', help='write scores and labels of every image to this .npz file')
     add_overwrite_argument(parser)
     parser.add_argument(
@@ -56,6 +61,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.checkpoint = resolve_checkpoint(args.checkpoint)  # a file, a work dir (its last), a URL
     cfg = load_run_config(args.config, args.cfg_options, args.launcher, args.work_dir)
+    if args.work_dir is None:
+        cfg.work_dir = osp.join(cfg.work_dir, 'test')
     if args.out:  # checked before the evaluation; DumpScores writes it atomically
         check_output(args.out, inputs=[args.config, args.checkpoint], overwrite=args.overwrite)
         evaluators = cfg.test_evaluator

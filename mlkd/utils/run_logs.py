@@ -14,7 +14,9 @@ A work dir written by ``tools/train.py`` looks like::
 and ``data_time`` are the logger's means over its interval. Evaluation lines (validation metrics,
 ``teacher/...`` from ``TeacherEvalHook``) carry no ``iter``; their ``step`` is the epoch (or the
 iteration when metrics are logged by iteration). A resumed run adds a timestamp folder; the
-folders are read in time order and a later line for the same step replaces an earlier one.
+folders are read in time order, a later line for the same step replaces an earlier one, and what
+an earlier folder logged from the iteration (and epoch) a later one starts at is dropped: it
+belongs to the run the resume abandoned (a run resumed from epoch 1 after logging epoch 2).
 """
 
 from __future__ import annotations
@@ -130,7 +132,16 @@ def read_run_log(path: str) -> RunLog:
     evals: dict[int, dict] = {}
     durations = []
     for file in files:
-        for line in _read_lines(file):
+        lines = _read_lines(file)
+        starts = [line for line in lines if 'iter' in line][:1]
+        if starts:
+            # A run resumed here restarts at this iteration (its epoch): what the earlier folders
+            # logged from there on belongs to the run it abandoned, not to this one.
+            start = starts[0]
+            train = {i: line for i, line in train.items() if i < start['iter']}
+            cut = start.get('epoch', start['iter'])
+            evals = {step: line for step, line in evals.items() if step < cut}
+        for line in lines:
             if 'iter' in line:
                 train[line['iter']] = line
             else:

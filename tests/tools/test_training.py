@@ -188,3 +188,23 @@ def test_train_then_test_tool_with_out_file(train_tool_runs, tmp_path):
     data = np.load(dump)
     assert data['scores'].shape == data['labels'].shape == (32, 10)
     assert set(np.unique(data['labels'])) <= {0.0, 1.0}
+
+
+def test_test_tool_logs_beside_the_training_without_replacing_its_config_dump(monkeypatch):
+    """Without --work-dir, tools/test.py logs into <the config's work dir>/test: in the work dir
+    itself, mmengine's dump of the test-time config replaced the training's, which the results
+    tools read (seed, settings)."""
+    from conftest import load_tool
+
+    test = load_tool('test')
+    seen = {}
+
+    def evaluate(cfg, checkpoint, teacher=None):
+        seen['work_dir'] = cfg.work_dir
+        raise SystemExit(0)
+
+    monkeypatch.setattr(test, 'evaluate', evaluate)
+    monkeypatch.setattr(test, 'resolve_checkpoint', lambda path: path)
+    with pytest.raises(SystemExit):
+        test.main([MULTIDIGITS_STUDENT, 'ckpt.pth'])
+    assert seen['work_dir'] == osp.join('work_dirs', 'resnet_student', 'test')

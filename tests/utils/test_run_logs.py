@@ -24,3 +24,26 @@ def test_diagnostics_by_column_with_gaps_where_a_step_did_not_log(tmp_path):
         },
     }
     json.dumps(series)  # what a stored result holds
+
+
+def test_a_resumed_run_drops_what_the_run_it_abandoned_logged_from_its_restart(tmp_path):
+    """Trained to epoch 2 (iterations 1-8), then resumed from epoch 1's checkpoint: the new
+    folder restarts at iteration 5 of epoch 2. The old iterations 5-8 and epoch 2's mAP are the
+    abandoned run's; the new folder, stopped at iteration 6, has not evaluated epoch 2 yet."""
+    from mlkd.utils.run_logs import read_run_log
+
+    def folder(stamp, lines):
+        logs = tmp_path / stamp / 'vis_data'
+        logs.mkdir(parents=True)
+        (logs / 'scalars.json').write_text(''.join(json.dumps(line) + '\n' for line in lines))
+
+    first = [dict(loss=9.0 - i, epoch=1 + (i > 4), iter=i, step=i) for i in range(1, 9)]
+    folder(
+        '20260101_000000',
+        [*first[:4], {'mAP': 30.0, 'step': 1}, *first[4:], {'mAP': 40.0, 'step': 2}],
+    )
+    folder('20260101_010000', [dict(loss=1.5, epoch=2, iter=i, step=i) for i in (5, 6)])
+    run = read_run_log(str(tmp_path))
+    assert [line['iter'] for line in run.train] == [1, 2, 3, 4, 5, 6]
+    assert [line['loss'] for line in run.train[4:]] == [1.5, 1.5]
+    assert run.evals == [{'mAP': 30.0, 'step': 1}]
