@@ -188,17 +188,19 @@ DIAGNOSTIC_KEY = re.compile(r'^diag/(?P<term>loss[^/]*)/(?P<stat>[a-z_]+)$')
 
 
 def read_diagnostics(run_dir: str) -> dict[int, dict[str, dict[str, float]]]:
-    """``{step: {term: {stat: value}}}`` from the newest ``scalars.json`` under ``run_dir``."""
-    files = sorted(
-        glob.glob(osp.join(run_dir, '**', 'vis_data', 'scalars.json'), recursive=True),
-        key=osp.getmtime,
-    )
+    """``{step: {term: {stat: value}}}`` from the ``scalars.json`` logs of ``run_dir``: every
+    timestamp folder of it, oldest first (a resumed run's too; a later step replaces an earlier
+    one), else the newest log below it (a run trained in a sub-folder)."""
+    try:
+        files = scalar_files(run_dir)
+    except FileNotFoundError:
+        pattern = osp.join(glob.escape(run_dir), '**', SCALARS)
+        files = sorted(glob.glob(pattern, recursive=True), key=osp.getmtime)[-1:]
     if not files:
         raise FileNotFoundError(f'no vis_data/scalars.json under {run_dir}')
     records: dict[int, dict] = defaultdict(lambda: defaultdict(dict))
-    with open(files[-1], encoding='utf-8') as f:
-        for line in f:
-            row = json.loads(line)
+    for file in files:
+        for row in _read_lines(file):
             for key, value in row.items():
                 match = DIAGNOSTIC_KEY.match(key)
                 if match:

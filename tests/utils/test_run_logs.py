@@ -47,3 +47,17 @@ def test_a_resumed_run_drops_what_the_run_it_abandoned_logged_from_its_restart(t
     assert [line['iter'] for line in run.train] == [1, 2, 3, 4, 5, 6]
     assert [line['loss'] for line in run.train[4:]] == [1.5, 1.5]
     assert run.evals == [{'mAP': 30.0, 'step': 1}]
+
+
+def test_diagnostics_of_a_resumed_run_come_from_all_its_logs(tmp_path):
+    from mlkd.utils.run_logs import read_diagnostics
+
+    run = tmp_path / 'diag[1]'  # a glob character in the name
+    for stamp, step in (('20260101_000000', 1), ('20260101_010000', 3)):
+        logs = run / stamp / 'vis_data'
+        logs.mkdir(parents=True)
+        (logs / 'scalars.json').write_text(json.dumps({'diag/loss_kd/value': step, 'step': step}))
+    assert read_diagnostics(str(run)) == {
+        1: {'loss_kd': {'value': 1}},
+        3: {'loss_kd': {'value': 3}},
+    }
