@@ -301,7 +301,8 @@ def main(argv=None):
                 },
             )
     split = (
-        f'{result.num_train} train / {result.num_val} validation (seed {args.seed}) / '
+        f'λ chosen on {result.num_train} train / {result.num_val} validation images (seed '
+        f'{args.seed}), the probe then refit on all {result.num_train + result.num_val} / '
         f'{result.num_test} test images'
         if result.selection == 'val'
         else f'{result.num_train} train / {result.num_test} test images'

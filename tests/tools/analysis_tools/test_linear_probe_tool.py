@@ -140,7 +140,10 @@ def test_tool_on_an_image_folder(setup, tmp_path):
     )
     assert found and float(found.group(1)) == pytest.approx(expected, abs=0.01), summary
     assert float(found.group(2)) == pytest.approx(l2, rel=1e-3)
-    assert '14 train / 6 validation (seed 0) / 8 test images' in summary
+    assert (
+        'on 14 train / 6 validation images (seed 0), the probe then refit on all 20 / 8 test'
+        in summary
+    )
     assert_png(f'{stem}.png')
     tool = load_tool('analysis_tools/linear_probe')
     with pytest.raises(
