@@ -80,7 +80,9 @@ def class_names_from_config(config: str, num_classes: int) -> list[str]:
         init_default_scope(cfg.get('default_scope', 'mlkd'))
         dataset_class = DATASETS.get(dataset.type)
         classes = getattr(dataset_class, 'METAINFO', {}).get('classes')
-        if classes is None:
+        if classes is None or len(classes) != num_classes:
+            # A dataset whose classes follow its arguments (DigitObjects: num_colours x 10) has
+            # its own in the instance, not in the class's METAINFO.
             classes = DATASETS.build(dataset).metainfo['classes']
     if len(classes) != num_classes:
         raise ValueError(

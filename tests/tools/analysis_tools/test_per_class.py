@@ -139,3 +139,14 @@ def test_per_class_ap_names_a_dump_without_labels(tmp_path, monkeypatch):
     data = tool['load_dump'](broken)  # single-label indices become one-hot, rows by sample_idx
     assert data['labels'].tolist() == [[1, 0], [0, 1], [0, 1]]
     assert data['sample_idx'].tolist() == [0, 1, 2]
+
+
+def test_class_names_follow_the_datasets_arguments():
+    """DigitObjects names num_colours x 10 classes: its class's METAINFO (a default) has 40, a
+    study config's instance 100; the names are the instance's, not a refusal."""
+    from conftest import load_tool
+
+    names = load_tool('analysis_tools/per_class_ap').class_names_from_config(
+        'mlkd::intra_class/digit_objects/teacher.py', 100
+    )
+    assert len(names) == 100 and names[:2] == ['red_0', 'red_1']
