@@ -116,7 +116,15 @@ def read_run(work_dir: str) -> Run:
     model = cfg.get('model', {})
     log = read_run_log(work_dir)
     losses = model.get('distill_losses')
-    if losses:
+    teachers = model.get('teachers') or {}
+    if teachers:  # a multi-teacher distiller: each teacher's network and losses
+        teacher = ' + '.join(describe_model(entry.get('network')) for entry in teachers.values())
+        student = describe_model(model.get('student'))
+        names = list(
+            dict.fromkeys(n for e in teachers.values() for n in e.get('distill_losses') or {})
+        )
+        method = '+'.join(method_terms(names, log.train_keys())) or NONE
+    elif losses:
         teacher = describe_model(model.get('teacher'))
         student = describe_model(model.get('student'))
         method = '+'.join(method_terms(list(losses), log.train_keys()))

@@ -56,3 +56,22 @@ def test_the_best_of_a_distance_is_its_lowest_and_a_mean_over_fewer_seeds_says_s
     (group,) = group_runs([read_run(w) for w in work_dirs])
     _, rows, _, _ = grouped_table([group], ['mAP', 'fidelity/kl'])
     assert rows[0][-3:-1] == ['0.20 (n=1)', '0.20 (n=1)']  # one of three seeds logged it
+
+
+def test_a_multi_teacher_run_names_its_teachers_and_method(tmp_path):
+    """Its teachers and losses are per teacher (model.teachers.<name>): the table had shown
+    'teacher -', 'student MultiTeacherDistiller', 'method -'."""
+    from mlkd.apis import MULTI_TEACHER
+
+    work_dir = str(tmp_path / 'seed0' / 'L2D-both')
+    ckpts = {'low': 'low.pth', 'high': 'high.pth'}
+    cfg = MULTI_TEACHER.stage_config('L2D-both', work_dir, 0, ckpts)
+    logs = osp.join(work_dir, '20260101_000000', 'vis_data')
+    os.makedirs(logs)
+    Config(cfg.to_dict(), format_python_code=False).dump(osp.join(work_dir, 'l2d.py'))
+    with open(osp.join(logs, 'scalars.json'), 'w') as f:
+        f.write(json.dumps(dict(loss=1.0, epoch=1, iter=4, step=4)) + '\n')
+    run = read_run(work_dir)
+    assert set(run.teacher.split(' + ')) == {'teacher_digits0to6', 'teacher_digits3to9'}
+    assert 'MultiTeacherDistiller' not in run.student
+    assert set(run.method.split('+')) == {'mld', 'led'}
