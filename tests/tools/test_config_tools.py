@@ -233,3 +233,14 @@ def test_train_vis_backend_config():
             dict(type='LocalVisBackend'),
             dict(type='WandbVisBackend', init_kwargs=dict(project='mlkd', name='run1')),
         ]
+
+
+def test_get_flops_counts_each_teacher_of_a_multi_teacher_distiller_on_its_own():
+    """It had counted one 'model' row: the student's FLOPs beside every network's parameters."""
+    from conftest import load_tool
+
+    from mlkd.utils.cli import load_config
+
+    model = load_config('mlkd::multi_teacher/l2d_two_teachers.py').model
+    roles = [role for role, _ in load_tool('analysis_tools/get_flops').networks(model)]
+    assert roles == [f'teacher {name}' for name in model.teachers] + ['student']

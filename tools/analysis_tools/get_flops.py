@@ -1,4 +1,4 @@
-"""Parameters and FLOPs of the networks of a config: teacher and student of a distiller, or the
+"""Parameters and FLOPs of the networks of a config: teacher(s) and student of a distiller, or the
 classifier of a classifier config.
 
     python tools/analysis_tools/get_flops.py configs/3d/3d_voc_resnet50_to_mobilenet_v2.py \
@@ -22,7 +22,13 @@ from mlkd.utils.tables import TABLE_STYLES, render_table
 
 
 def networks(model_cfg: dict) -> list[tuple[str, object]]:
-    """``(role, config)`` of the networks to count: teacher and student, or the model itself."""
+    """``(role, config)`` of the networks to count: the teacher (or each teacher of a
+    multi-teacher distiller, ``teacher <name>``) and the student, or the model itself."""
+    if 'teachers' in model_cfg and 'student' in model_cfg:
+        teachers = [
+            (f'teacher {name}', entry['network']) for name, entry in model_cfg['teachers'].items()
+        ]
+        return [*teachers, ('student', model_cfg['student'])]
     if 'teacher' in model_cfg and 'student' in model_cfg:
         return [('teacher', model_cfg['teacher']), ('student', model_cfg['student'])]
     return [('model', model_cfg)]
