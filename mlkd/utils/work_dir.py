@@ -93,9 +93,9 @@ def _refuse_another_config(work_dir: str, values: dict, digest: str) -> None:
 #: What a run leaves at the root of its work dir besides its ``<timestamp>/`` log folders:
 #: checkpoints, mmengine's pointer to the last one and config dump, and the record.
 RUN_FILES = ('*.pth', 'last_checkpoint', '*.py', RECORD_NAME)
-#: A run's log folder (mmengine's timestamp; ``~N`` for a second one of the same second) or a
-#: same-config rerun's sub-folder.
-_RUN_FOLDER = re.compile(r'\d{8}_\d{6}(~\d+)?')
+#: A run's log folder (mmengine's timestamp, ``_N`` added when that folder exists already) or a
+#: same-config rerun's sub-folder (``~N`` for a second one of the same second).
+_RUN_FOLDER = re.compile(r'\d{8}_\d{6}([_~]\d+)?')
 
 
 def set_aside(work_dir: str) -> str:
