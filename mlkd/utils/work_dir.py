@@ -90,26 +90,34 @@ def _refuse_another_config(work_dir: str, values: dict, digest: str) -> None:
         )
 
 
-#: What a run leaves at the root of its work dir besides its ``<timestamp>/`` log folders:
-#: checkpoints, mmengine's pointer to the last one and config dump, and the record.
-RUN_FILES = ('*.pth', 'last_checkpoint', '*.py', RECORD_NAME)
+#: What a run leaves at the root of its work dir besides its ``<timestamp>/`` log folders and
+#: mmengine's config dump: checkpoints, mmengine's pointer to the last one, and the record.
+RUN_FILES = ('*.pth', 'last_checkpoint', RECORD_NAME)
 #: A run's log folder (mmengine's timestamp, ``_N`` added when that folder exists already) or a
 #: same-config rerun's sub-folder (``~N`` for a second one of the same second).
 _RUN_FOLDER = re.compile(r'\d{8}_\d{6}([_~]\d+)?')
 
 
 def set_aside(work_dir: str) -> str:
-    """Move the run ``work_dir`` holds (:data:`RUN_FILES` and its ``<timestamp>/`` folders) to a
-    new ``<work_dir>/replaced_<timestamp>/``, for ``--overwrite``: the new run trains alone in
-    the work dir (``--resume``, the results collector and the log tools read only it), and
-    nothing is deleted. Returns the folder it went to."""
+    """Move the run ``work_dir`` holds (:data:`RUN_FILES`, its ``<timestamp>/`` folders and its
+    config dump: the recorded config's file name, else every ``*.py`` at the root) to a new
+    ``<work_dir>/replaced_<timestamp>/``, for ``--overwrite``: the new run trains alone in the
+    work dir (``--resume``, the results collector and the log tools read only it), and nothing is
+    deleted. Returns the folder it went to."""
     aside = osp.join(work_dir, time.strftime('replaced_%Y%m%d_%H%M%S'))
     suffix = 1
     while osp.exists(aside):
         aside = f'{aside.rsplit("~", 1)[0]}~{suffix}'
         suffix += 1
+    recorded = (read_record(work_dir) or {}).get('config')
+    dumps = (osp.basename(recorded),) if recorded else ('*.py',)
+    root = glob.escape(work_dir)
     names = sorted(
-        {osp.basename(p) for pattern in RUN_FILES for p in glob.glob(osp.join(work_dir, pattern))}
+        {
+            osp.basename(p)
+            for pattern in (*RUN_FILES, *dumps)
+            for p in glob.glob(osp.join(root, pattern))
+        }
         | {n for n in os.listdir(work_dir) if _RUN_FOLDER.fullmatch(n)}
     )
     os.makedirs(aside)

@@ -66,16 +66,27 @@ def test_overwrite_moves_the_earlier_run_aside_whole(tmp_path):
     work_dir = tmp_path / 'work'
     _a_finished_run(work_dir, '--cfg-options', 'train_cfg.max_epochs=3')
     (work_dir / 'notes.txt').write_text('mine')  # not a run's file: stays
+    (work_dir / 'my_config.py').write_text('mine')  # nor a .py that is not the run's dump
+    dump = osp.basename(MULTIDIGITS_STUDENT)
+    (work_dir / dump).write_text('model = dict()')  # mmengine's dump of the recorded config
     (work_dir / '20260101_000000_1').mkdir()  # mmengine's second log folder of one second
     cfg = _build(work_dir, '--overwrite', '--cfg-options', 'train_cfg.max_epochs=5')
     assert cfg.work_dir == str(work_dir)
     (aside,) = glob.glob(str(work_dir / 'replaced_*'))
     assert sorted(os.listdir(aside)) == sorted(
-        ['epoch_1.pth', 'last_checkpoint', '20260101_000000', '20260101_000000_1', RECORD_NAME]
+        [
+            'epoch_1.pth',
+            'last_checkpoint',
+            '20260101_000000',
+            '20260101_000000_1',
+            RECORD_NAME,
+            dump,
+        ]
     )
     assert open(osp.join(aside, 'epoch_1.pth'), 'rb').read() == b'the earlier run'
     assert json.load(open(osp.join(aside, RECORD_NAME)))['values']['train_cfg.max_epochs'] == '3'
-    assert sorted(os.listdir(work_dir)) == sorted([osp.basename(aside), 'notes.txt', RECORD_NAME])
+    kept = [osp.basename(aside), 'notes.txt', 'my_config.py', RECORD_NAME]
+    assert sorted(os.listdir(work_dir)) == sorted(kept)
     assert json.load(open(work_dir / RECORD_NAME))['values']['train_cfg.max_epochs'] == '5'
 
 
