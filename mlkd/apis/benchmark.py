@@ -67,6 +67,7 @@ from mlkd.utils.cli import load_config
 from mlkd.utils.config_paths import source_checkout_root
 from mlkd.utils.fingerprint import fingerprint
 from mlkd.utils.output_policy import check_outputs
+from mlkd.utils.work_dir import new_folder
 
 __all__ = [
     'Benchmark',
@@ -754,7 +755,7 @@ def run_benchmark(
         )
     if overwrite:
         for cache in caches:  # set aside, deleting nothing
-            aside = f'{cache}.replaced_{time.strftime("%Y%m%d_%H%M%S")}'
+            aside = new_folder(f'{cache}.replaced_{time.strftime("%Y%m%d_%H%M%S")}')
             os.replace(cache, aside)
             log(f'--overwrite: the teacher cache {cache} moved to {aside}')
     started = time.perf_counter()

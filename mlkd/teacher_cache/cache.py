@@ -118,8 +118,7 @@ class TeacherOutputCache:
             fingerprint: what the outputs depend on (:mod:`.fingerprint`); every field must match.
             taps: the teacher taps the run's losses read (``t_logits``, ``t_stage3``...).
             tap_paths: tap -> the teacher module it is recorded at; a writer records them, and a
-                tap the cache recorded at another module is refused (caches written before
-                they were recorded are not checked).
+                tap the cache recorded at another module is refused.
         """
         self._rank, self._world_size = get_rank(), get_world_size()
         fingerprint = json.loads(json.dumps(dict(fingerprint)))  # tuples -> lists, as stored
@@ -202,7 +201,7 @@ class TeacherOutputCache:
         if manifest.get('version') != VERSION:
             raise TeacherCacheError(
                 f'teacher cache {self.dir}: written in format version {manifest.get("version")} '
-                f'(an earlier mlkd), this mlkd reads version {VERSION}: write it again (another '
+                f'(another mlkd), this mlkd reads version {VERSION}: write it again (another '
                 'folder, or delete this one; a benchmark: --overwrite)'
             )
         self._check_fingerprint(manifest, fingerprint)

@@ -98,19 +98,24 @@ RUN_FILES = ('*.pth', 'last_checkpoint', RECORD_NAME)
 _RUN_FOLDER = re.compile(r'\d{8}_\d{6}([_~]\d+)?')
 
 
+def new_folder(path: str) -> str:
+    """``path``, or ``path~1``, ``path~2``... where it exists (the name of a folder to create)."""
+    candidate, suffix = path, 1
+    while osp.exists(candidate):
+        candidate, suffix = f'{path}~{suffix}', suffix + 1
+    return candidate
+
+
 def set_aside(work_dir: str) -> str:
-    """Move the run ``work_dir`` holds (:data:`RUN_FILES`, its ``<timestamp>/`` folders and its
-    config dump: the recorded config's file name, else every ``*.py`` at the root) to a new
+    """Move the run ``work_dir`` holds (:data:`RUN_FILES`, its ``<timestamp>/`` folders, its
+    config dump where the record names the config, and ``tools/test.py``'s ``test/``) to a new
     ``<work_dir>/replaced_<timestamp>/``, for ``--overwrite``: the new run trains alone in the
     work dir (``--resume``, the results collector and the log tools read only it), and nothing is
     deleted. Returns the folder it went to."""
-    aside = osp.join(work_dir, time.strftime('replaced_%Y%m%d_%H%M%S'))
-    suffix = 1
-    while osp.exists(aside):
-        aside = f'{aside.rsplit("~", 1)[0]}~{suffix}'
-        suffix += 1
+    aside = new_folder(osp.join(work_dir, time.strftime('replaced_%Y%m%d_%H%M%S')))
+    # The dump of the recorded config; a record without the config's name takes no .py file.
     recorded = (read_record(work_dir) or {}).get('config')
-    dumps = (osp.basename(recorded),) if recorded else ('*.py',)
+    dumps = (glob.escape(osp.basename(recorded)),) if recorded else ()
     root = glob.escape(work_dir)
     names = sorted(
         {
@@ -119,6 +124,7 @@ def set_aside(work_dir: str) -> str:
             for p in glob.glob(osp.join(root, pattern))
         }
         | {n for n in os.listdir(work_dir) if _RUN_FOLDER.fullmatch(n)}
+        | ({'test'} if osp.isdir(osp.join(work_dir, 'test')) else set())
     )
     os.makedirs(aside)
     for name in names:
@@ -154,15 +160,11 @@ def claim_work_dir(
                 'it, --overwrite to train it again there, or choose another --work-dir'
             )
         # The same config again, as a new run: a sub-folder, as mmengine does for the logs.
-        work_dir = osp.join(work_dir, time.strftime('%Y%m%d_%H%M%S'))
-        suffix = 1
-        while osp.exists(work_dir):
-            work_dir = f'{work_dir.rsplit("~", 1)[0]}~{suffix}'
-            suffix += 1
+        work_dir = new_folder(osp.join(work_dir, time.strftime('%Y%m%d_%H%M%S')))
         cfg.work_dir = work_dir
     if os.environ.get('RANK', '0') != '0':
         return work_dir
-    if overwrite and holds_a_run(work_dir):
+    if overwrite and not resume and holds_a_run(work_dir):  # --resume continues the run there
         set_aside(work_dir)
     record = dict(sha256=digest, config=getattr(cfg, 'filename', None), values=values)
     os.makedirs(work_dir, exist_ok=True)

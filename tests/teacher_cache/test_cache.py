@@ -439,5 +439,5 @@ def test_a_cache_of_an_earlier_format_version_is_refused_naming_it(tmp_path):
     with open(path, 'w') as file:
         json.dump(manifest, file)
     for mode in ('read', 'write'):
-        with pytest.raises(TeacherCacheError, match='written in format version 1 .an earlier mlkd'):
+        with pytest.raises(TeacherCacheError, match='written in format version 1 .another mlkd'):
             TeacherOutputCache(root, mode).open(FINGERPRINT, TAPS)

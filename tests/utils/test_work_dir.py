@@ -124,3 +124,26 @@ def test_distributed_runs_never_pick_a_sub_folder(tmp_path):
     cfg.work_dir = str(work_dir)
     with pytest.raises(WorkDirConflictError, match='holds a run of this config; pass --resume'):
         claim_work_dir(Config(cfg.to_dict()), distributed=True)
+
+
+def test_setting_aside_keeps_a_resumed_run_and_stays_inside_the_work_dir(tmp_path, monkeypatch):
+    """--resume with --overwrite continues the run in place (its checkpoints stay to be loaded);
+    two set-asides in one second go to replaced_<ts> and replaced_<ts>~1 inside the work dir,
+    whatever '~' its path holds; without a config name in the record no .py file is taken."""
+    import time
+
+    from mlkd.utils.work_dir import set_aside
+
+    work_dir = tmp_path / 'runs~old' / 'work'
+    _a_finished_run(work_dir)
+    cfg = _build(work_dir, '--resume', '--overwrite')
+    assert (work_dir / 'epoch_1.pth').exists() and cfg.work_dir == str(work_dir)
+    monkeypatch.setattr(time, 'strftime', lambda fmt: fmt.replace('%Y%m%d_%H%M%S', '20260101'))
+    record = json.load(open(work_dir / RECORD_NAME))
+    (work_dir / RECORD_NAME).write_text(json.dumps(dict(record, config=None)))
+    (work_dir / 'analysis.py').write_text('mine')
+    first = set_aside(str(work_dir))
+    (work_dir / 'epoch_2.pth').write_bytes(b'a later run')
+    second = set_aside(str(work_dir))
+    assert (first, second) == (str(work_dir / 'replaced_20260101'), f'{first}~1')
+    assert (work_dir / 'analysis.py').exists()

@@ -73,9 +73,10 @@ class ClassMapHead(MultiLabelClsHead):
         in_channels: ``F``, channels of the last backbone output.
         pooling: ``'avg'``, ``'max'`` or ``'lse'`` (module docstring).
         lse_sharpness: ``r`` of ``'lse'`` (> 0); ignored otherwise.
-        loss: task loss config (default: ``BinaryCrossEntropySumLoss``, which skips the ``-1``
-            targets of ignored labels; mmpretrain's sigmoid cross-entropy takes them as labels,
-            and its loss then falls without bound).
+        loss: task loss config (default: ``BinaryCrossEntropySumLoss``, summed over the batch
+            and the classes as the ML-Decoder head's, skipping the ``-1`` targets of ignored
+            labels; mmpretrain's sigmoid cross-entropy, the earlier default, took them as labels,
+            its loss then falling without bound, and averaged over the batch: B times smaller).
         thr: score threshold of ``predict``.
         topk: top-k of ``predict``.
         init_cfg: MMEngine init config (default: ``fc`` weights N(0, 0.01), as mmpretrain's
