@@ -193,7 +193,7 @@ def init_classifier(
         checkpoint_classes,
         load_network_checkpoint,
         resolve_checkpoint,
-        show_classes,
+        show_keys,
     )
 
     name = config if isinstance(config, str) else (config.filename or 'the config')
@@ -204,8 +204,8 @@ def init_classifier(
     configured = _config_classes(cfg)
     if recorded and configured and list(recorded) != list(configured):
         raise ValueError(
-            f'{checkpoint} was trained on the classes {show_classes(recorded)}, but the test '
-            f'dataset of {name} has {show_classes(configured)}: its scores would be read '
+            f'{checkpoint} was trained on the classes {show_keys(recorded, 6)}, but the test '
+            f'dataset of {name} has {show_keys(configured, 6)}: its scores would be read '
             'against other classes (another dataset, or another class order); use the config '
             'it was trained with'
         )

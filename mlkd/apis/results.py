@@ -96,9 +96,9 @@ class Run:
         return steps[-1] if steps else None
 
 
-#: Evaluation keys (their last part) where a lower value is the better one: losses, the student's
-#: distance to its teacher (DistillFidelity's kl and mean_abs_diff).
-LOWER_IS_BETTER = ('loss', 'kl', 'mean_abs_diff')
+#: Evaluation keys (their last part) where a lower value is the better one besides the losses
+#: (``loss*``): the student's distance to its teacher (DistillFidelity's kl and mean_abs_diff).
+LOWER_IS_BETTER = ('kl', 'mean_abs_diff')
 
 
 def lower_is_better(key: str) -> bool:

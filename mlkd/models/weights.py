@@ -105,8 +105,10 @@ def non_finite_keys(
     return [k for (k, _), ok in zip(tensors, finite.tolist()) if not ok]
 
 
-def show_keys(keys: list[str], limit: int = 10) -> str:
-    """The first ``limit`` keys, and how many there are in all when that is more."""
+def show_keys(keys: Sequence[str], limit: int = 10) -> str:
+    """The first ``limit`` keys (or class names), and how many there are in all when that is
+    more."""
+    keys = [str(key) for key in keys]
     return f'{keys[:limit]}' + (f' ... ({len(keys)} in all)' if len(keys) > limit else '')
 
 
@@ -239,12 +241,6 @@ def load_network_checkpoint(net: nn.Module, source: str | Mapping, role: str) ->
         + (f', {layout} layout)' if layout else ')')
     )
     return state
-
-
-def show_classes(classes: Sequence[str], limit: int = 6) -> str:
-    """The first ``limit`` class names, and how many there are in all when that is more."""
-    shown = ', '.join(map(repr, list(classes)[:limit]))
-    return f'[{shown}' + (f', ... ({len(classes)} in all)]' if len(classes) > limit else ']')
 
 
 def checkpoint_classes(source: str | Mapping, role: str) -> tuple[str, ...] | None:

@@ -6,7 +6,7 @@ from mmengine.hooks import Hook
 
 from mlkd.datasets.dataset_wrappers import dataset_name
 from mlkd.models.utils import unwrap_model
-from mlkd.models.weights import show_classes
+from mlkd.models.weights import show_keys
 from mlkd.registry import HOOKS
 
 
@@ -62,9 +62,9 @@ class NumClassesCheckHook(Hook):
             for teacher, own in recorded.items():
                 if own is not None and tuple(map(str, own)) != tuple(map(str, classes)):
                     raise ValueError(
-                        f'teacher {teacher!r} was trained on the classes {show_classes(own)} (its '
+                        f'teacher {teacher!r} was trained on the classes {show_keys(own, 6)} (its '
                         f'checkpoint records them), but {loader_key}.dataset '
-                        f'({dataset_name(dataset)}) has {show_classes(classes)}; its outputs '
+                        f'({dataset_name(dataset)}) has {show_keys(classes, 6)}; its outputs '
                         'are read by index: use a teacher of these classes, in this order (a '
                         'multi-teacher distiller maps teachers by name with model.classes)'
                     )
